@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs everything SoL-Pi needs inside the checkout, from the package registries only:
+#   tools/node22/   Node 22 from the npm `node` package (Pi needs Node >= 22.19)
+#   node_modules/   Pi 1.3.0 (development dependency), the napi-rs CLI, TypeScript
+#   sol-napi/*.node the Rust addon, release build
+#   .cache/pi/<v>/  the other Pi versions of the test matrix (with --matrix)
+# Safe to run again: each step is skipped when its lockfile has not changed.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+cd "$root"
+
+step() { printf '== %s\n' "$*"; }
+
+# npm ci, skipped when node_modules already matches the lockfile.
+npm_ci_in() {
+	local dir="$1" stamp="$1/node_modules/.sol-pi-lock"
+	if [ -f "$stamp" ] && cmp -s "$dir/package-lock.json" "$stamp"; then return 0; fi
+	(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+	cp "$dir/package-lock.json" "$stamp"
+}
+
+command -v cargo >/dev/null || { echo "setup: cargo not found; install Rust (rustup) first" >&2; exit 1; }
+command -v npm >/dev/null || { echo "setup: npm not found; install any Node.js with npm to bootstrap Node 22" >&2; exit 1; }
+
+step "Node 22 (npm package node@22)"
+npm_ci_in tools/node22
+node --version
+
+step "JavaScript dependencies (Pi 1.3.0, @napi-rs/cli, TypeScript)"
+npm_ci_in .
+
+step "Rust addon (release build)"
+npm run --silent build
+
+if [ "${1:-}" = "--matrix" ]; then
+	for v in "${PI_MATRIX_VERSIONS[@]}"; do
+		[ "$v" = "1.3.0" ] && continue
+		step "Pi $v (test matrix)"
+		mkdir -p ".cache/pi/$v"
+		cp "scripts/pi-versions/$v/package.json" "scripts/pi-versions/$v/package-lock.json" ".cache/pi/$v/"
+		npm_ci_in ".cache/pi/$v"
+	done
+fi
+step "setup done"

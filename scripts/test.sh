@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The full test command: sets everything up, then runs every check.
+#   Rust: fmt, clippy -D warnings, unit + property + snapshot tests (all features)
+#   Addon: the committed generated loader (index.js / index.d.ts) matches the build
+#   TypeScript: type check of the extension
+#   JS: the integration suite through real Pi, once per version of the matrix
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+cd "$root"
+start=$(date +%s)
+bash scripts/setup.sh --matrix
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets --all-features -- -D warnings
+echo "== cargo test"
+INSTA_UPDATE=no cargo test --workspace --all-features
+
+echo "== generated addon loader is committed as built"
+if ! git diff --exit-code -- sol-napi/index.js sol-napi/index.d.ts; then
+	echo "sol-napi/index.js or index.d.ts differs from what the build generates; commit the regenerated files" >&2
+	exit 1
+fi
+
+echo "== TypeScript"
+npm run --silent typecheck
+
+passed=0 failed=0 bad_versions=()
+log="$(mktemp)"
+for v in "${PI_MATRIX_VERSIONS[@]}"; do
+	echo "== JS integration suite on Pi $v"
+	if ! bash scripts/test-js.sh "$v" 2>&1 | tee "$log"; then bad_versions+=("$v"); fi
+	p=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$log" | tail -1)
+	f=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$log" | tail -1)
+	# A run that died before reporting counts as a failure.
+	[ -n "$p" ] || { p=0; f=$(( ${f:-0} + 1 )); }
+	passed=$((passed + p)) failed=$((failed + ${f:-0}))
+done
+rm -f "$log"
+echo "test command took $(( $(date +%s) - start )) s; Pi versions with failures: ${bad_versions[*]:-none}"
+echo "js: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ ${#bad_versions[@]} -eq 0 ]

@@ -1,0 +1,51 @@
+// The SoL-Pi Pi extension: a thin I/O shell over the Rust addon.
+//
+// It registers one `session_start` handler. On the first session start it loads
+// `sol-pi.json` through Rust and, in the interactive terminal only, shows one
+// notice naming the enabled mechanisms. Anything that stops SoL-Pi (no addon,
+// a broken config) is thrown from that handler as one message: Pi reports it
+// through its own error channel (the TUI, or stderr in print mode) and keeps
+// running without SoL-Pi. Policy lives in Rust; this file only carries data.
+import { getAgentDir } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+
+import { loadNative, type NativeLoad } from "./native.ts";
+
+export interface SolPiExtensionOptions {
+	/** Pi's agent directory; defaults to Pi's own `getAgentDir()`. */
+	agentDir?: string;
+	/** Replaces the addon loader (embedding and tests). */
+	loadNative?: () => NativeLoad;
+}
+
+/** Builds a SoL-Pi extension factory; `export default` below is the stock one. */
+export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
+	return function solPi(pi: ExtensionAPI): void {
+		const native = (options.loadNative ?? loadNative)();
+		let started = false;
+
+		pi.on("session_start", (_event, ctx: ExtensionContext) => {
+			if (started) return;
+			started = true;
+			if (!native.ok) throw new Error(native.message);
+
+			let outcome: ReturnType<typeof native.addon.loadConfig>;
+			try {
+				outcome = native.addon.loadConfig({
+					cwd: ctx.cwd,
+					agentDir: options.agentDir ?? getAgentDir(),
+					projectTrusted: ctx.isProjectTrusted(),
+				});
+			} catch (error) {
+				const reason = error instanceof Error ? error.message : String(error);
+				throw new Error(`SoL-Pi is disabled for this session: internal error while loading its config (${reason}). Pi itself keeps working.`);
+			}
+			if (!outcome.ok) throw new Error(outcome.error?.message ?? "SoL-Pi is disabled: its config could not be loaded.");
+
+			// `hasUI` is also true in RPC mode; only the interactive terminal gets the notice.
+			if (ctx.mode === "tui" && outcome.notice) ctx.ui.notify(outcome.notice, "info");
+		});
+	};
+}
+
+export default createSolPiExtension();

@@ -1,0 +1,207 @@
+//! The `sol_core::FileSystem` port over `std::fs`.
+//!
+//! Archive and ledger files are private to the user (0600 files, 0700 folders),
+//! created exclusively, and opened without following links, so a planted
+//! symlink cannot redirect a write or a read outside SoL-Pi's folders.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+
+use camino::{Utf8Path, Utf8PathBuf};
+use sol_core::{FileKind, FileMetadata, FileSystem, FsError, FsErrorKind};
+
+/// `sol_core::FileSystem` backed by the real file system.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NativeFileSystem;
+
+fn fs_error(path: &Utf8Path, err: &io::Error) -> FsError {
+    let kind = match err.kind() {
+        io::ErrorKind::NotFound => FsErrorKind::NotFound,
+        io::ErrorKind::AlreadyExists => FsErrorKind::AlreadyExists,
+        io::ErrorKind::PermissionDenied => FsErrorKind::PermissionDenied,
+        _ if is_loop_error(err) => FsErrorKind::SymlinkRefused,
+        _ => FsErrorKind::Other,
+    };
+    FsError {
+        kind,
+        path: path.to_owned(),
+        message: err.to_string(),
+    }
+}
+
+fn refused(path: &Utf8Path, kind: FsErrorKind, message: &str) -> FsError {
+    FsError {
+        kind,
+        path: path.to_owned(),
+        message: message.to_owned(),
+    }
+}
+
+#[cfg(unix)]
+fn is_loop_error(err: &io::Error) -> bool {
+    // ELOOP is what an O_NOFOLLOW open of a symlink reports on Linux and macOS.
+    err.raw_os_error() == Some(40) && cfg!(target_os = "linux")
+        || err.raw_os_error() == Some(62) && cfg!(target_os = "macos")
+}
+
+#[cfg(not(unix))]
+fn is_loop_error(_err: &io::Error) -> bool {
+    false
+}
+
+fn kind_of(meta: &fs::Metadata) -> FileKind {
+    let ty = meta.file_type();
+    if ty.is_symlink() {
+        FileKind::Symlink
+    } else if ty.is_dir() {
+        FileKind::Dir
+    } else if ty.is_file() {
+        FileKind::File
+    } else {
+        FileKind::Other
+    }
+}
+
+/// Refuses a path whose final component is a link, on every platform (the
+/// `O_NOFOLLOW` flag below covers the race on Unix; this check gives the same
+/// answer where that flag does not exist).
+fn ensure_not_link(path: &Utf8Path) -> Result<(), FsError> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(refused(
+            path,
+            FsErrorKind::SymlinkRefused,
+            "refusing to follow a symbolic link",
+        )),
+        Ok(_) => Ok(()),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(err) => Err(fs_error(path, &err)),
+    }
+}
+
+#[cfg(unix)]
+fn private_file_options(options: &mut OpenOptions) {
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NOFOLLOW (Linux 0o400000, macOS 0x100) keeps the open itself from following a link.
+    #[cfg(target_os = "linux")]
+    options.custom_flags(0o400_000);
+    #[cfg(target_os = "macos")]
+    options.custom_flags(0x100);
+    options.mode(0o600);
+}
+
+#[cfg(not(unix))]
+fn private_file_options(_options: &mut OpenOptions) {}
+
+fn read_limited(file: File, path: &Utf8Path, max_bytes: u64) -> Result<Vec<u8>, FsError> {
+    let mut bytes = Vec::new();
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|err| fs_error(path, &err))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(refused(
+            path,
+            FsErrorKind::TooLarge,
+            &format!("file is larger than {max_bytes} bytes"),
+        ));
+    }
+    Ok(bytes)
+}
+
+fn open_regular(path: &Utf8Path, options: &OpenOptions) -> Result<File, FsError> {
+    let file = options.open(path).map_err(|err| fs_error(path, &err))?;
+    let meta = file.metadata().map_err(|err| fs_error(path, &err))?;
+    if !meta.is_file() {
+        return Err(refused(path, FsErrorKind::NotAFile, "not a regular file"));
+    }
+    Ok(file)
+}
+
+impl FileSystem for NativeFileSystem {
+    fn metadata(&self, path: &Utf8Path) -> Result<Option<FileMetadata>, FsError> {
+        match fs::symlink_metadata(path) {
+            Ok(meta) => Ok(Some(FileMetadata {
+                kind: kind_of(&meta),
+                len: meta.len(),
+            })),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(fs_error(path, &err)),
+        }
+    }
+
+    fn read(&self, path: &Utf8Path, max_bytes: u64) -> Result<Vec<u8>, FsError> {
+        let file = open_regular(path, OpenOptions::new().read(true))?;
+        read_limited(file, path, max_bytes)
+    }
+
+    fn read_no_follow(&self, path: &Utf8Path, max_bytes: u64) -> Result<Vec<u8>, FsError> {
+        ensure_not_link(path)?;
+        let mut options = OpenOptions::new();
+        options.read(true);
+        private_file_options(&mut options);
+        let file = open_regular(path, &options)?;
+        read_limited(file, path, max_bytes)
+    }
+
+    fn create_dir_private(&self, path: &Utf8Path) -> Result<(), FsError> {
+        let mut missing: Vec<Utf8PathBuf> = Vec::new();
+        let mut cursor = Some(path);
+        while let Some(dir) = cursor {
+            match fs::symlink_metadata(dir) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    return Err(refused(
+                        dir,
+                        FsErrorKind::SymlinkRefused,
+                        "refusing a symbolic link in a SoL-Pi storage path",
+                    ));
+                }
+                Ok(meta) if meta.is_dir() => break,
+                Ok(_) => return Err(refused(dir, FsErrorKind::NotAFile, "not a directory")),
+                Err(err) if err.kind() == io::ErrorKind::NotFound => missing.push(dir.to_owned()),
+                Err(err) => return Err(fs_error(dir, &err)),
+            }
+            cursor = dir.parent().filter(|parent| !parent.as_str().is_empty());
+        }
+        for dir in missing.iter().rev() {
+            let mut builder = fs::DirBuilder::new();
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::DirBuilderExt;
+                builder.mode(0o700);
+            }
+            match builder.create(dir) {
+                Ok(()) => {}
+                // Another process made it first: accept it only if it is a real directory.
+                Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+                    let meta = fs::symlink_metadata(dir).map_err(|e| fs_error(dir, &e))?;
+                    if !meta.is_dir() {
+                        return Err(refused(
+                            dir,
+                            FsErrorKind::SymlinkRefused,
+                            "refusing a symbolic link in a SoL-Pi storage path",
+                        ));
+                    }
+                }
+                Err(err) => return Err(fs_error(dir, &err)),
+            }
+        }
+        Ok(())
+    }
+
+    fn create_new(&self, path: &Utf8Path, contents: &[u8]) -> Result<(), FsError> {
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        private_file_options(&mut options);
+        let mut file = options.open(path).map_err(|err| fs_error(path, &err))?;
+        file.write_all(contents).map_err(|err| fs_error(path, &err))?;
+        file.sync_data().map_err(|err| fs_error(path, &err))
+    }
+
+    fn append(&self, path: &Utf8Path, contents: &[u8]) -> Result<(), FsError> {
+        ensure_not_link(path)?;
+        let mut options = OpenOptions::new();
+        options.append(true).create(true);
+        private_file_options(&mut options);
+        let mut file = open_regular(path, &options)?;
+        file.write_all(contents).map_err(|err| fs_error(path, &err))
+    }
+}

@@ -1,0 +1,107 @@
+// The native addon on its own: config validation agrees with the shared
+// fixture cases the Rust tests use, and a Rust panic reaches JavaScript as an
+// ordinary error without taking the process down.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import { createRequire } from "node:module";
+import * as path from "node:path";
+import { test } from "node:test";
+
+import { makeWorkspace, repoRoot } from "./support.mjs";
+
+const addon = createRequire(import.meta.url)("../index.js");
+const fixtures = path.join(repoRoot, "fixtures", "config");
+
+test("every shared config fixture loads through the addon exactly as the Rust tests expect", (t) => {
+	const cases = fs.readdirSync(fixtures).filter((name) => fs.statSync(path.join(fixtures, name)).isDirectory()).sort();
+	assert.ok(cases.length >= 20, `expected at least 20 fixture cases, found ${cases.length}`);
+	for (const name of cases) {
+		const ws = makeWorkspace(t);
+		const file = path.join(ws.agentDir, "sol-pi.json");
+		fs.copyFileSync(path.join(fixtures, name, "sol-pi.json"), file);
+		const expected = JSON.parse(fs.readFileSync(path.join(fixtures, name, "expected.json"), "utf8"));
+		const outcome = addon.loadConfig({ cwd: ws.cwd, agentDir: ws.agentDir, projectTrusted: true });
+		assert.equal(outcome.ok, expected.ok, `${name}: ${JSON.stringify(outcome)}`);
+		if (expected.ok) {
+			assert.deepEqual(outcome.config, expected.config, name);
+			assert.equal(outcome.source, "agentDir", name);
+			assert.equal(outcome.sourcePath, file, name);
+		} else {
+			assert.equal(outcome.error.code, expected.code, name);
+			assert.equal(outcome.error.key ?? null, expected.key, name);
+			assert.equal(outcome.error.path, file, name);
+			assert.ok(outcome.error.message.includes(file), `${name}: ${outcome.error.message}`);
+		}
+	}
+});
+
+test("a missing config gives the defaults and a notice naming both searched places", (t) => {
+	const ws = makeWorkspace(t);
+	const outcome = addon.loadConfig({ cwd: ws.cwd, agentDir: ws.agentDir, projectTrusted: true });
+	assert.equal(outcome.ok, true);
+	assert.equal(outcome.source, "defaults");
+	assert.equal(outcome.sourcePath, undefined);
+	assert.deepEqual(outcome.enabled, []);
+	assert.deepEqual(outcome.config, {
+		version: 1,
+		actionFusion: false,
+		observationPack: false,
+		evidencePreservingReducer: false,
+		evidencePreservingReducerProvider: "openai-codex",
+		evidencePreservingReducerModel: "gpt-5.6-luna",
+		onlineContextCompact: false,
+		cacheWriteReadRatio: 12.5,
+	});
+	assert.ok(outcome.notice.includes(path.join(ws.cwd, ".pi")) && outcome.notice.includes(ws.agentDir), outcome.notice);
+});
+
+test("enabled mechanisms come back in registration order", (t) => {
+	const ws = makeWorkspace(t);
+	fs.mkdirSync(path.join(ws.cwd, ".pi"));
+	fs.writeFileSync(
+		path.join(ws.cwd, ".pi", "sol-pi.json"),
+		JSON.stringify({ version: 1, onlineContextCompact: true, evidencePreservingReducer: true, observationPack: true, actionFusion: true }),
+	);
+	const outcome = addon.loadConfig({ cwd: ws.cwd, agentDir: ws.agentDir, projectTrusted: true });
+	assert.deepEqual(outcome.enabled, ["actionFusion", "observationPack", "evidencePreservingReducer", "onlineContextCompact"]);
+	assert.equal(outcome.source, "project");
+});
+
+test("a symlinked config is read through the link; a directory in its place is a clear error", (t) => {
+	const ws = makeWorkspace(t);
+	const real = path.join(ws.root, "real.json");
+	fs.writeFileSync(real, JSON.stringify({ version: 1, observationPack: true }));
+	fs.symlinkSync(real, path.join(ws.agentDir, "sol-pi.json"));
+	assert.deepEqual(addon.loadConfig({ cwd: ws.cwd, agentDir: ws.agentDir, projectTrusted: true }).enabled, ["observationPack"]);
+
+	fs.mkdirSync(path.join(ws.cwd, ".pi", "sol-pi.json"), { recursive: true });
+	const outcome = addon.loadConfig({ cwd: ws.cwd, agentDir: ws.agentDir, projectTrusted: true });
+	assert.equal(outcome.ok, false);
+	assert.equal(outcome.error.code, "unreadable");
+	assert.ok(outcome.error.message.includes(path.join(ws.cwd, ".pi", "sol-pi.json")), outcome.error.message);
+});
+
+test("a Rust panic becomes a JavaScript error and the addon keeps working", () => {
+	assert.throws(() => addon.__panicForTests("deliberate test panic"), (error) => {
+		assert.ok(error instanceof Error);
+		assert.match(error.message, /deliberate test panic/);
+		return true;
+	});
+	assert.equal(typeof addon.addonVersion(), "string");
+	assert.equal(addon.loadConfig({ cwd: "/nonexistent-sol-pi", agentDir: "/nonexistent-sol-pi-agent", projectTrusted: true }).ok, true);
+});
+
+test("a caught panic prints nothing to stderr, which would corrupt Pi's terminal UI", () => {
+	const script = `const a = require(${JSON.stringify(path.join(repoRoot, "sol-napi", "index.js"))});
+try { a.__panicForTests("quiet panic"); } catch (error) { process.stdout.write("caught: " + error.message); }`;
+	const child = spawnSync(process.execPath, ["-e", script], { encoding: "utf8", env: { ...process.env, RUST_BACKTRACE: "1" } });
+	assert.equal(child.status, 0);
+	assert.equal(child.stdout, "caught: quiet panic");
+	assert.equal(child.stderr, "");
+});
+
+test("wrong argument types are rejected with an error, not a crash", () => {
+	assert.throws(() => addon.loadConfig({ cwd: 42 }), Error);
+	assert.throws(() => addon.loadConfig(), Error);
+});
