@@ -48,7 +48,9 @@ impl From<&SolPiConfig> for EffectiveConfig {
             action_fusion: config.action_fusion,
             observation_pack: config.observation_pack,
             evidence_preserving_reducer: config.evidence_preserving_reducer,
-            evidence_preserving_reducer_provider: config.evidence_preserving_reducer_provider.clone(),
+            evidence_preserving_reducer_provider: config
+                .evidence_preserving_reducer_provider
+                .clone(),
             evidence_preserving_reducer_model: config.evidence_preserving_reducer_model.clone(),
             online_context_compact: config.online_context_compact,
             cache_write_read_ratio: config.cache_write_read_ratio,
@@ -92,7 +94,9 @@ pub struct LoadConfigOutcome {
 
 /// The message the user sees when a config error stops SoL-Pi.
 fn disabled_message(error: &ConfigError) -> String {
-    format!("SoL-Pi is disabled for this session: {error}. Fix or remove that file; Pi itself keeps working.")
+    format!(
+        "SoL-Pi is disabled for this session: {error}. Fix or remove that file; Pi itself keeps working."
+    )
 }
 
 fn success(loaded: &LoadedConfig, search: &ConfigSearch<'_>) -> LoadConfigOutcome {
@@ -150,6 +154,8 @@ pub fn load_config_outcome(request: ConfigRequest) -> LoadConfigOutcome {
 }
 
 /// The addon's version, compared by the extension with its own to catch a stale build.
+// Only Node calls these; the napi macro registers them outside test builds.
+#[cfg_attr(test, allow(dead_code))]
 #[napi(catch_unwind)]
 pub(crate) fn addon_version() -> String {
     env!("CARGO_PKG_VERSION").to_owned()
@@ -157,6 +163,7 @@ pub(crate) fn addon_version() -> String {
 
 /// Panics on purpose, so the tests can prove a Rust panic reaches JavaScript as
 /// an error and leaves the process running. Never called by the extension.
+#[cfg_attr(test, allow(dead_code))]
 #[napi(catch_unwind, js_name = "__panicForTests")]
 pub(crate) fn panic_for_tests(message: String) {
     panic!("{message}");

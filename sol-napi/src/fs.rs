@@ -192,7 +192,8 @@ impl FileSystem for NativeFileSystem {
         options.write(true).create_new(true);
         private_file_options(&mut options);
         let mut file = options.open(path).map_err(|err| fs_error(path, &err))?;
-        file.write_all(contents).map_err(|err| fs_error(path, &err))?;
+        file.write_all(contents)
+            .map_err(|err| fs_error(path, &err))?;
         file.sync_data().map_err(|err| fs_error(path, &err))
     }
 

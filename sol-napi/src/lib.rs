@@ -33,7 +33,9 @@
 mod config;
 mod fs;
 
-pub use config::{ConfigFailure, ConfigRequest, EffectiveConfig, LoadConfigOutcome, load_config_outcome};
+pub use config::{
+    ConfigFailure, ConfigRequest, EffectiveConfig, LoadConfigOutcome, load_config_outcome,
+};
 pub use fs::NativeFileSystem;
 
 /// Runs when Node loads the addon. Panics are caught at every export and

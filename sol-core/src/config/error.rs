@@ -1,0 +1,117 @@
+use camino::{Utf8Path, Utf8PathBuf};
+
+use super::{KEY_CACHE_WRITE_READ_RATIO, KEY_VERSION};
+
+/// Why a configuration file was rejected. Every variant names the file.
+///
+/// The `Display` text is the message shown when loading stops; [`ConfigError::detail`] is
+/// the same fact without the path, in the lower-case form of the preflight check, and
+/// [`ConfigError::code`] is a stable identifier for programs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read, was too large, was not UTF-8 or was not JSON.
+    #[error("Unable to read SoL-Pi config {path}: {reason}")]
+    Unreadable {
+        /// The configuration file.
+        path: Utf8PathBuf,
+        /// What went wrong, lower-case, without the path.
+        reason: String,
+    },
+    /// The JSON document is not an object (null, an array or a scalar).
+    #[error("SoL-Pi config must be a JSON object: {path}")]
+    NotAnObject {
+        /// The configuration file.
+        path: Utf8PathBuf,
+    },
+    /// The object has a key outside the schema (the first such key in document order).
+    #[error("Unknown SoL-Pi config key: {key} (in {path})")]
+    UnknownKey {
+        /// The configuration file.
+        path: Utf8PathBuf,
+        /// The unknown key.
+        key: String,
+    },
+    /// `version` is missing or not 1.
+    #[error("SoL-Pi config version must be 1: {path}")]
+    UnsupportedVersion {
+        /// The configuration file.
+        path: Utf8PathBuf,
+    },
+    /// A mechanism flag is present but not `true` or `false`.
+    #[error("SoL-Pi config {key} must be boolean: {path}")]
+    NotBoolean {
+        /// The configuration file.
+        path: Utf8PathBuf,
+        /// The flag's key.
+        key: String,
+    },
+    /// `cacheWriteReadRatio` is present but not a finite number greater than or equal to 0.
+    #[error("SoL-Pi config cacheWriteReadRatio must be a finite non-negative number: {path}")]
+    InvalidRatio {
+        /// The configuration file.
+        path: Utf8PathBuf,
+    },
+    /// The reducer's provider or model is present but not a string, or blank.
+    #[error("SoL-Pi config {key} must be a non-empty string: {path}")]
+    EmptyString {
+        /// The configuration file.
+        path: Utf8PathBuf,
+        /// `evidencePreservingReducerProvider` or `evidencePreservingReducerModel`.
+        key: String,
+    },
+}
+
+impl ConfigError {
+    /// The configuration file the error is about.
+    pub fn path(&self) -> &Utf8Path {
+        match self {
+            ConfigError::Unreadable { path, .. }
+            | ConfigError::NotAnObject { path }
+            | ConfigError::UnknownKey { path, .. }
+            | ConfigError::UnsupportedVersion { path }
+            | ConfigError::NotBoolean { path, .. }
+            | ConfigError::InvalidRatio { path }
+            | ConfigError::EmptyString { path, .. } => path,
+        }
+    }
+
+    /// The offending key, when the error is about one key.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            ConfigError::UnknownKey { key, .. }
+            | ConfigError::NotBoolean { key, .. }
+            | ConfigError::EmptyString { key, .. } => Some(key),
+            ConfigError::UnsupportedVersion { .. } => Some(KEY_VERSION),
+            ConfigError::InvalidRatio { .. } => Some(KEY_CACHE_WRITE_READ_RATIO),
+            ConfigError::Unreadable { .. } | ConfigError::NotAnObject { .. } => None,
+        }
+    }
+
+    /// A stable snake-case identifier of the kind of error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ConfigError::Unreadable { .. } => "unreadable",
+            ConfigError::NotAnObject { .. } => "not_an_object",
+            ConfigError::UnknownKey { .. } => "unknown_key",
+            ConfigError::UnsupportedVersion { .. } => "unsupported_version",
+            ConfigError::NotBoolean { .. } => "not_boolean",
+            ConfigError::InvalidRatio { .. } => "invalid_ratio",
+            ConfigError::EmptyString { .. } => "empty_string",
+        }
+    }
+
+    /// The error without the path, in lower case, as a preflight check reports it.
+    pub fn detail(&self) -> String {
+        match self {
+            ConfigError::Unreadable { reason, .. } => format!("unable to read config: {reason}"),
+            ConfigError::NotAnObject { .. } => "config must be a JSON object".to_owned(),
+            ConfigError::UnknownKey { key, .. } => format!("unknown key: {key}"),
+            ConfigError::UnsupportedVersion { .. } => "version must be 1".to_owned(),
+            ConfigError::NotBoolean { key, .. } => format!("{key} must be boolean"),
+            ConfigError::InvalidRatio { .. } => {
+                "cacheWriteReadRatio must be a finite non-negative number".to_owned()
+            }
+            ConfigError::EmptyString { key, .. } => format!("{key} must be a non-empty string"),
+        }
+    }
+}

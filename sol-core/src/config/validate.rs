@@ -1,0 +1,136 @@
+use camino::Utf8Path;
+use serde_json::{Map, Value};
+
+use super::{
+    CONFIG_KEYS, ConfigError, KEY_CACHE_WRITE_READ_RATIO, KEY_REDUCER_MODEL, KEY_REDUCER_PROVIDER,
+    KEY_VERSION, Mechanism, SolPiConfig,
+};
+
+/// Parses and validates the bytes of a configuration file.
+///
+/// Bytes that are not UTF-8 or not a single JSON document give
+/// [`ConfigError::Unreadable`]; everything else is as in [`validate_config`]. `path` only
+/// names the file in errors.
+pub fn parse_config(bytes: &[u8], path: &Utf8Path) -> Result<SolPiConfig, ConfigError> {
+    let unreadable = |reason: String| ConfigError::Unreadable {
+        path: path.to_owned(),
+        reason,
+    };
+    let text = std::str::from_utf8(bytes).map_err(|error| {
+        unreadable(format!(
+            "not valid UTF-8 (first bad byte at offset {})",
+            error.valid_up_to()
+        ))
+    })?;
+    let value: Value =
+        serde_json::from_str(text).map_err(|error| unreadable(format!("invalid JSON: {error}")))?;
+    validate_config(&value, path)
+}
+
+/// Validates a parsed configuration document and overlays it on the defaults.
+///
+/// Checks run in a fixed order and the first failure is returned: not an object; a key
+/// outside the schema (the first in document order, before `version` is looked at);
+/// `version` missing or not numerically 1; a mechanism flag that is not boolean (in
+/// registration order); a ratio that is not a finite number `>= 0`; a reducer provider or
+/// model that is not a string or blank. Provider and model are trimmed.
+pub fn validate_config(value: &Value, path: &Utf8Path) -> Result<SolPiConfig, ConfigError> {
+    let path_buf = || path.to_owned();
+    let Value::Object(object) = value else {
+        return Err(ConfigError::NotAnObject { path: path_buf() });
+    };
+
+    if let Some(key) = object
+        .keys()
+        .find(|key| !CONFIG_KEYS.contains(&key.as_str()))
+    {
+        return Err(ConfigError::UnknownKey {
+            path: path_buf(),
+            key: key.clone(),
+        });
+    }
+
+    // 1 and 1.0 are the same JSON number; "1" is not.
+    if object.get(KEY_VERSION).and_then(Value::as_f64) != Some(1.0) {
+        return Err(ConfigError::UnsupportedVersion { path: path_buf() });
+    }
+
+    let mut config = SolPiConfig::default();
+
+    for mechanism in Mechanism::ALL {
+        let key = mechanism.config_key();
+        if let Some(flag) = object.get(key) {
+            let Value::Bool(enabled) = flag else {
+                return Err(ConfigError::NotBoolean {
+                    path: path_buf(),
+                    key: key.to_owned(),
+                });
+            };
+            *config.flag_mut(mechanism) = *enabled;
+        }
+    }
+
+    if let Some(ratio) = object.get(KEY_CACHE_WRITE_READ_RATIO) {
+        match ratio.as_f64() {
+            // Adding 0.0 turns -0.0 into 0.0, so the effective value prints as 0.
+            Some(ratio) if ratio.is_finite() && ratio >= 0.0 => {
+                config.cache_write_read_ratio = ratio + 0.0;
+            }
+            _ => return Err(ConfigError::InvalidRatio { path: path_buf() }),
+        }
+    }
+
+    if let Some(provider) = non_blank_string(object, KEY_REDUCER_PROVIDER, path)? {
+        config.evidence_preserving_reducer_provider = provider;
+    }
+    if let Some(model) = non_blank_string(object, KEY_REDUCER_MODEL, path)? {
+        config.evidence_preserving_reducer_model = model;
+    }
+
+    Ok(config)
+}
+
+/// The trimmed string under `key`, `None` when the key is absent.
+fn non_blank_string(
+    object: &Map<String, Value>,
+    key: &str,
+    path: &Utf8Path,
+) -> Result<Option<String>, ConfigError> {
+    let Some(value) = object.get(key) else {
+        return Ok(None);
+    };
+    let trimmed = value
+        .as_str()
+        .map(|text| text.trim_matches(is_js_whitespace));
+    match trimmed {
+        Some(text) if !text.is_empty() => Ok(Some(text.to_owned())),
+        _ => Err(ConfigError::EmptyString {
+            path: path.to_owned(),
+            key: key.to_owned(),
+        }),
+    }
+}
+
+/// Whitespace as JavaScript's `String.prototype.trim` sees it, so that a file accepted by
+/// the TypeScript tooling around Pi is trimmed the same way here: Unicode `White_Space`
+/// minus NEL (U+0085), plus the byte-order mark (U+FEFF).
+fn is_js_whitespace(c: char) -> bool {
+    (c.is_whitespace() && c != '\u{85}') || c == '\u{FEFF}'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_js_whitespace;
+
+    #[test]
+    fn whitespace_matches_javascript_trim() {
+        for c in [
+            ' ', '\t', '\n', '\r', '\u{0B}', '\u{0C}', '\u{A0}', '\u{2028}', '\u{FEFF}',
+        ] {
+            assert!(is_js_whitespace(c), "{c:?} is trimmed by JavaScript");
+        }
+        for c in ['\u{85}', 'a', '\u{200B}', '_'] {
+            assert!(!is_js_whitespace(c), "{c:?} is kept by JavaScript");
+        }
+    }
+}
