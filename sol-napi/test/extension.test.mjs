@@ -175,28 +175,21 @@ test(`Pi ${piVersion}: a stale addon build is refused with a rebuild hint`, asyn
 	assert.equal(await ask(run.session), "done");
 });
 
-function runCli(ws, extraArgs = []) {
-	const env = {
-		...process.env,
-		PI_CODING_AGENT_DIR: ws.agentDir,
-		PI_OFFLINE: "1",
-		PI_SKIP_VERSION_CHECK: "1",
-		PI_TELEMETRY: "0",
-	};
-	return spawnSync(
-		process.execPath,
-		[
-			piCliPath(),
-			"--provider", "sol-faux",
-			"--model", "faux-1",
-			"--no-session",
-			"-e", path.join(repoRoot, "sol-napi", "test", "faux-provider-extension.ts"),
-			"-e", repoRoot,
-			...extraArgs,
-			"-p", "hello",
-		],
-		{ cwd: ws.cwd, env, encoding: "utf8", timeout: 120_000 },
-	);
+function cliEnv(ws) {
+	return { ...process.env, PI_CODING_AGENT_DIR: ws.agentDir, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" };
+}
+
+/** `pi -p hello` with the faux provider; SoL-Pi comes from `-e <checkout>` unless `withE` is false. */
+function runCli(ws, { withE = true } = {}) {
+	const fauxExtension = path.join(repoRoot, "sol-napi", "test", "faux-provider-extension.ts");
+	const args = [piCliPath(), "--provider", "sol-faux", "--model", "faux-1", "--no-session", "-e", fauxExtension];
+	if (withE) args.push("-e", repoRoot);
+	args.push("-p", "hello");
+	return spawnSync(process.execPath, args, { cwd: ws.cwd, env: cliEnv(ws), encoding: "utf8", timeout: 120_000 });
+}
+
+function solPiLines(stderr) {
+	return stderr.split("\n").filter((line) => line.includes("SoL-Pi"));
 }
 
 test(`Pi ${piVersion}: the real CLI loads the package with -e and keeps stdout to the answer`, (t) => {
@@ -214,7 +207,24 @@ test(`Pi ${piVersion}: the real CLI reports a broken config once on stderr and s
 	const result = runCli(ws);
 	assert.equal(result.status, 0, result.stderr);
 	assert.equal(result.stdout.trim(), "faux answer from the CLI");
-	const lines = result.stderr.split("\n").filter((line) => line.includes("SoL-Pi"));
+	const lines = solPiLines(result.stderr);
 	assert.equal(lines.length, 1, result.stderr);
 	assert.ok(lines[0].includes(file) && lines[0].includes("observationPack must be boolean"), lines[0]);
+});
+
+test(`Pi ${piVersion}: \`pi install <checkout>\` makes the real CLI load SoL-Pi`, (t) => {
+	const ws = makeWorkspace(t);
+	const file = writeJson(agentConfig(ws.agentDir), { version: 1, onlineContextCompact: 1 });
+	const before = runCli(ws, { withE: false });
+	assert.equal(before.status, 0, before.stderr);
+	assert.deepEqual(solPiLines(before.stderr), [], "not installed yet: SoL-Pi must not run");
+
+	const install = spawnSync(process.execPath, [piCliPath(), "install", repoRoot], { cwd: ws.cwd, env: cliEnv(ws), encoding: "utf8", timeout: 120_000 });
+	assert.equal(install.status, 0, install.stderr + install.stdout);
+	const after = runCli(ws, { withE: false });
+	assert.equal(after.status, 0, after.stderr);
+	assert.equal(after.stdout.trim(), "faux answer from the CLI");
+	const lines = solPiLines(after.stderr);
+	assert.equal(lines.length, 1, after.stderr);
+	assert.ok(lines[0].includes(file) && lines[0].includes("onlineContextCompact must be boolean"), lines[0]);
 });
