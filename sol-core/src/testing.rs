@@ -24,7 +24,7 @@
 //! assert!(fs.reads().iter().all(|path| !path.starts_with("/work/app")));
 //! assert_eq!(
 //!     loaded.startup_notice(&search),
-//!     "SoL-Pi: Action Fusion active (config: /home/u/.pi/agent/sol-pi.json); \
+//!     "SoL-Pi: Action Fusion enabled (config: /home/u/.pi/agent/sol-pi.json); \
 //!      /work/app/.pi/sol-pi.json ignored because the project is not trusted"
 //! );
 //! # Ok::<(), sol_core::ConfigError>(())

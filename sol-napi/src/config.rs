@@ -6,6 +6,7 @@ use napi_derive::napi;
 use sol_core::{ConfigError, ConfigSearch, ConfigSource, LoadedConfig, SolPiConfig, load_config};
 
 use crate::NativeFileSystem;
+use crate::boundary::quiet;
 
 /// Where to look for `sol-pi.json`, as the extension reads it from Pi.
 #[napi(object)]
@@ -147,10 +148,10 @@ pub fn load_config_outcome(request: ConfigRequest) -> LoadConfigOutcome {
         agent_dir: Utf8Path::new(&request.agent_dir),
         project_trusted: request.project_trusted,
     };
-    match load_config(&NativeFileSystem, &search) {
+    quiet(|| match load_config(&NativeFileSystem, &search) {
         Ok(loaded) => success(&loaded, &search),
         Err(error) => failure(&error),
-    }
+    })
 }
 
 /// The addon's version, compared by the extension with its own to catch a stale build.
@@ -158,7 +159,7 @@ pub fn load_config_outcome(request: ConfigRequest) -> LoadConfigOutcome {
 #[cfg_attr(test, allow(dead_code))]
 #[napi(catch_unwind)]
 pub(crate) fn addon_version() -> String {
-    env!("CARGO_PKG_VERSION").to_owned()
+    quiet(|| env!("CARGO_PKG_VERSION").to_owned())
 }
 
 /// Panics on purpose, so the tests can prove a Rust panic reaches JavaScript as
@@ -166,5 +167,5 @@ pub(crate) fn addon_version() -> String {
 #[cfg_attr(test, allow(dead_code))]
 #[napi(catch_unwind, js_name = "__panicForTests")]
 pub(crate) fn panic_for_tests(message: String) {
-    panic!("{message}");
+    quiet(|| panic!("{message}"));
 }

@@ -19,13 +19,29 @@ fn fs_error(path: &Utf8Path, err: &io::Error) -> FsError {
         io::ErrorKind::NotFound => FsErrorKind::NotFound,
         io::ErrorKind::AlreadyExists => FsErrorKind::AlreadyExists,
         io::ErrorKind::PermissionDenied => FsErrorKind::PermissionDenied,
-        _ if is_loop_error(err) => FsErrorKind::SymlinkRefused,
+        // A directory opened for writing.
+        io::ErrorKind::IsADirectory => FsErrorKind::NotAFile,
+        // ELOOP included: where links are followed, it means a cycle of links.
         _ => FsErrorKind::Other,
     };
     FsError {
         kind,
         path: path.to_owned(),
         message: err.to_string(),
+    }
+}
+
+/// The error of an open with `O_NOFOLLOW`, where ELOOP means that the final component is a
+/// link (one planted after [`ensure_not_link`] looked).
+fn no_follow_error(path: &Utf8Path, err: &io::Error) -> FsError {
+    if is_loop_error(err) {
+        refused(
+            path,
+            FsErrorKind::SymlinkRefused,
+            "refusing to follow a symbolic link",
+        )
+    } else {
+        fs_error(path, err)
     }
 }
 
@@ -39,9 +55,8 @@ fn refused(path: &Utf8Path, kind: FsErrorKind, message: &str) -> FsError {
 
 #[cfg(unix)]
 fn is_loop_error(err: &io::Error) -> bool {
-    // ELOOP is what an O_NOFOLLOW open of a symlink reports on Linux and macOS.
-    err.raw_os_error() == Some(40) && cfg!(target_os = "linux")
-        || err.raw_os_error() == Some(62) && cfg!(target_os = "macos")
+    // ELOOP is what an O_NOFOLLOW open of a symlink reports.
+    err.raw_os_error() == Some(libc::ELOOP)
 }
 
 #[cfg(not(unix))]
@@ -78,19 +93,30 @@ fn ensure_not_link(path: &Utf8Path) -> Result<(), FsError> {
     }
 }
 
+/// O_NONBLOCK: opening a FIFO does not wait for the other end, so a FIFO is refused as
+/// not a regular file instead of hanging Pi. Regular files ignore it.
+#[cfg(unix)]
+const O_NONBLOCK: i32 = libc::O_NONBLOCK;
+
 #[cfg(unix)]
 fn private_file_options(options: &mut OpenOptions) {
     use std::os::unix::fs::OpenOptionsExt;
-    // O_NOFOLLOW (Linux 0o400000, macOS 0x100) keeps the open itself from following a link.
-    #[cfg(target_os = "linux")]
-    options.custom_flags(0o400_000);
-    #[cfg(target_os = "macos")]
-    options.custom_flags(0x100);
+    // O_NOFOLLOW keeps the open itself from following a link planted after the check.
+    options.custom_flags(libc::O_NOFOLLOW | O_NONBLOCK);
     options.mode(0o600);
 }
 
 #[cfg(not(unix))]
 fn private_file_options(_options: &mut OpenOptions) {}
+
+/// Options of a read that follows links.
+fn follow_read_options() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, O_NONBLOCK);
+    options
+}
 
 fn read_limited(file: File, path: &Utf8Path, max_bytes: u64) -> Result<Vec<u8>, FsError> {
     let mut bytes = Vec::new();
@@ -107,8 +133,12 @@ fn read_limited(file: File, path: &Utf8Path, max_bytes: u64) -> Result<Vec<u8>, 
     Ok(bytes)
 }
 
-fn open_regular(path: &Utf8Path, options: &OpenOptions) -> Result<File, FsError> {
-    let file = options.open(path).map_err(|err| fs_error(path, &err))?;
+fn open_regular(
+    path: &Utf8Path,
+    options: &OpenOptions,
+    open_error: fn(&Utf8Path, &io::Error) -> FsError,
+) -> Result<File, FsError> {
+    let file = options.open(path).map_err(|err| open_error(path, &err))?;
     let meta = file.metadata().map_err(|err| fs_error(path, &err))?;
     if !meta.is_file() {
         return Err(refused(path, FsErrorKind::NotAFile, "not a regular file"));
@@ -129,7 +159,7 @@ impl FileSystem for NativeFileSystem {
     }
 
     fn read(&self, path: &Utf8Path, max_bytes: u64) -> Result<Vec<u8>, FsError> {
-        let file = open_regular(path, OpenOptions::new().read(true))?;
+        let file = open_regular(path, &follow_read_options(), fs_error)?;
         read_limited(file, path, max_bytes)
     }
 
@@ -138,26 +168,41 @@ impl FileSystem for NativeFileSystem {
         let mut options = OpenOptions::new();
         options.read(true);
         private_file_options(&mut options);
-        let file = open_regular(path, &options)?;
+        let file = open_regular(path, &options, no_follow_error)?;
         read_limited(file, path, max_bytes)
     }
 
     fn create_dir_private(&self, path: &Utf8Path) -> Result<(), FsError> {
         let mut missing: Vec<Utf8PathBuf> = Vec::new();
         let mut cursor = Some(path);
+        // Every component is checked, existing directories included: a link anywhere along
+        // the path would redirect what is created below it.
         while let Some(dir) = cursor {
             match fs::symlink_metadata(dir) {
                 Ok(meta) if meta.file_type().is_symlink() => {
                     return Err(refused(
-                        dir,
+                        path,
                         FsErrorKind::SymlinkRefused,
                         "refusing a symbolic link in a SoL-Pi storage path",
                     ));
                 }
-                Ok(meta) if meta.is_dir() => break,
-                Ok(_) => return Err(refused(dir, FsErrorKind::NotAFile, "not a directory")),
+                Ok(meta) if meta.is_dir() => {}
+                Ok(_) if dir == path => {
+                    return Err(refused(
+                        path,
+                        FsErrorKind::AlreadyExists,
+                        "a file exists where the directory should be",
+                    ));
+                }
+                Ok(_) => {
+                    return Err(refused(
+                        path,
+                        FsErrorKind::Other,
+                        "a component of the path is not a directory",
+                    ));
+                }
                 Err(err) if err.kind() == io::ErrorKind::NotFound => missing.push(dir.to_owned()),
-                Err(err) => return Err(fs_error(dir, &err)),
+                Err(err) => return Err(fs_error(path, &err)),
             }
             cursor = dir.parent().filter(|parent| !parent.as_str().is_empty());
         }
@@ -172,16 +217,16 @@ impl FileSystem for NativeFileSystem {
                 Ok(()) => {}
                 // Another process made it first: accept it only if it is a real directory.
                 Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
-                    let meta = fs::symlink_metadata(dir).map_err(|e| fs_error(dir, &e))?;
+                    let meta = fs::symlink_metadata(dir).map_err(|e| fs_error(path, &e))?;
                     if !meta.is_dir() {
                         return Err(refused(
-                            dir,
+                            path,
                             FsErrorKind::SymlinkRefused,
                             "refusing a symbolic link in a SoL-Pi storage path",
                         ));
                     }
                 }
-                Err(err) => return Err(fs_error(dir, &err)),
+                Err(err) => return Err(fs_error(path, &err)),
             }
         }
         Ok(())
@@ -202,7 +247,7 @@ impl FileSystem for NativeFileSystem {
         let mut options = OpenOptions::new();
         options.append(true).create(true);
         private_file_options(&mut options);
-        let mut file = open_regular(path, &options)?;
+        let mut file = open_regular(path, &options, no_follow_error)?;
         file.write_all(contents).map_err(|err| fs_error(path, &err))
     }
 }

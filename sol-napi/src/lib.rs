@@ -30,6 +30,7 @@
 //! assert_eq!(loaded.source, ConfigSource::Defaults);
 //! ```
 
+mod boundary;
 mod config;
 mod fs;
 
@@ -38,10 +39,12 @@ pub use config::{
 };
 pub use fs::NativeFileSystem;
 
-/// Runs when Node loads the addon. Panics are caught at every export and
-/// returned to JavaScript as errors carrying the panic message; the default
-/// hook would also print them to stderr, which corrupts Pi's terminal UI.
+/// Installed when the library loads. Panics inside an export are caught there
+/// and returned to JavaScript as errors carrying the panic message; printing
+/// them as well would corrupt Pi's terminal UI, so the hook stays quiet while an
+/// export runs ([`boundary::quiet`]) and defers to the previous hook otherwise
+/// (Rust test binaries that link this crate keep their panic output).
 #[napi_derive::module_init]
-fn silence_panic_output() {
-    std::panic::set_hook(Box::new(|_| {}));
+fn install_panic_hook() {
+    boundary::install_quiet_hook();
 }

@@ -98,7 +98,7 @@ pub struct LoadedConfig {
 }
 
 impl LoadedConfig {
-    /// One line for the user: which mechanisms are active and which file said so.
+    /// One line for the user: which mechanisms are enabled and which file said so.
     ///
     /// `search` must be the search that produced this result; it names the directories that
     /// were searched when no file was found (the project's only when it is trusted).
@@ -112,7 +112,7 @@ impl LoadedConfig {
         let active = if labels.is_empty() {
             "no mechanism enabled".to_owned()
         } else {
-            format!("{} active", labels.join(", "))
+            format!("{} enabled", labels.join(", "))
         };
         let origin = match &self.source {
             ConfigSource::Project(path) | ConfigSource::AgentDir(path) => {
