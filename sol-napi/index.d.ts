@@ -61,6 +61,105 @@ export interface EffectiveConfig {
 }
 
 /**
+ * Hashes a file (following links, streaming, no size limit): the hash guard
+ * before a follow-up command compares two of these.
+ */
+export declare function fileDigest(path: string): FileDigest
+
+/** SHA-256 of a file's bytes, or why it could not be read. */
+export interface FileDigest {
+  /** Lower-case hex digest. */
+  digest?: string
+  /** The read error. */
+  error?: string
+}
+
+/**
+ * What to do with a call: `ok` with the resolved target (absent when the path
+ * could not be resolved for a plain call, which then runs unqueued), or an
+ * error to return to the model before anything is changed.
+ */
+export interface FusionCallPlan {
+  /** False: reject the call with `error`; nothing has been changed. */
+  ok: boolean
+  /** The tool error for the model. */
+  error?: string
+  /** Stable code of that error. */
+  errorCode?: string
+  /** The absolute target path, the key of the per-file queue. */
+  target?: string
+  /** The follow-up command, when the call has one. */
+  thenRun?: ThenRunArgs
+}
+
+/** A fused call as the model sent it. */
+export interface FusionCallRequest {
+  /** The tool's `path` argument, unresolved. */
+  path: string
+  /** `JSON.stringify(args.then_run)`, absent when the call has no `then_run`. */
+  thenRunJson?: string
+  /** `ctx.cwd`. */
+  cwd: string
+  /** The user's home directory. */
+  home: string
+  /** True on native Windows (drive-path forms apply). */
+  windows: boolean
+}
+
+/** Whether a returned bash result means the command failed. */
+export declare function fusionCommandFailed(isError: boolean, exitCode?: number | undefined | null): boolean
+
+/** The block appended to the kept mutation result when the command failed. */
+export declare function fusionFailedBlock(commandText: string): string
+
+/** The whole error message when the command failed and the host must throw. */
+export declare function fusionFailedText(mutationText: string, commandText: string): string
+
+/** The one warning when the active tool no longer accepts `then_run`. */
+export declare function fusionInertWarning(toolName: string): string
+
+/** Checks `then_run` and resolves the target path of an `edit`/`write` call. */
+export declare function fusionPlanCall(request: FusionCallRequest): FusionCallPlan
+
+/** The text when the target changed (or became unreadable) before the command. */
+export declare function fusionSkippedAfterChange(unreadableError?: string | undefined | null): string
+
+/** The error text when the mutation failed and the command was skipped. */
+export declare function fusionSkippedAfterMutationFailure(mutationError: string): string
+
+/** The block appended to the mutation result after the command succeeded. */
+export declare function fusionSucceededBlock(output: string): string
+
+/** The fixed texts, fetched once when Action Fusion registers. */
+export declare function fusionTexts(): FusionTexts
+
+/** Every fixed text of Action Fusion the host shows to the model or the user. */
+export interface FusionTexts {
+  /** Description of `then_run` on `edit`. */
+  thenRunEdit: string
+  /** Description of `then_run` on `write`. */
+  thenRunWrite: string
+  /** Description of `then_run.command`. */
+  command: string
+  /** Description of `then_run.timeout`. */
+  timeout: string
+  /** The `[then_run:succeeded]` marker. */
+  succeededMarker: string
+  /** First badge line on a fused row. */
+  badgeTitle: string
+  /** Second badge line on a fused row. */
+  badgeSaving: string
+  /** The notice after a successful fused call (TUI only). */
+  savingsNotice: string
+  /** The keyed status text after a successful fused call (TUI only). */
+  statusText: string
+  /** The key of that status. */
+  statusKey: string
+  /** How long the status stays, in milliseconds. */
+  statusClearMs: number
+}
+
+/**
  * Finds, reads and validates `sol-pi.json` (trusted project, then agent
  * directory, then defaults; never merged).
  */
@@ -82,4 +181,12 @@ export interface LoadConfigOutcome {
   notice?: string
   /** Set when `ok` is false. */
   error?: ConfigFailure
+}
+
+/** The follow-up command of a fused call. */
+export interface ThenRunArgs {
+  /** The bash command, unchanged. */
+  command: string
+  /** Timeout in seconds, when given. */
+  timeout?: number
 }

@@ -1,20 +1,82 @@
 //! # sol-fusion: Action Fusion
 //!
-//! Action Fusion is one of the four SoL-Pi token-efficiency mechanisms: `edit` and `write` accept an optional `then_run` follow-up command that runs in the same tool call.
+//! Action Fusion is one of the four SoL-Pi token-efficiency mechanisms: `edit` and `write`
+//! accept an optional `then_run` follow-up command that runs in the same tool call, so the
+//! model does not need a second round-trip to run, build or test what it just changed.
 //!
-//! This crate is sans-IO. It never mutates files or runs commands itself: the host performs the mutation with its own edit/write tool and runs the follow-up through its own shell. It reads no clock, no environment
-//! and spawns no process; everything it needs arrives as input.
+//! This crate holds the parts of Action Fusion that are decisions rather than effects:
 //!
-//! The mechanism is opt-in: it is active only when `sol-pi.json` sets
-//! `actionFusion` to `true`.
+//! - [`path`]: which absolute file a tool call targets, from `@` mentions, `file://` URLs,
+//!   `~` and Windows shell drive paths ([`path::resolve_tool_path`]);
+//! - [`then_run`]: validation of the `then_run` argument ([`then_run::parse_then_run`]);
+//! - [`text`]: every text the model or a person reads: the `[then_run:…]` result texts,
+//!   the schema descriptions, the savings badge, notice and status line, and how a
+//!   returned command result is classified.
+//!
+//! # What it never does
+//!
+//! It never reads or writes a file, never runs a command, reads no clock and no environment
+//! and starts no process. The host performs the mutation with its own `edit`/`write` tool,
+//! hashes the target, runs the follow-up through its own shell and passes the results in.
+//! `clippy.toml` at the workspace root forbids the std functions that would break this.
+//!
+//! The mechanism is opt-in: it is active only when `sol-pi.json` sets `actionFusion` to
+//! `true` ([`is_enabled`]).
+//!
+//! # Example: a fused `write` in a Rust harness
 //!
 //! ```
+//! use serde_json::json;
 //! use sol_core::SolPiConfig;
+//! use sol_fusion::path::{resolve_tool_path, PathContext, Platform};
+//! use sol_fusion::text::{self, CommandOutcome};
+//! use sol_fusion::then_run::parse_then_run;
 //!
 //! let config = SolPiConfig { action_fusion: true, ..SolPiConfig::default() };
 //! assert!(sol_fusion::is_enabled(&config));
-//! assert!(!sol_fusion::is_enabled(&SolPiConfig::default()));
+//!
+//! // The arguments of the model's tool call.
+//! let args = json!({
+//!     "path": "@file:///work/app/src/main%20loop.rs",
+//!     "content": "fn main() {}\n",
+//!     "then_run": {"command": "cargo check", "timeout": 120},
+//! });
+//!
+//! // 1. Validate before touching anything: a bad `then_run` rejects the call unchanged.
+//! let Some(then_run) = parse_then_run(args.get("then_run"))? else {
+//!     unreachable!("this call asks for a follow-up");
+//! };
+//! assert_eq!(then_run.command, "cargo check");
+//!
+//! // 2. Resolve the target once; it keys the host's per-file queue and hash guard.
+//! let ctx = PathContext { cwd: "/work/app", home: "/home/dev", platform: Platform::Posix };
+//! let target = resolve_tool_path(args["path"].as_str().unwrap_or_default(), &ctx)?;
+//! assert_eq!(target, "/work/app/src/main loop.rs");
+//!
+//! // 3. The host writes the file, checks its hash, runs the command, and reports back.
+//! let mutation_text = "Successfully wrote 13 bytes to src/main loop.rs";
+//! let (is_error, exit_code, output) = (false, Some(0.0), "Finished `dev` profile");
+//!
+//! // 4. Build the combined observation the model receives.
+//! let observation = match text::classify_command(is_error, exit_code) {
+//!     CommandOutcome::Succeeded => {
+//!         format!("{mutation_text}\n{}", text::succeeded_block(output))
+//!     }
+//!     CommandOutcome::Failed => text::failed_text(mutation_text, output),
+//! };
+//! assert_eq!(
+//!     observation,
+//!     "Successfully wrote 13 bytes to src/main loop.rs\n[then_run:succeeded]\nFinished `dev` profile"
+//! );
+//! # Ok::<(), sol_fusion::FusionError>(())
 //! ```
+//!
+//! In Pi the success block is a separate text content block after the mutation's own
+//! blocks; a harness with plain-text observations can join them as above.
+
+pub mod path;
+pub mod text;
+pub mod then_run;
 
 use sol_core::{Mechanism, SolPiConfig};
 
@@ -25,3 +87,29 @@ pub const MECHANISM: Mechanism = Mechanism::ActionFusion;
 pub fn is_enabled(config: &SolPiConfig) -> bool {
     config.is_enabled(MECHANISM)
 }
+
+/// Any error of this crate, for hosts that handle them in one place.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FusionError {
+    /// The target path could not be resolved.
+    #[error(transparent)]
+    Path(#[from] path::PathError),
+    /// The `then_run` argument is malformed.
+    #[error(transparent)]
+    ThenRun(#[from] then_run::ThenRunError),
+}
+
+impl FusionError {
+    /// The stable code of the underlying error; codes are unique across both areas.
+    pub fn code(&self) -> &'static str {
+        match self {
+            FusionError::Path(error) => error.code(),
+            FusionError::ThenRun(error) => error.code(),
+        }
+    }
+}
+
+/// The README example, compiled and run as a doctest so that it cannot drift.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -7,8 +7,9 @@
 // through its own error channel (the TUI, or stderr in print mode) and keeps
 // running without SoL-Pi. Policy lives in Rust; this file only carries data.
 import { getAgentDir } from "@earendil-works/pi-coding-agent";
-import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { BashToolOptions, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 
+import { registerActionFusion } from "./action-fusion.ts";
 import { loadNative, type NativeLoad } from "./native.ts";
 
 export interface SolPiExtensionOptions {
@@ -16,6 +17,8 @@ export interface SolPiExtensionOptions {
 	agentDir?: string;
 	/** Replaces the addon loader (embedding and tests). */
 	loadNative?: () => NativeLoad;
+	/** Bash options for Action Fusion's `then_run`; by default read from Pi's settings files. */
+	bashOptions?: BashToolOptions;
 }
 
 /** Builds a SoL-Pi extension factory; `export default` below is the stock one. */
@@ -29,21 +32,32 @@ export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
 			started = true;
 			if (!native.ok) throw new Error(native.message);
 
+			const agentDir = options.agentDir ?? getAgentDir();
 			let outcome: ReturnType<typeof native.addon.loadConfig>;
 			try {
-				outcome = native.addon.loadConfig({
-					cwd: ctx.cwd,
-					agentDir: options.agentDir ?? getAgentDir(),
-					projectTrusted: ctx.isProjectTrusted(),
-				});
+				outcome = native.addon.loadConfig({ cwd: ctx.cwd, agentDir, projectTrusted: ctx.isProjectTrusted() });
 			} catch (error) {
 				const reason = error instanceof Error ? error.message : String(error);
 				throw new Error(`SoL-Pi is disabled for this session: internal error while loading its config (${reason}). Pi itself keeps working.`);
 			}
-			if (!outcome.ok) throw new Error(outcome.error?.message ?? "SoL-Pi is disabled: its config could not be loaded.");
+			if (!outcome.ok || !outcome.config) throw new Error(outcome.error?.message ?? "SoL-Pi is disabled: its config could not be loaded.");
+			const config = outcome.config;
+
+			// Registration order matters: Online Context Compact observes context last.
+			// A mechanism that cannot start is skipped with its own message; the others still run.
+			const failures: string[] = [];
+			const start = (register: () => void) => {
+				try {
+					register();
+				} catch (error) {
+					failures.push(error instanceof Error ? error.message : String(error));
+				}
+			};
+			if (config.actionFusion) start(() => registerActionFusion(pi, ctx, native.addon, { agentDir, bashOptions: options.bashOptions }));
 
 			// `hasUI` is also true in RPC mode; only the interactive terminal gets the notice.
 			if (ctx.mode === "tui" && outcome.notice) ctx.ui.notify(outcome.notice, "info");
+			if (failures.length > 0) throw new Error(failures.join("\n"));
 		});
 	};
 }

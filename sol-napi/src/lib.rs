@@ -33,6 +33,7 @@
 mod boundary;
 mod config;
 mod fs;
+pub mod fusion;
 
 pub use config::{
     ConfigFailure, ConfigRequest, EffectiveConfig, LoadConfigOutcome, load_config_outcome,

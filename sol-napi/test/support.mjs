@@ -79,7 +79,18 @@ function recordingUi(calls) {
  * root or an entry file). `mode: "tui"` binds a recording UI context so notices
  * can be read; any other mode binds no UI, as print/JSON runs do.
  */
-export async function startSession({ cwd, agentDir, trusted = true, extensionPath = repoRoot, mode = "print", replies = ["done"] }) {
+export async function startSession({
+	cwd,
+	agentDir,
+	trusted = true,
+	extensionPath = repoRoot,
+	extraExtensionPaths = [],
+	earlierExtensionPaths = [],
+	extensionFactories = [],
+	settings = {},
+	mode = "print",
+	replies = ["done"],
+}) {
 	const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
 	// getAgentDir() reads this, as it does for the real CLI.
 	process.env.PI_CODING_AGENT_DIR = agentDir;
@@ -90,12 +101,13 @@ export async function startSession({ cwd, agentDir, trusted = true, extensionPat
 		modelsPath: path.join(agentDir, "models.json"),
 	});
 	modelRuntime.registerNativeProvider(faux.provider);
-	const settingsManager = pi.SettingsManager.inMemory({ compaction: { enabled: false } }, { projectTrusted: trusted });
+	const settingsManager = pi.SettingsManager.inMemory({ compaction: { enabled: false }, ...settings }, { projectTrusted: trusted });
 	const resourceLoader = new pi.DefaultResourceLoader({
 		cwd,
 		agentDir,
 		settingsManager,
-		additionalExtensionPaths: [extensionPath],
+		additionalExtensionPaths: [...earlierExtensionPaths, extensionPath, ...extraExtensionPaths],
+		extensionFactories,
 		noSkills: true,
 		noPromptTemplates: true,
 		noThemes: true,
@@ -121,6 +133,7 @@ export async function startSession({ cwd, agentDir, trusted = true, extensionPat
 	const solPi = loaded.extensions.find((ext) => ext.path.startsWith(path.resolve(extensionPath)));
 	return {
 		session,
+		faux,
 		loaded,
 		solPi,
 		errors,
@@ -139,3 +152,27 @@ export async function ask(session, text = "hello") {
 	await session.prompt(text);
 	return session.getLastAssistantText();
 }
+
+/** A scripted assistant turn that calls tools (run in parallel by Pi unless a tool says otherwise). */
+export function toolCalls(...calls) {
+	return ai.fauxAssistantMessage(
+		calls.map(([name, args, id]) => ai.fauxToolCall(name, args, { id })),
+		{ stopReason: "toolUse" },
+	);
+}
+
+/** The tool results of the session so far, by tool-call id. */
+export function toolResults(session) {
+	const results = new Map();
+	for (const message of session.messages) {
+		if (message.role === "toolResult") results.set(message.toolCallId, message);
+	}
+	return results;
+}
+
+export function resultText(result) {
+	return (result?.content ?? []).filter((block) => block.type === "text").map((block) => block.text).join("\n");
+}
+
+/** Pi's major version: 0 (0.84.2) or 1. */
+export const piMajor = Number(piVersion.split(".")[0]);

@@ -1,0 +1,193 @@
+//! Every text Action Fusion shows: result texts the model reads, schema descriptions, and
+//! the savings badge, notice and status line a person sees.
+//!
+//! The three markers are part of the interface: hosts and scripts search tool results for
+//! them, so they never change.
+//!
+//! ```
+//! use sol_fusion::text::{self, CommandOutcome};
+//!
+//! assert_eq!(text::classify_command(false, Some(0.0)), CommandOutcome::Succeeded);
+//! assert_eq!(text::succeeded_block("ok"), "[then_run:succeeded]\nok");
+//! assert_eq!(
+//!     text::failed_text("Successfully wrote 12 bytes to a.txt", ""),
+//!     "Successfully wrote 12 bytes to a.txt\n\n[then_run:failed]\n\nCommand failed."
+//! );
+//! ```
+
+/// Starts the block appended to a mutation result after the command succeeded.
+pub const SUCCEEDED: &str = "[then_run:succeeded]";
+/// Marks a fused call whose command failed; the mutation was kept.
+pub const FAILED: &str = "[then_run:failed]";
+/// Marks a fused call whose command was not run.
+pub const SKIPPED: &str = "[then_run:skipped]";
+
+/// What a failed command contributes when it produced no text.
+pub const COMMAND_FAILED_FALLBACK: &str = "Command failed.";
+
+/// The reason given when the hash guard sees the target change between the mutation and
+/// the command.
+pub const CHANGED_REASON: &str = "target content changed after the fused mutation";
+
+/// The name of the mechanism on the badge and in notices.
+pub const MECHANISM_LABEL: &str = "Action Fusion";
+/// What one successful fused call saves.
+pub const SAVING: &str = "1 model round-trip avoided";
+/// The key of Pi's footer status entry that shows the saving.
+pub const STATUS_KEY: &str = "sol-pi-savings";
+/// How long the status entry stays before the host clears it, in milliseconds.
+pub const STATUS_CLEAR_MS: u32 = 4000;
+
+/// The error text when the mutation failed and `then_run` was given: the mutation's own
+/// message, a blank line, then a [`SKIPPED`] line.
+pub fn skipped_after_mutation_failure(mutation_error: &str) -> String {
+    format!(
+        "{mutation_error}\n\n{SKIPPED} The file mutation did not complete, so the then_run command was not run."
+    )
+}
+
+/// The error text when the target could not be confirmed unchanged after the mutation;
+/// `reason` is [`CHANGED_REASON`] or [`unreadable_reason`].
+pub fn skipped_after_change(reason: &str) -> String {
+    format!(
+        "{SKIPPED} {reason}; the command was not run. The file mutation itself was applied and is kept."
+    )
+}
+
+/// The reason given when the hash guard could not read the target after the mutation.
+pub fn unreadable_reason(error: &str) -> String {
+    format!("target could not be read after the fused mutation: {error}")
+}
+
+/// The text block appended to the mutation result when the command succeeded: the
+/// [`SUCCEEDED`] marker, then the command output on the next line (the marker alone when
+/// the output is empty).
+pub fn succeeded_block(output: &str) -> String {
+    if output.is_empty() {
+        SUCCEEDED.to_owned()
+    } else {
+        format!("{SUCCEEDED}\n{output}")
+    }
+}
+
+/// The whole error text of a fused call whose command failed: the mutation text, the
+/// [`FAILED`] marker and the command text, leaving out empty parts, separated by blank
+/// lines. An empty `command_text` becomes [`COMMAND_FAILED_FALLBACK`].
+pub fn failed_text(mutation_text: &str, command_text: &str) -> String {
+    [
+        mutation_text,
+        FAILED,
+        command_text_or_fallback(command_text),
+    ]
+    .into_iter()
+    .filter(|part| !part.is_empty())
+    .collect::<Vec<_>>()
+    .join("\n\n")
+}
+
+/// The text block appended after the mutation's own content blocks when a host returns a
+/// failed command as an error result: the [`FAILED`] marker, then the command text (or
+/// [`COMMAND_FAILED_FALLBACK`]) on the next line.
+pub fn failed_block(command_text: &str) -> String {
+    format!("{FAILED}\n{}", command_text_or_fallback(command_text))
+}
+
+fn command_text_or_fallback(command_text: &str) -> &str {
+    if command_text.is_empty() {
+        COMMAND_FAILED_FALLBACK
+    } else {
+        command_text
+    }
+}
+
+/// How a command that returned a result (rather than throwing) ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CommandOutcome {
+    /// Not flagged as an error, and no non-zero exit code.
+    Succeeded,
+    /// Flagged as an error, or a non-zero exit code.
+    Failed,
+}
+
+/// Classifies a returned bash result from its `isError` flag (absent counts as `false`)
+/// and its structured exit code, if any. The output text is never inspected: a command
+/// that prints "error" but exits 0 succeeded.
+pub fn classify_command(is_error: bool, exit_code: Option<f64>) -> CommandOutcome {
+    let non_zero_exit = exit_code.is_some_and(|code| code != 0.0);
+    if is_error || non_zero_exit {
+        CommandOutcome::Failed
+    } else {
+        CommandOutcome::Succeeded
+    }
+}
+
+/// The first badge line on a fused call: `⚡ SoL-Pi · Action Fusion`.
+pub fn badge_title() -> String {
+    format!("\u{26A1} SoL-Pi \u{00B7} {MECHANISM_LABEL}")
+}
+
+/// The second badge line on a fused call: `Money saved · 1 model round-trip avoided`.
+pub fn badge_saving() -> String {
+    format!("Money saved \u{00B7} {SAVING}")
+}
+
+/// The two-line notification shown after a fused command succeeded (TUI mode only).
+pub fn savings_notice() -> String {
+    format!("{}\n{}", badge_title(), badge_saving())
+}
+
+/// The footer status text shown under [`STATUS_KEY`] for [`STATUS_CLEAR_MS`].
+pub fn status_text() -> String {
+    format!("\u{26A1} {MECHANISM_LABEL} \u{00B7} {SAVING}")
+}
+
+/// The tool whose schema gains `then_run`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MutationTool {
+    /// Pi's `edit` tool: exact text replacements in an existing file.
+    Edit,
+    /// Pi's `write` tool: creates or overwrites a whole file.
+    Write,
+}
+
+/// The schema description of the `then_run` object, as the model reads it.
+pub fn then_run_description(tool: MutationTool) -> &'static str {
+    match tool {
+        MutationTool::Edit => {
+            "Optional. After the edits are applied, run this bash command in the same call, \
+             for example to run, build, test or check the changed code. It is skipped if the \
+             edits fail. A non-zero exit is reported as a failure, but the edits are kept."
+        }
+        MutationTool::Write => {
+            "Optional. After the file is written, run this bash command in the same call, \
+             for example to run, build, test or check the new file. It is skipped if the \
+             write fails. A non-zero exit is reported as a failure, but the written file is \
+             kept."
+        }
+    }
+}
+
+/// The schema description of `then_run.command`.
+pub fn command_description() -> &'static str {
+    "The bash command to run in the working directory once the file change has succeeded."
+}
+
+/// The schema description of `then_run.timeout`.
+pub fn timeout_description() -> &'static str {
+    "Optional timeout for the command, in seconds. There is no default timeout."
+}
+
+/// A one-line warning for when the active `tool_name` tool no longer accepts `then_run`.
+/// Control characters in `tool_name` (line breaks included) become spaces so that the
+/// warning stays on one line.
+pub fn inert_warning(tool_name: &str) -> String {
+    let tool: String = tool_name
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    format!(
+        "{MECHANISM_LABEL} is inactive for {tool}: the active {tool} tool no longer accepts then_run \
+         (another extension or a later registration replaced it); plain {tool} calls without \
+         then_run still work."
+    )
+}

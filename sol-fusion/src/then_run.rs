@@ -1,0 +1,173 @@
+//! The optional `then_run` argument of a fused `edit` or `write`.
+//!
+//! The host validates `then_run` before it touches the file, so a malformed argument
+//! rejects the whole tool call with nothing changed. Every error message says so, because
+//! the model reads it as the tool result and must know it can simply retry.
+//!
+//! ```
+//! use serde_json::json;
+//! use sol_fusion::then_run::{parse_then_run, ThenRun};
+//!
+//! let value = json!({"command": "npm test", "timeout": 90});
+//! assert_eq!(
+//!     parse_then_run(Some(&value))?,
+//!     Some(ThenRun { command: "npm test".to_owned(), timeout_seconds: Some(90.0) })
+//! );
+//! assert_eq!(parse_then_run(None)?, None);
+//!
+//! let error = parse_then_run(Some(&json!({"command": "  "}))).unwrap_err();
+//! assert_eq!(error.code(), "empty_command");
+//! # Ok::<(), sol_fusion::then_run::ThenRunError>(())
+//! ```
+
+use serde_json::Value;
+
+/// The key of the follow-up command inside `then_run`.
+pub const COMMAND_KEY: &str = "command";
+/// The key of the optional timeout, in seconds, inside `then_run`.
+pub const TIMEOUT_KEY: &str = "timeout";
+
+/// A validated `then_run` request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThenRun {
+    /// The bash command, exactly as the model wrote it (not trimmed).
+    pub command: String,
+    /// The timeout in seconds, finite and greater than 0; `None` means no timeout.
+    pub timeout_seconds: Option<f64>,
+}
+
+/// Why a `then_run` argument was rejected. Every message ends by saying that the file was
+/// not modified.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ThenRunError {
+    /// `then_run` is present but not an object (and not null).
+    #[error(
+        "then_run must be an object like {{\"command\": \"npm test\", \"timeout\": 60}}, got {found}; the file was not modified"
+    )]
+    NotAnObject {
+        /// The JSON kind that was given, such as `a string`.
+        found: String,
+    },
+    /// `then_run` has a key other than `command` and `timeout` (the first in document order).
+    #[error(
+        "then_run has an unknown key {key:?}; only \"command\" and \"timeout\" are allowed; the file was not modified"
+    )]
+    UnknownKey {
+        /// The unknown key.
+        key: String,
+    },
+    /// `then_run.command` is missing.
+    #[error(
+        "then_run.command is missing; it must be a non-empty string with the bash command to run; the file was not modified"
+    )]
+    MissingCommand,
+    /// `then_run.command` is not a string.
+    #[error("then_run.command must be a non-empty string, got {found}; the file was not modified")]
+    CommandNotString {
+        /// The JSON kind that was given, such as `a number`.
+        found: String,
+    },
+    /// `then_run.command` is empty or only white space.
+    #[error(
+        "then_run.command must be a non-empty string, got an empty or blank string; the file was not modified"
+    )]
+    EmptyCommand,
+    /// `then_run.timeout` is present but not a finite number greater than 0.
+    #[error(
+        "then_run.timeout must be a number of seconds greater than 0, or left out for no timeout; got {found}; the file was not modified"
+    )]
+    InvalidTimeout {
+        /// The value that was given: the number itself, or its JSON kind.
+        found: String,
+    },
+}
+
+impl ThenRunError {
+    /// A stable snake-case identifier of the kind of error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ThenRunError::NotAnObject { .. } => "not_an_object",
+            ThenRunError::UnknownKey { .. } => "unknown_key",
+            ThenRunError::MissingCommand => "missing_command",
+            ThenRunError::CommandNotString { .. } => "command_not_string",
+            ThenRunError::EmptyCommand => "empty_command",
+            ThenRunError::InvalidTimeout { .. } => "invalid_timeout",
+        }
+    }
+}
+
+/// Validates the `then_run` argument of a tool call.
+///
+/// `None` (the key is absent) and JSON `null` mean no follow-up: `Ok(None)`. Otherwise the
+/// value must be an object with a `command` string that is not blank and, optionally, a
+/// `timeout` that is a number greater than 0. The checks run in this order: the kind of
+/// value, unknown keys, `command`, `timeout`.
+///
+/// # Errors
+///
+/// A [`ThenRunError`] describing the first problem found.
+pub fn parse_then_run(value: Option<&Value>) -> Result<Option<ThenRun>, ThenRunError> {
+    let object = match value {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Object(object)) => object,
+        Some(other) => {
+            return Err(ThenRunError::NotAnObject {
+                found: kind(other).to_owned(),
+            });
+        }
+    };
+    if let Some(key) = object
+        .keys()
+        .find(|key| *key != COMMAND_KEY && *key != TIMEOUT_KEY)
+    {
+        return Err(ThenRunError::UnknownKey { key: key.clone() });
+    }
+    let command = match object.get(COMMAND_KEY) {
+        None => return Err(ThenRunError::MissingCommand),
+        Some(Value::String(command)) if is_blank(command) => {
+            return Err(ThenRunError::EmptyCommand);
+        }
+        Some(Value::String(command)) => command.clone(),
+        Some(other) => {
+            return Err(ThenRunError::CommandNotString {
+                found: kind(other).to_owned(),
+            });
+        }
+    };
+    let timeout_seconds = match object.get(TIMEOUT_KEY) {
+        None => None,
+        Some(Value::Number(number)) => match number.as_f64() {
+            Some(seconds) if seconds.is_finite() && seconds > 0.0 => Some(seconds),
+            _ => {
+                return Err(ThenRunError::InvalidTimeout {
+                    found: number.to_string(),
+                });
+            }
+        },
+        Some(other) => {
+            return Err(ThenRunError::InvalidTimeout {
+                found: kind(other).to_owned(),
+            });
+        }
+    };
+    Ok(Some(ThenRun {
+        command,
+        timeout_seconds,
+    }))
+}
+
+/// Blank as JavaScript's `trim()` sees it: white space and the byte-order mark.
+fn is_blank(text: &str) -> bool {
+    text.chars().all(|c| c.is_whitespace() || c == '\u{FEFF}')
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

@@ -1,0 +1,167 @@
+//! Snapshots of every text a model or a person reads.
+
+use serde_json::json;
+use sol_fusion::path::{PathContext, Platform, resolve_tool_path};
+use sol_fusion::text::{self, MutationTool};
+use sol_fusion::then_run::parse_then_run;
+
+#[test]
+fn markers() {
+    let markers = [text::SUCCEEDED, text::FAILED, text::SKIPPED];
+    assert_text_snapshot!("markers", markers.join("\n"));
+}
+
+#[test]
+fn skipped_texts() {
+    let texts = [
+        text::skipped_after_mutation_failure(
+            "Could not find the exact text in /work/app/src/a.ts. The old text must match exactly.",
+        ),
+        text::skipped_after_change(text::CHANGED_REASON),
+        text::skipped_after_change(&text::unreadable_reason(
+            "ENOENT: no such file or directory, open '/work/app/src/a.ts'",
+        )),
+    ];
+    assert_text_snapshot!("skipped_texts", texts.join("\n---\n"));
+}
+
+#[test]
+fn succeeded_blocks() {
+    let texts = [
+        text::succeeded_block(""),
+        text::succeeded_block("test result: ok. 3 passed; 0 failed"),
+        text::succeeded_block("line 1\nline 2\n"),
+    ];
+    assert_text_snapshot!("succeeded_blocks", texts.join("\n---\n"));
+}
+
+#[test]
+fn failed_texts() {
+    let mutation = "Successfully wrote 42 bytes to src/main.ts";
+    let texts = [
+        text::failed_text(
+            mutation,
+            "error TS2322: Type 'string' is not assignable to type 'number'.\n\nCommand exited with code 2",
+        ),
+        text::failed_text(mutation, ""),
+        text::failed_text("", "legacy command failure"),
+        text::failed_text("", ""),
+        text::failed_block("npm ERR! Test failed.\n\nCommand exited with code 1"),
+        text::failed_block(""),
+    ];
+    assert_text_snapshot!("failed_texts", texts.join("\n---\n"));
+}
+
+#[test]
+fn tui_texts() {
+    let texts = [
+        format!("label: {}", text::MECHANISM_LABEL),
+        format!("saving: {}", text::SAVING),
+        format!("badge title: {}", text::badge_title()),
+        format!("badge saving: {}", text::badge_saving()),
+        format!("notice:\n{}", text::savings_notice()),
+        format!(
+            "status [{}] for {} ms: {}",
+            text::STATUS_KEY,
+            text::STATUS_CLEAR_MS,
+            text::status_text()
+        ),
+    ];
+    assert_text_snapshot!("tui_texts", texts.join("\n"));
+}
+
+#[test]
+fn schema_descriptions() {
+    let texts = [
+        format!(
+            "edit then_run: {}",
+            text::then_run_description(MutationTool::Edit)
+        ),
+        format!(
+            "write then_run: {}",
+            text::then_run_description(MutationTool::Write)
+        ),
+        format!("command: {}", text::command_description()),
+        format!("timeout: {}", text::timeout_description()),
+    ];
+    assert_text_snapshot!("schema_descriptions", texts.join("\n"));
+}
+
+#[test]
+fn inert_warnings() {
+    let texts = [text::inert_warning("edit"), text::inert_warning("write")];
+    assert_text_snapshot!("inert_warnings", texts.join("\n"));
+}
+
+#[test]
+fn then_run_error_messages() {
+    let values = [
+        json!("npm test"),
+        json!(["npm", "test"]),
+        json!({"command": "npm test", "cwd": "/tmp"}),
+        json!({"timeout": 30}),
+        json!({"command": 42}),
+        json!({"command": "   "}),
+        json!({"command": "npm test", "timeout": 0}),
+        json!({"command": "npm test", "timeout": -2.5}),
+        json!({"command": "npm test", "timeout": "30"}),
+        json!({"command": "npm test", "timeout": null}),
+    ];
+    let texts: Vec<String> = values
+        .iter()
+        .map(|value| match parse_then_run(Some(value)) {
+            Ok(parsed) => format!("{value}\nunexpectedly valid: {parsed:?}\n"),
+            Err(error) => format!("{value}\n[{}] {error}\n", error.code()),
+        })
+        .collect();
+    assert_text_snapshot!("then_run_error_messages", texts.join("\n"));
+}
+
+#[test]
+fn path_error_messages() {
+    let posix = PathContext {
+        cwd: "/work/app",
+        home: "/home/dev",
+        platform: Platform::Posix,
+    };
+    let windows = PathContext {
+        cwd: r"C:\work\app",
+        home: r"C:\Users\dev",
+        platform: Platform::Windows,
+    };
+    let cases = [
+        ("", posix),
+        ("@", posix),
+        ("src/a\0.ts", posix),
+        ("file:///work/app/a%2Fb.ts", posix),
+        ("file:///C:/work/a%5Cb.ts", windows),
+        ("file://buildbox/work/a.ts", posix),
+        ("file://user@buildbox/share/a.ts", windows),
+        ("file:///work/app/100%.ts", posix),
+        ("file:///work/app/caf%E9.ts", posix),
+        ("file:///work/app/a.ts", windows),
+        (
+            "x",
+            PathContext {
+                cwd: "work/app",
+                ..posix
+            },
+        ),
+        ("~/notes.md", PathContext { home: "", ..posix }),
+    ];
+    let texts: Vec<String> = cases
+        .iter()
+        .map(|(input, ctx)| match resolve_tool_path(input, ctx) {
+            Ok(path) => format!(
+                "{input:?} ({:?})\nunexpectedly resolved to {path}\n",
+                ctx.platform
+            ),
+            Err(error) => format!(
+                "{input:?} ({:?})\n[{}] {error}\n",
+                ctx.platform,
+                error.code()
+            ),
+        })
+        .collect();
+    assert_text_snapshot!("path_error_messages", texts.join("\n"));
+}

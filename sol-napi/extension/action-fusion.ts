@@ -1,0 +1,269 @@
+// Action Fusion in Pi: `edit` and `write` rebuilt from Pi's own definitions
+// with an optional `then_run` follow-up command, run through Pi's own bash tool
+// in the same call. Texts and decisions come from Rust (`sol-fusion`); this file
+// does the I/O: the per-file queue, the mutation, the hash guard, the command.
+import * as fsp from "node:fs/promises";
+import * as os from "node:os";
+import * as path from "node:path";
+
+import {
+	createBashToolDefinition,
+	createEditToolDefinition,
+	createWriteToolDefinition,
+	SettingsManager,
+	VERSION,
+} from "@earendil-works/pi-coding-agent";
+import type { BashToolOptions, ExtensionAPI, ExtensionContext, ToolDefinition } from "@earendil-works/pi-coding-agent";
+import { Container, Text } from "@earendil-works/pi-tui";
+import { Type } from "typebox";
+
+import type { NativeAddon } from "./native.ts";
+
+type Addon = typeof NativeAddon;
+type Kind = "edit" | "write";
+// Pi's definitions are generic over their schemas; the fused tool handles them uniformly.
+type AnyDefinition = ToolDefinition<any, any, any>;
+type ToolResult = { content: Array<{ type: string; text?: string }>; details?: unknown; isError?: boolean; structuredContent?: any };
+
+export interface ActionFusionOptions {
+	/** Pi's agent directory, for reading its settings. */
+	agentDir: string;
+	/** Explicit bash options (shell path, command prefix); replaces Pi's settings when given. */
+	bashOptions?: BashToolOptions;
+}
+
+/** Pi 1.x keeps a returned `isError` result; 0.84.2 ignores it, so failures must throw there. */
+const returnsErrorResults = Number(VERSION.split(".")[0]) >= 1;
+
+function textOf(result: { content?: Array<{ type: string; text?: string }> } | undefined): string {
+	return (result?.content ?? [])
+		.filter((block) => block.type === "text" && typeof block.text === "string")
+		.map((block) => block.text)
+		.join("\n");
+}
+
+function messageOf(error: unknown): string {
+	return error instanceof Error ? error.message : String(error);
+}
+
+/** Bash options from Pi's file-backed settings, respecting project trust. */
+function bashOptionsFromSettings(ctx: ExtensionContext, agentDir: string): BashToolOptions {
+	const settings = SettingsManager.create(ctx.cwd, agentDir, { projectTrusted: ctx.isProjectTrusted() });
+	const errors = settings.drainErrors();
+	if (errors.length > 0) {
+		const details = errors
+			.map((e) => `${e.scope} settings${(e as { path?: string }).path ? ` ${(e as { path?: string }).path}` : ""}: ${messageOf(e.error)}`)
+			.join("; ");
+		throw new Error(
+			`SoL-Pi Action Fusion is off: Pi's settings could not be read (${details}). ` +
+				"then_run would not know which shell to use; fix the settings file and restart Pi. Other SoL-Pi mechanisms keep working.",
+		);
+	}
+	const options: BashToolOptions = {};
+	const shellPath = settings.getShellPath();
+	const commandPrefix = settings.getShellCommandPrefix();
+	if (shellPath) options.shellPath = shellPath;
+	if (commandPrefix) options.commandPrefix = commandPrefix;
+	return options;
+}
+
+/** One promise chain per canonical file: fused calls on a file run one at a time. */
+class FileQueue {
+	private readonly tails = new Map<string, Promise<void>>();
+
+	async run<T>(key: string, operation: () => Promise<T>): Promise<T> {
+		const previous = this.tails.get(key) ?? Promise.resolve();
+		let release!: () => void;
+		const done = new Promise<void>((resolve) => (release = resolve));
+		const tail = previous.then(() => done);
+		this.tails.set(key, tail);
+		await previous;
+		try {
+			return await operation();
+		} finally {
+			release();
+			if (this.tails.get(key) === tail) this.tails.delete(key);
+		}
+	}
+}
+
+/** Realpath of the deepest existing ancestor, with the missing segments put back. */
+async function canonicalKey(target: string): Promise<string> {
+	const missing: string[] = [];
+	let current = target;
+	for (;;) {
+		try {
+			return path.join(await fsp.realpath(current), ...missing.reverse());
+		} catch (error) {
+			const code = (error as NodeJS.ErrnoException).code;
+			const parent = path.dirname(current);
+			if ((code !== "ENOENT" && code !== "ENOTDIR") || parent === current) return target;
+			missing.push(path.basename(current));
+			current = parent;
+		}
+	}
+}
+
+export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, addon: Addon, options: ActionFusionOptions): void {
+	const bashOptions = options.bashOptions ?? bashOptionsFromSettings(ctx, options.agentDir);
+	const texts = addon.fusionTexts();
+	const queue = new FileQueue();
+	const definitions = new Map<string, { edit: AnyDefinition; write: AnyDefinition; bash: AnyDefinition }>();
+	let statusTimer: ReturnType<typeof setTimeout> | undefined;
+
+	// Pi 0.84.2's definitions resolve paths against their construction cwd: one set per cwd.
+	function definitionsFor(cwd: string) {
+		let set = definitions.get(cwd);
+		if (!set) {
+			set = {
+				edit: createEditToolDefinition(cwd) as AnyDefinition,
+				write: createWriteToolDefinition(cwd) as AnyDefinition,
+				bash: createBashToolDefinition(cwd, bashOptions) as AnyDefinition,
+			};
+			definitions.set(cwd, set);
+		}
+		return set;
+	}
+
+	/** The command failed or was skipped after the mutation was applied: keep the mutation's result. */
+	function failAfterMutation(mutation: ToolResult, block: string, thrownText: string): ToolResult {
+		if (returnsErrorResults) {
+			return { ...mutation, content: [...mutation.content, { type: "text", text: block }], isError: true };
+		}
+		throw new Error(thrownText);
+	}
+
+	function announceSavings(toolCallId: string, c: ExtensionContext) {
+		// Script calls (codemode, id "<parent>/<n>") are shown inside the script's own row.
+		if (c.mode !== "tui" || toolCallId.includes("/")) return;
+		c.ui.notify(texts.savingsNotice, "info");
+		c.ui.setStatus(texts.statusKey, texts.statusText);
+		if (statusTimer) clearTimeout(statusTimer);
+		statusTimer = setTimeout(() => c.ui.setStatus(texts.statusKey, undefined), texts.statusClearMs);
+		statusTimer.unref?.();
+	}
+
+	async function runFused(
+		kind: Kind,
+		target: string,
+		thenRun: { command: string; timeout?: number } | undefined,
+		call: [string, Record<string, unknown>, AbortSignal | undefined, unknown, ExtensionContext],
+	): Promise<ToolResult> {
+		const [toolCallId, mutationParams, signal, onUpdate, c] = call;
+		const set = definitionsFor(c.cwd);
+		let mutation: ToolResult;
+		try {
+			mutation = (await set[kind].execute(toolCallId, mutationParams, signal, onUpdate as never, c as never)) as ToolResult;
+		} catch (error) {
+			if (!thenRun) throw error;
+			throw new Error(addon.fusionSkippedAfterMutationFailure(messageOf(error)));
+		}
+		if (!thenRun) return mutation;
+		if (mutation.isError) throw new Error(addon.fusionSkippedAfterMutationFailure(textOf(mutation)));
+
+		// Hash guard: the target must not change between the mutation and the command.
+		const before = addon.fileDigest(target);
+		await new Promise<void>((resolve) => setImmediate(resolve));
+		const after = addon.fileDigest(target);
+		if (before.error !== undefined || after.error !== undefined || before.digest !== after.digest) {
+			const skipped = addon.fusionSkippedAfterChange(before.error ?? after.error);
+			return failAfterMutation(mutation, skipped, [textOf(mutation), skipped].filter(Boolean).join("\n\n"));
+		}
+
+		let command: ToolResult;
+		try {
+			command = (await set.bash.execute(`${toolCallId}:then_run`, thenRun, signal, undefined, c as never)) as ToolResult;
+		} catch (error) {
+			// 0.84.2 throws on a non-zero exit; every version throws on a timeout or an abort.
+			throw new Error(addon.fusionFailedText(textOf(mutation), messageOf(error)));
+		}
+		const output = textOf(command);
+		if (addon.fusionCommandFailed(command.isError === true, command.structuredContent?.exit_code)) {
+			return failAfterMutation(mutation, addon.fusionFailedBlock(output), addon.fusionFailedText(textOf(mutation), output));
+		}
+		announceSavings(toolCallId, c);
+		return { ...mutation, content: [...mutation.content, { type: "text", text: addon.fusionSucceededBlock(output) }] };
+	}
+
+	function fuse(kind: Kind, base: AnyDefinition): AnyDefinition {
+		const thenRunSchema = Type.Optional(
+			Type.Object(
+				{
+					command: Type.String({ description: texts.command }),
+					timeout: Type.Optional(Type.Number({ description: texts.timeout })),
+				},
+				{ description: kind === "edit" ? texts.thenRunEdit : texts.thenRunWrite },
+			),
+		);
+		// Keep Pi's own schema object (its required list, options and symbols); add one property.
+		const parameters = { ...base.parameters, properties: { ...base.parameters.properties, then_run: thenRunSchema } };
+		const basePrepare = base.prepareArguments;
+		return {
+			...base,
+			parameters,
+			prepareArguments: basePrepare
+				? (args: unknown) => {
+						if (!args || typeof args !== "object" || !("then_run" in args)) return basePrepare(args);
+						const { then_run, ...rest } = args as Record<string, unknown>;
+						return { ...(basePrepare(rest) as object), then_run };
+					}
+				: undefined,
+			async execute(toolCallId: string, params: Record<string, unknown>, signal: AbortSignal | undefined, onUpdate: unknown, c: ExtensionContext) {
+				const { then_run, ...mutationParams } = params;
+				const plan = addon.fusionPlanCall({
+					path: typeof params.path === "string" ? params.path : "",
+					thenRunJson: then_run === undefined ? undefined : JSON.stringify(then_run),
+					cwd: c.cwd,
+					home: os.homedir(),
+					windows: process.platform === "win32",
+				});
+				if (!plan.ok) throw new Error(plan.error);
+				const call: [string, Record<string, unknown>, AbortSignal | undefined, unknown, ExtensionContext] = [
+					toolCallId,
+					mutationParams,
+					signal,
+					onUpdate,
+					c,
+				];
+				if (plan.target === undefined) return runFused(kind, "", undefined, call);
+				const target = plan.target;
+				return queue.run(await canonicalKey(target), () => runFused(kind, target, plan.thenRun, call));
+			},
+			renderCall(args: any, theme: any, context: any) {
+				const inner = definitionsFor(context?.cwd ?? ctx.cwd)[kind].renderCall?.(args, theme, context);
+				if (!args?.then_run || context?.isError) return inner;
+				const badge = new Container();
+				badge.addChild(new Text(theme.fg("accent", theme.bold(texts.badgeTitle)), 0, 0));
+				badge.addChild(new Text(theme.fg("success", texts.badgeSaving), 0, 0));
+				if (inner) badge.addChild(inner);
+				return badge;
+			},
+			renderResult(result: any, renderOptions: any, theme: any, context: any) {
+				return definitionsFor(context?.cwd ?? ctx.cwd)[kind].renderResult?.(result, renderOptions, theme, context);
+			},
+		} as AnyDefinition;
+	}
+
+	const template = definitionsFor(ctx.cwd);
+	const fused = { edit: fuse("edit", template.edit), write: fuse("write", template.write) };
+	pi.registerTool(fused.edit);
+	pi.registerTool(fused.write);
+
+	// Another extension or a later registration can replace edit/write and drop then_run; say so once.
+	const warned = new Set<Kind>();
+	pi.on("agent_start", (_event, c) => {
+		const active = new Set(pi.getActiveTools());
+		const inert: string[] = [];
+		for (const kind of ["edit", "write"] as const) {
+			if (warned.has(kind) || !active.has(kind)) continue;
+			const info = pi.getAllTools().find((tool) => tool.name === kind);
+			const properties = (info?.parameters as { properties?: Record<string, unknown> } | undefined)?.properties;
+			if (properties && "then_run" in properties) continue;
+			warned.add(kind);
+			inert.push(addon.fusionInertWarning(kind));
+		}
+		if (inert.length === 0) return;
+		if (c.mode === "tui") for (const warning of inert) c.ui.notify(warning, "warning");
+		else throw new Error(inert.join("\n"));
+	});
+}
