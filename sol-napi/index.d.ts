@@ -74,6 +74,9 @@ export interface FileDigest {
   error?: string
 }
 
+/** The thrown text when a block follows an applied mutation (Pi 0.84.2). */
+export declare function fusionAfterMutation(mutationText: string, block: string): string
+
 /**
  * What to do with a call: `ok` with the resolved target (absent when the path
  * could not be resolved for a plain call, which then runs unqueued), or an
@@ -120,6 +123,9 @@ export declare function fusionInertWarning(toolName: string): string
 
 /** Checks `then_run` and resolves the target path of an `edit`/`write` call. */
 export declare function fusionPlanCall(request: FusionCallRequest): FusionCallPlan
+
+/** The message when Pi's shell settings cannot be read and Action Fusion stays off. */
+export declare function fusionSettingsUnreadable(details: string): string
 
 /** The text when the target changed (or became unreadable) before the command. */
 export declare function fusionSkippedAfterChange(unreadableError?: string | undefined | null): string

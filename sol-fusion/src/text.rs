@@ -54,6 +54,25 @@ pub fn skipped_after_change(reason: &str) -> String {
     )
 }
 
+/// The whole error text when a host must throw (Pi 0.84.2 ignores returned error results)
+/// after the mutation was applied: the mutation text, then `block`, separated by a blank
+/// line; an empty mutation text is left out.
+pub fn after_mutation(mutation_text: &str, block: &str) -> String {
+    if mutation_text.is_empty() {
+        block.to_owned()
+    } else {
+        format!("{mutation_text}\n\n{block}")
+    }
+}
+
+/// The one message when the host's shell settings cannot be read, so Action Fusion does
+/// not start; `details` lists each unreadable settings file and its error.
+pub fn settings_unreadable(details: &str) -> String {
+    format!(
+        "SoL-Pi Action Fusion is off: Pi's settings could not be read ({details}). then_run would not know which shell to use; fix the settings file and restart Pi. Other SoL-Pi mechanisms keep working."
+    )
+}
+
 /// The reason given when the hash guard could not read the target after the mutation.
 pub fn unreadable_reason(error: &str) -> String {
     format!("target could not be read after the fused mutation: {error}")

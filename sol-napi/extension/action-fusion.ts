@@ -47,17 +47,14 @@ function messageOf(error: unknown): string {
 }
 
 /** Bash options from Pi's file-backed settings, respecting project trust. */
-function bashOptionsFromSettings(ctx: ExtensionContext, agentDir: string): BashToolOptions {
+function bashOptionsFromSettings(ctx: ExtensionContext, agentDir: string, addon: Addon): BashToolOptions {
 	const settings = SettingsManager.create(ctx.cwd, agentDir, { projectTrusted: ctx.isProjectTrusted() });
 	const errors = settings.drainErrors();
 	if (errors.length > 0) {
 		const details = errors
 			.map((e) => `${e.scope} settings${(e as { path?: string }).path ? ` ${(e as { path?: string }).path}` : ""}: ${messageOf(e.error)}`)
 			.join("; ");
-		throw new Error(
-			`SoL-Pi Action Fusion is off: Pi's settings could not be read (${details}). ` +
-				"then_run would not know which shell to use; fix the settings file and restart Pi. Other SoL-Pi mechanisms keep working.",
-		);
+		throw new Error(addon.fusionSettingsUnreadable(details));
 	}
 	const options: BashToolOptions = {};
 	const shellPath = settings.getShellPath();
@@ -105,7 +102,7 @@ async function canonicalKey(target: string): Promise<string> {
 }
 
 export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, addon: Addon, options: ActionFusionOptions): void {
-	const bashOptions = options.bashOptions ?? bashOptionsFromSettings(ctx, options.agentDir);
+	const bashOptions = options.bashOptions ?? bashOptionsFromSettings(ctx, options.agentDir, addon);
 	const texts = addon.fusionTexts();
 	const queue = new FileQueue();
 	const definitions = new Map<string, { edit: AnyDefinition; write: AnyDefinition; bash: AnyDefinition }>();
@@ -167,7 +164,7 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 		const after = addon.fileDigest(target);
 		if (before.error !== undefined || after.error !== undefined || before.digest !== after.digest) {
 			const skipped = addon.fusionSkippedAfterChange(before.error ?? after.error);
-			return failAfterMutation(mutation, skipped, [textOf(mutation), skipped].filter(Boolean).join("\n\n"));
+			return failAfterMutation(mutation, skipped, addon.fusionAfterMutation(textOf(mutation), skipped));
 		}
 
 		let command: ToolResult;

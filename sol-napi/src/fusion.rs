@@ -188,6 +188,18 @@ pub fn fusion_failed_block(command_text: String) -> String {
     quiet(|| text::failed_block(&command_text))
 }
 
+/// The thrown text when a block follows an applied mutation (Pi 0.84.2).
+#[napi(catch_unwind)]
+pub fn fusion_after_mutation(mutation_text: String, block: String) -> String {
+    quiet(|| text::after_mutation(&mutation_text, &block))
+}
+
+/// The message when Pi's shell settings cannot be read and Action Fusion stays off.
+#[napi(catch_unwind)]
+pub fn fusion_settings_unreadable(details: String) -> String {
+    quiet(|| text::settings_unreadable(&details))
+}
+
 /// Whether a returned bash result means the command failed.
 #[napi(catch_unwind)]
 pub fn fusion_command_failed(is_error: bool, exit_code: Option<f64>) -> bool {

@@ -7,6 +7,7 @@ import * as fs from "node:fs";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import { test } from "node:test";
+import { fileURLToPath } from "node:url";
 
 import { makeWorkspace, repoRoot } from "./support.mjs";
 
@@ -104,4 +105,80 @@ try { a.__panicForTests("quiet panic"); } catch (error) { process.stdout.write("
 test("wrong argument types are rejected with an error, not a crash", () => {
 	assert.throws(() => addon.loadConfig({ cwd: 42 }), Error);
 	assert.throws(() => addon.loadConfig(), Error);
+});
+
+const pathCases = JSON.parse(fs.readFileSync(path.join(repoRoot, "fixtures", "fusion", "paths.json"), "utf8"));
+const planPath = (c) =>
+	addon.fusionPlanCall({ path: c.input, thenRunJson: JSON.stringify({ command: "true" }), cwd: c.cwd, home: c.home, windows: c.platform === "windows" });
+
+test("every shared path case resolves through the addon as the Rust tests expect", () => {
+	assert.ok(pathCases.length >= 40);
+	for (const c of pathCases) {
+		const plan = planPath(c);
+		if (c.expected !== null) assert.equal(plan.target, c.expected, JSON.stringify(c));
+		else {
+			assert.equal(plan.ok, false, JSON.stringify(c));
+			assert.equal(plan.errorCode, c.error_code, JSON.stringify(c));
+		}
+	}
+});
+
+test("POSIX file URLs resolve exactly as Node's fileURLToPath does", () => {
+	const spaces = /[\u00a0\u2000-\u200a\u202f\u205f\u3000]/g;
+	let compared = 0;
+	for (const c of pathCases.filter((c) => c.platform === "posix")) {
+		const input = c.input.replace(spaces, " ").replace(/^@/, "");
+		if (!input.startsWith("file://")) continue;
+		let node;
+		try {
+			node = path.posix.resolve(c.cwd, fileURLToPath(input));
+		} catch {
+			node = null;
+		}
+		if (node === null) assert.equal(planPath(c).ok, false, `Node rejects ${c.input}, so must we`);
+		else assert.equal(planPath(c).target, node, c.input);
+		compared++;
+	}
+	assert.ok(compared >= 10, `compared ${compared} file URLs`);
+});
+
+test("a plain call with an unresolvable path runs unqueued; a fused one is refused", () => {
+	const request = { path: "file:///a%2Fb", cwd: "/work", home: "/home/u", windows: false };
+	const plain = addon.fusionPlanCall(request);
+	assert.equal(plain.ok, true);
+	assert.equal(plain.target, undefined);
+	const fused = addon.fusionPlanCall({ ...request, thenRunJson: JSON.stringify({ command: "make" }) });
+	assert.equal(fused.ok, false);
+	assert.equal(fused.errorCode, "encoded_separator");
+	assert.match(fused.error, /file:\/\/\/a%2Fb/);
+});
+
+test("then_run arguments are checked before anything runs", () => {
+	const base = { path: "a.txt", cwd: "/work", home: "/home/u", windows: false };
+	const plan = (thenRun) => addon.fusionPlanCall({ ...base, thenRunJson: JSON.stringify(thenRun) });
+	assert.deepEqual(plan({ command: "make test", timeout: 30 }).thenRun, { command: "make test", timeout: 30 });
+	assert.equal(plan(null).thenRun, undefined);
+	for (const [bad, code] of [
+		[{ command: "" }, "empty_command"],
+		[{ command: 7 }, "command_not_string"],
+		[{}, "missing_command"],
+		[{ command: "x", timeout: -1 }, "invalid_timeout"],
+		[{ command: "x", shell: "zsh" }, "unknown_key"],
+		["make", "not_an_object"],
+	]) {
+		const result = plan(bad);
+		assert.equal(result.ok, false, JSON.stringify(bad));
+		assert.equal(result.errorCode, code, JSON.stringify(bad));
+		assert.match(result.error, /not modified/, result.error);
+	}
+});
+
+test("the file digest is SHA-256 of the bytes and reports unreadable files", (t) => {
+	const ws = makeWorkspace(t);
+	const file = path.join(ws.root, "digest.txt");
+	fs.writeFileSync(file, "abc");
+	assert.equal(addon.fileDigest(file).digest, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	const missing = addon.fileDigest(path.join(ws.root, "missing"));
+	assert.equal(missing.digest, undefined);
+	assert.match(missing.error, /No such file/);
 });

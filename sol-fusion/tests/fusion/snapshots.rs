@@ -26,6 +26,26 @@ fn skipped_texts() {
 }
 
 #[test]
+fn after_mutation_texts() {
+    let block = text::skipped_after_change(text::CHANGED_REASON);
+    let texts = [
+        text::after_mutation("Successfully wrote 12 bytes to notes.md", &block),
+        text::after_mutation("", &block),
+    ];
+    assert_text_snapshot!("after_mutation_texts", texts.join("\n---\n"));
+}
+
+#[test]
+fn settings_unreadable_text() {
+    assert_text_snapshot!(
+        "settings_unreadable",
+        text::settings_unreadable(
+            "project settings /work/app/.pi/settings.json: Expected property name or '}' in JSON at position 2"
+        )
+    );
+}
+
+#[test]
 fn succeeded_blocks() {
     let texts = [
         text::succeeded_block(""),
