@@ -18,6 +18,9 @@ export declare function __panicForTests(message: string): void
 /** The addon's version, compared by the extension with its own to catch a stale build. */
 export declare function addonVersion(): string
 
+/** Checks a session id; returns the error text, or nothing when it is safe. */
+export declare function checkSessionId(sessionId: string): string | null
+
 /** Why the configuration could not be used. */
 export interface ConfigFailure {
   /** Stable code (`unknown_key`, `not_boolean`, ...). */
@@ -187,6 +190,183 @@ export interface LoadConfigOutcome {
   notice?: string
   /** Set when `ok` is false. */
   error?: ConfigFailure
+}
+
+/** A text-only, non-error tool result the host has not seen before. */
+export interface ObsCandidate {
+  /** Its tool call id. */
+  toolCallId: string
+  /** The tool that produced it. */
+  toolName: string
+  /** Its text blocks joined with `\n`. */
+  text: string
+}
+
+/** Appends the records of one `context` event in one write; returns the error text, if any. */
+export declare function obsLedgerAppend(dir: string, events: Array<ObsLedgerEvent>, timestamp: string): string | null
+
+/** A send to record in the ledger. */
+export interface ObsLedgerEvent {
+  /** `full` or `placeholder`. */
+  kind: string
+  /** Provider request number on this branch. */
+  request: number
+  /** Which send of the observation this is. */
+  sendNumber: number
+  /** The observation, as `obs_prepare` returned it. */
+  observation: ObsPrepared
+}
+
+/** The policy numbers. */
+export declare function obsPolicy(): ObsPolicy
+
+/** The numbers the host's walk needs. */
+export interface ObsPolicy {
+  /** Results over this many UTF-8 bytes are packed. */
+  thresholdBytes: number
+  /** Requests that carry a result in full before it is replaced. */
+  fullSends: number
+}
+
+/** Decides, archives and builds placeholders for new candidates, in order. */
+export declare function obsPrepare(dir: string, candidates: Array<ObsCandidate>): Array<ObsPrepared>
+
+/**
+ * What Rust made of a candidate. `eligible` false: never packed; `error` set:
+ * the archive failed, keep the result in full this time.
+ */
+export interface ObsPrepared {
+  /** Large enough and not an evidence receipt. */
+  eligible: boolean
+  /** Why it could not be archived (fail open). */
+  error?: string
+  /** Observation id. */
+  id?: string
+  /** Tool name. */
+  toolName?: string
+  /** Tool call id. */
+  toolCallId?: string
+  /** SHA-256 of the original, hex. */
+  contentHash?: string
+  /** Original size in UTF-8 bytes. */
+  bytes?: number
+  /** Original lines. */
+  lines?: number
+  /** Original estimated tokens. */
+  tokens?: number
+  /** The placeholder that replaces it after the full sends. */
+  placeholder?: string
+  /** Tokens the placeholder saves per request. */
+  removedTokens?: number
+}
+
+/** Pages (or searches) a stored original after verifying its size and hash. */
+export declare function obsRecall(request: ObsRecallRequest): ObsRecallOutcome
+
+/** The recall row's call label. */
+export declare function obsRecallCallLabel(id: string, offset: number): string
+
+/** The recall text and details, or the error for the model. */
+export interface ObsRecallOutcome {
+  /** The tool result text. */
+  text?: string
+  /** The tool result details. */
+  details?: any
+  /** The tool error. */
+  error?: string
+  /** True when the id is well formed but not stored here (the host may restore it). */
+  unknown: boolean
+}
+
+/** One `obs_recall` call. */
+export interface ObsRecallRequest {
+  /** The storage directory. */
+  dir: string
+  /** The observation id from a placeholder. */
+  id: string
+  /** Byte offset to start from. */
+  offset: number
+  /** A literal text to search for instead of paging. */
+  query?: string
+  /** ISO timestamp for the ledger record. */
+  timestamp: string
+}
+
+/** The recall row's result label. */
+export declare function obsRecallResultLabel(bytes: number, lines: number): string
+
+/**
+ * Rebuilds a missing object from the branch's own history (a fork or a resumed
+ * session has a new storage root): archives the candidate whose id matches.
+ */
+export declare function obsRestore(dir: string, candidates: Array<ObsCandidate>, wantedId: string): boolean
+
+/** The savings notice for `removed_tokens` tokens no longer sent per request. */
+export declare function obsSavingsNotice(removedTokens: number): ObsSavingsNotice
+
+/** The TUI notice and status after the first replacement. */
+export interface ObsSavingsNotice {
+  /** The notice. */
+  notice: string
+  /** The keyed status text. */
+  status: string
+  /** The status key. */
+  statusKey: string
+  /** How long the status stays. */
+  statusClearMs: number
+}
+
+/** The fixed texts, fetched once at registration. */
+export declare function obsTexts(): ObsTexts
+
+/** Fixed texts of ObservationPack for the tool and the TUI. */
+export interface ObsTexts {
+  /** `obs_recall` label. */
+  toolLabel: string
+  /** `obs_recall` description. */
+  toolDescription: string
+  /** `obs_recall` prompt snippet. */
+  promptSnippet: string
+  /** Description of `id`. */
+  idDescription: string
+  /** Description of `offset`. */
+  offsetDescription: string
+  /** Description of `query`. */
+  queryDescription: string
+  /** First badge line. */
+  badgeTitle: string
+  /** Second badge line of a recall row. */
+  badgeSaving: string
+  /** Result label while a recall runs. */
+  recallPartial: string
+}
+
+/** The message when ObservationPack cannot work for this session. */
+export declare function obsUnavailable(reason: string): string
+
+/**
+ * Builds the session's storage root. The session directory is canonicalized
+ * first, so links above it (a symlinked home, macOS `/tmp`) are accepted while
+ * links below it are refused when folders are created.
+ */
+export declare function runtimeRoot(request: RuntimeRootRequest): RuntimeRootOutcome
+
+/** The root, or why there is none. */
+export interface RuntimeRootOutcome {
+  /** `<sessionDir>/sol-pi/<sessionId>` (canonical), or the temp folder itself. */
+  root?: string
+  /** Why no root could be given. */
+  error?: string
+}
+
+/** Where a session's SoL-Pi files live. */
+export interface RuntimeRootRequest {
+  /** Pi's session directory, or the private temp folder for a session without one. */
+  sessionDir: string
+  /** Pi's session id. */
+  sessionId: string
+  /** True when `session_dir` is the private temp folder (already specific to the session). */
+  temporary: boolean
 }
 
 /** The follow-up command of a fused call. */

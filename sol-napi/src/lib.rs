@@ -34,6 +34,8 @@ mod boundary;
 mod config;
 mod fs;
 pub mod fusion;
+pub mod obspack;
+pub mod storage;
 
 pub use config::{
     ConfigFailure, ConfigRequest, EffectiveConfig, LoadConfigOutcome, load_config_outcome,

@@ -90,6 +90,7 @@ export async function startSession({
 	settings = {},
 	mode = "print",
 	replies = ["done"],
+	sessionManager = pi.SessionManager.inMemory(cwd),
 }) {
 	const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
 	// getAgentDir() reads this, as it does for the real CLI.
@@ -122,7 +123,7 @@ export async function startSession({
 		thinkingLevel: "off",
 		modelRuntime,
 		resourceLoader,
-		sessionManager: pi.SessionManager.inMemory(cwd),
+		sessionManager,
 		settingsManager,
 	});
 	const errors = [];

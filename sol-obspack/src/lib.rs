@@ -1,22 +1,107 @@
 //! # sol-obspack: ObservationPack
 //!
-//! ObservationPack is one of the four SoL-Pi token-efficiency mechanisms: large text tool results are sent in full twice, then replaced by a stable placeholder with exact paged recall through `obs_recall`.
+//! ObservationPack is one of the four SoL-Pi token-efficiency mechanisms. A large text tool
+//! result (over 10 KiB) goes to the model in full on the first two provider requests that
+//! carry it; from the third on, the request carries a short placeholder instead: size,
+//! head and tail lines, and how to read the rest. The original is archived byte for byte,
+//! and the `obs_recall` tool reads it back exactly, page by page, or searches it for a
+//! literal text. Stored session history is never edited; only what is sent changes.
 //!
-//! This crate is sans-IO. It never touches the file system directly: archive and ledger writes go through the `sol_core::FileSystem` port. It reads no clock, no environment
-//! and spawns no process; everything it needs arrives as input.
+//! This crate holds the whole policy:
 //!
-//! The mechanism is opt-in: it is active only when `sol-pi.json` sets
-//! `observationPack` to `true`.
+//! - [`policy`]: the numbers, and [`decide`] (full send or placeholder, from how many
+//!   requests already carried the result);
+//! - [`observation`]: [`is_packable`], and [`observe`], the content-addressed
+//!   [`ObservationId`] and sizes of a result;
+//! - [`placeholder`](mod@placeholder): the byte-stable replacement text;
+//! - [`recall`]: [`recall_page`], one page of the original;
+//! - [`search`]: [`search_page`], literal matches with line numbers and context;
+//! - [`ledger`]: the JSONL records of every send and recall;
+//! - [`store`]: [`ObservationStore`], the archive and ledger over the
+//!   [`FileSystem`](sol_core::FileSystem) port, with size and hash checks;
+//! - [`text`]: the notice, status, badge and labels a person sees, and the tool
+//!   description the model reads.
+//!
+//! # What it never does
+//!
+//! It never touches the file system itself: archive and ledger go through the `FileSystem`
+//! port that the host implements (`sol_core::testing::MemoryFileSystem` in tests). It reads
+//! no clock (ledger timestamps are passed in), no environment, starts no process and keeps
+//! no state between calls: the host counts requests (`prior_requests` is the number of
+//! assistant messages after the result in the current branch) and caches what it already
+//! asked. `clippy.toml` at the workspace root forbids the std functions that would break this.
+//!
+//! The mechanism is opt-in: it is active only when `sol-pi.json` sets `observationPack` to
+//! `true` ([`is_enabled`]).
+//!
+//! # Example: one large result in a Rust harness
 //!
 //! ```
 //! use sol_core::SolPiConfig;
+//! use sol_obspack::{decide, is_packable, observe, placeholder, recall_page, SendDecision};
 //!
 //! let config = SolPiConfig { observation_pack: true, ..SolPiConfig::default() };
 //! assert!(sol_obspack::is_enabled(&config));
-//! assert!(!sol_obspack::is_enabled(&SolPiConfig::default()));
+//!
+//! // A successful, text-only tool result.
+//! let log: String = (1..=600).map(|n| format!("test case_{n} ... ok\n")).collect();
+//! assert!(is_packable(&log));
+//! let obs = observe("bash", "call_42", &log);
+//! // A host archives it now: ObservationStore::ensure_stored(&obs, &log).
+//!
+//! // Requests 1 and 2 after the tool ran carry it in full; request 3 replaces it.
+//! assert_eq!(decide(0), SendDecision::Full { send_number: 1 });
+//! assert_eq!(decide(1), SendDecision::Full { send_number: 2 });
+//! assert_eq!(decide(2), SendDecision::Replace { first_replacement: true });
+//! let replacement = placeholder(&obs, &log);
+//! assert!(replacement.len() < 2_000);
+//! assert!(replacement.contains(&format!("id: {}\n", obs.id)));
+//! // Later requests carry the identical text, so the provider's prompt cache still hits.
+//! assert_eq!(placeholder(&obs, &log), replacement);
+//!
+//! // The model calls obs_recall {"id": …, "offset": 0}; the host reads the archive
+//! // (ObservationStore::read_verified) and returns pages until eof.
+//! let mut offset = 0;
+//! let mut recalled = String::new();
+//! loop {
+//!     let page = recall_page(&obs.id, log.as_bytes(), offset)?;
+//!     recalled.push_str(page.chunk());
+//!     if page.details.eof {
+//!         break;
+//!     }
+//!     offset = page.details.next_offset;
+//! }
+//! assert_eq!(recalled, log);
+//! # Ok::<(), sol_obspack::RecallError>(())
 //! ```
+//!
+//! [`store`] shows the archive over a `FileSystem`.
+
+pub mod ledger;
+pub mod observation;
+pub mod placeholder;
+pub mod policy;
+pub mod recall;
+pub mod search;
+pub mod store;
+pub mod text;
 
 use sol_core::{Mechanism, SolPiConfig};
+
+pub use ledger::{LedgerRecord, ledger_lines};
+pub use observation::{
+    Observation, ObservationId, ObservationIdError, count_lines, estimate_tokens, is_packable,
+    observe,
+};
+pub use placeholder::{placeholder, placeholder_tokens, removed_tokens};
+pub use policy::{
+    EXCERPT_HEAD_BYTES, EXCERPT_TAIL_BYTES, FULL_SENDS, QUERY_MAX_BYTES, QUERY_MAX_MATCHES,
+    RECALL_HEADER_RESERVE_BYTES, RECALL_HEADER_RESERVE_LINES, RECALL_MAX_BYTES, RECALL_MAX_LINES,
+    RECEIPT_MARKER_LINE, SendDecision, THRESHOLD_BYTES, decide,
+};
+pub use recall::{RecallDetails, RecallError, RecallPage, recall_page};
+pub use search::{MatchDetail, SearchDetails, SearchPage, search_page};
+pub use store::{ObservationStore, StoreError, StoreOutcome};
 
 /// The mechanism this crate implements.
 pub const MECHANISM: Mechanism = Mechanism::ObservationPack;
@@ -25,3 +110,8 @@ pub const MECHANISM: Mechanism = Mechanism::ObservationPack;
 pub fn is_enabled(config: &SolPiConfig) -> bool {
     config.is_enabled(MECHANISM)
 }
+
+/// The README example, compiled and run as a doctest so that it cannot drift.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -1,0 +1,127 @@
+// ObservationPack `context` handler benchmark: prints figures and ratios, asserts nothing.
+//
+// Synthetic conversations in Pi's message shapes (a user message every 10th message, then
+// assistant tool calls alternating with tool results; about 10 % of texts non-ASCII) at 100,
+// 1,000 and 5,000 messages. For each size it times, per request, on a fresh deep copy of the
+// messages as Pi passes them (the copy itself is not timed):
+//   walk        the floor: the same walk with no work (what any handler pays)
+//   first       the real handler, first request (every large result crosses into Rust once)
+//   steady      the real handler, later requests (cache by toolCallId, guarded by length)
+//   rehash      a handler that SHA-256-hashes every large result on every request, as the
+//               original did at the least (it also re-verified objects and wrote the ledger)
+// Median of the timed iterations; peak RSS at the end.
+//   node scripts/bench-obspack.mjs [iterations]
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import { createRequire } from "node:module";
+import * as os from "node:os";
+import * as path from "node:path";
+
+import { registerObservationPack } from "../sol-napi/extension/observation-pack.ts";
+
+const addon = createRequire(import.meta.url)("../sol-napi/index.js");
+const iterations = Number(process.argv[2] ?? 15);
+
+function rng(seed) {
+	let x = seed;
+	return () => ((x = (x * 1103515245 + 12345) % 2147483648) / 2147483648);
+}
+
+function conversation(count, seed) {
+	const random = rng(seed);
+	const messages = [];
+	let call = 0;
+	for (let i = 0; messages.length < count; i++) {
+		if (i % 10 === 0) {
+			messages.push({ role: "user", content: [{ type: "text", text: `task step ${i}` }], timestamp: i });
+			continue;
+		}
+		const id = `call_${seed}_${call++}`;
+		messages.push({ role: "assistant", content: [{ type: "toolCall", id, name: "bash", arguments: { command: `cmd ${i}` } }], stopReason: "toolUse", timestamp: i });
+		const large = random() < 0.18;
+		const size = large ? 10_500 + Math.floor(random() * 60_000) : 200 + Math.floor(random() * 4_000);
+		const unit = random() < 0.1 ? "résumé ✓ données " : "line of build output ok ";
+		let text = "";
+		while (text.length < size) text += `${unit}${text.length}\n`;
+		messages.push({ role: "toolResult", toolCallId: id, toolName: "bash", content: [{ type: "text", text }], isError: false, timestamp: i });
+	}
+	return messages.slice(0, count);
+}
+
+function median(values) {
+	const sorted = [...values].sort((a, b) => a - b);
+	return sorted[Math.floor(sorted.length / 2)];
+}
+
+function time(fn) {
+	const start = process.hrtime.bigint();
+	fn();
+	return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+function walkOnly(messages) {
+	let found = 0;
+	for (let i = messages.length - 1; i >= 0; i--) {
+		const m = messages[i];
+		if (m.role !== "toolResult" || m.isError || !Array.isArray(m.content)) continue;
+		let length = 0;
+		for (const block of m.content) length += block.type === "text" ? block.text.length : 0;
+		if (length * 3 > 10_240) found++;
+	}
+	return found;
+}
+
+function rehashEveryRequest(messages) {
+	let hashed = 0;
+	for (const m of messages) {
+		if (m.role !== "toolResult" || m.isError) continue;
+		const text = m.content.map((b) => b.text).join("\n");
+		if (Buffer.byteLength(text) <= 10_240) continue;
+		createHash("sha256").update(text).digest("hex");
+		hashed++;
+	}
+	return hashed;
+}
+
+function handlerFor(sessionDir) {
+	const handlers = {};
+	const pi = { on: (name, handler) => (handlers[name] = handler), registerTool() {} };
+	registerObservationPack(pi, addon);
+	const ctx = {
+		mode: "print",
+		ui: { notify() {}, setStatus() {} },
+		sessionManager: { getSessionId: () => "bench-session", getSessionDir: () => sessionDir, getBranch: () => [] },
+	};
+	return (messages) => handlers.context({ type: "context", messages }, ctx);
+}
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), "sol-pi-bench-"));
+console.log(`ObservationPack context handler, median of ${iterations} requests per figure (ms)`);
+console.log("messages  text MB  large  walk    first   steady  rehash  steady/walk  rehash/steady");
+let peak = 0;
+for (const [count, seed] of [[100, 1], [1_000, 2], [5_000, 3]]) {
+	const base = conversation(count, seed);
+	const megabytes = base.reduce((sum, m) => sum + (m.role === "toolResult" ? m.content[0].text.length : 0), 0) / 1e6;
+	const large = walkOnly(base);
+	const walk = [], first = [], steady = [], rehash = [];
+	for (let i = 0; i < iterations; i++) {
+		const handler = handlerFor(path.join(work, `s${count}-${i}`));
+		let copy = structuredClone(base);
+		first.push(time(() => handler(copy)));
+		for (let r = 0; r < 3; r++) {
+			copy = structuredClone(base);
+			steady.push(time(() => handler(copy)));
+		}
+		copy = structuredClone(base);
+		walk.push(time(() => walkOnly(copy)));
+		copy = structuredClone(base);
+		rehash.push(time(() => rehashEveryRequest(copy)));
+		peak = Math.max(peak, process.memoryUsage().rss);
+	}
+	const [w, f, s, h] = [median(walk), median(first), median(steady), median(rehash)];
+	console.log(
+		`${String(count).padStart(8)}  ${megabytes.toFixed(2).padStart(7)}  ${String(large).padStart(5)}  ${w.toFixed(2).padStart(6)}  ${f.toFixed(1).padStart(6)}  ${s.toFixed(2).padStart(6)}  ${h.toFixed(2).padStart(6)}  ${(s / w).toFixed(2).padStart(11)}  ${(h / s).toFixed(1).padStart(13)}`,
+	);
+}
+console.log(`peak RSS ${(peak / 1024 / 1024).toFixed(0)} MiB (includes the synthetic conversations and their copies)`);
+fs.rmSync(work, { recursive: true, force: true });

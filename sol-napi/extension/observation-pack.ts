@@ -1,0 +1,179 @@
+// ObservationPack in Pi: the `context` handler and the `obs_recall` tool.
+//
+// The handler walks the messages Pi passes (a copy per request) and edits them
+// in place; it returns nothing, so Pi 0.87+ keeps its system messages where they
+// are. Each large text result crosses into Rust once in its life: Rust decides
+// eligibility, archives the original and builds the placeholder; the result is
+// cached by toolCallId, guarded by text length. How many requests already
+// carried a result is the number of assistant messages after it on the current
+// branch, so send counts follow the session tree with no state of their own.
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { Container, Text } from "@earendil-works/pi-tui";
+import { Type } from "typebox";
+
+import type { NativeAddon } from "./native.ts";
+import { runtimeRoot } from "./storage.ts";
+
+type Addon = typeof NativeAddon;
+type Prepared = NativeAddon.ObsPrepared;
+type Block = { type: string; text?: string };
+type Message = { role: string; toolCallId?: string; toolName?: string; isError?: boolean; content?: unknown };
+
+/** The text of a result whose every block is text, joined as Rust joins it; undefined otherwise. */
+function textOnly(content: unknown): { blocks: Block[]; length: number } | undefined {
+	if (!Array.isArray(content) || content.length === 0) return undefined;
+	let length = content.length - 1;
+	for (const block of content as Block[]) {
+		if (block?.type !== "text" || typeof block.text !== "string") return undefined;
+		length += block.text.length;
+	}
+	return { blocks: content as Block[], length };
+}
+
+const joined = (blocks: Block[]) => blocks.map((block) => block.text).join("\n");
+
+export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
+	const policy = addon.obsPolicy();
+	const texts = addon.obsTexts();
+	// Per storage directory: toolCallId -> the decision made for that result.
+	const caches = new Map<string, Map<string, { length: number; prepared: Prepared | undefined }>>();
+	const reported = new Set<string>();
+	let statusTimer: ReturnType<typeof setTimeout> | undefined;
+
+	/** One message per distinct problem: ObservationPack fails open, the message goes in full. */
+	function reportOnce(ctx: ExtensionContext, message: string) {
+		if (reported.has(message)) return;
+		reported.add(message);
+		if (ctx.mode === "tui") ctx.ui.notify(message, "warning");
+		else process.stderr.write(`${message}\n`);
+	}
+
+	function storageDir(ctx: ExtensionContext): string | undefined {
+		const root = runtimeRoot(ctx, addon);
+		if (!root.ok) {
+			reportOnce(ctx, addon.obsUnavailable(root.error));
+			return undefined;
+		}
+		return `${root.root}/observation-pack`;
+	}
+
+	function announce(ctx: ExtensionContext, removedTokens: number) {
+		if (ctx.mode !== "tui" || removedTokens <= 0) return;
+		const notice = addon.obsSavingsNotice(removedTokens);
+		ctx.ui.notify(notice.notice, "info");
+		ctx.ui.setStatus(notice.statusKey, notice.status);
+		if (statusTimer) clearTimeout(statusTimer);
+		statusTimer = setTimeout(() => ctx.ui.setStatus(notice.statusKey, undefined), notice.statusClearMs);
+		statusTimer.unref?.();
+	}
+
+	pi.on("context", (event, ctx) => {
+		const messages = event.messages as unknown as Message[];
+		// Cheapest exit first: nothing here can be large enough.
+		const dir = storageDir(ctx);
+		if (!dir) return;
+		let cache = caches.get(dir);
+		if (!cache) caches.set(dir, (cache = new Map()));
+
+		const ready: Array<[Message, Prepared, number]> = [];
+		const pending: Array<[Message, string, number, number]> = [];
+		let assistantsAfter = 0;
+		for (let i = messages.length - 1; i >= 0; i--) {
+			const message = messages[i];
+			if (message.role === "assistant") {
+				assistantsAfter++;
+				continue;
+			}
+			if (message.role !== "toolResult" || message.isError || typeof message.toolCallId !== "string") continue;
+			const text = textOnly(message.content);
+			// A UTF-16 unit is at most 3 UTF-8 bytes: shorter texts cannot pass the threshold.
+			if (!text || text.length * 3 <= policy.thresholdBytes) continue;
+			const cached = cache.get(message.toolCallId);
+			if (cached && cached.length === text.length) {
+				if (cached.prepared) ready.push([message, cached.prepared, assistantsAfter]);
+				continue;
+			}
+			pending.push([message, joined(text.blocks), text.length, assistantsAfter]);
+		}
+		if (pending.length > 0) {
+			const prepared = addon.obsPrepare(
+				dir,
+				pending.map(([message, text]) => ({ toolCallId: message.toolCallId!, toolName: message.toolName ?? "unknown", text })),
+			);
+			prepared.forEach((result, index) => {
+				const [message, , length, after] = pending[index];
+				// A failed archive keeps this message in full and is retried on the next request.
+				if (result.error !== undefined) return reportOnce(ctx, result.error);
+				cache.set(message.toolCallId!, { length, prepared: result.eligible ? result : undefined });
+				if (result.eligible) ready.push([message, result, after]);
+			});
+		}
+		if (ready.length === 0) return;
+
+		const request = messages.reduce((count, message) => count + (message.role === "assistant" ? 1 : 0), 1);
+		const records: NativeAddon.ObsLedgerEvent[] = [];
+		let removed = 0;
+		for (const [message, prepared, prior] of ready) {
+			if (prior < policy.fullSends) {
+				records.push({ kind: "full", request, sendNumber: prior + 1, observation: prepared });
+				continue;
+			}
+			message.content = [{ type: "text", text: prepared.placeholder! }];
+			if (prior === policy.fullSends) {
+				records.push({ kind: "placeholder", request, sendNumber: prior + 1, observation: prepared });
+				removed += prepared.removedTokens ?? 0;
+			}
+		}
+		if (records.length > 0) {
+			const failure = addon.obsLedgerAppend(dir, records, new Date().toISOString());
+			if (failure !== undefined && failure !== null) reportOnce(ctx, failure);
+		}
+		announce(ctx, removed);
+	});
+
+	/** Large text results on the current branch, for rebuilding an object a fork or resume lacks. */
+	function branchCandidates(ctx: ExtensionContext): NativeAddon.ObsCandidate[] {
+		const candidates: NativeAddon.ObsCandidate[] = [];
+		for (const entry of ctx.sessionManager.getBranch() as Array<{ type: string; message?: Message }>) {
+			const message = entry.type === "message" ? entry.message : undefined;
+			if (!message || message.role !== "toolResult" || message.isError || typeof message.toolCallId !== "string") continue;
+			const text = textOnly(message.content);
+			if (!text || text.length * 3 <= policy.thresholdBytes) continue;
+			candidates.push({ toolCallId: message.toolCallId, toolName: message.toolName ?? "unknown", text: joined(text.blocks) });
+		}
+		return candidates;
+	}
+
+	pi.registerTool({
+		name: "obs_recall",
+		label: texts.toolLabel,
+		description: texts.toolDescription,
+		promptSnippet: texts.promptSnippet,
+		parameters: Type.Object({
+			id: Type.String({ description: texts.idDescription }),
+			offset: Type.Optional(Type.Integer({ minimum: 0, description: texts.offsetDescription })),
+			query: Type.Optional(Type.String({ description: texts.queryDescription })),
+		}),
+		async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+			const dir = storageDir(ctx);
+			if (!dir) throw new Error(addon.obsUnavailable("no storage directory for this session"));
+			const recall = () => addon.obsRecall({ dir, id: params.id, offset: params.offset ?? 0, query: params.query, timestamp: new Date().toISOString() });
+			let outcome = recall();
+			if (outcome.unknown && addon.obsRestore(dir, branchCandidates(ctx), params.id)) outcome = recall();
+			if (outcome.text === undefined) throw new Error(outcome.error ?? `Unknown observation id: ${params.id}`);
+			return { content: [{ type: "text", text: outcome.text }], details: outcome.details };
+		},
+		renderCall(args, theme) {
+			const badge = new Container();
+			badge.addChild(new Text(theme.fg("accent", theme.bold(texts.badgeTitle)), 0, 0));
+			badge.addChild(new Text(theme.fg("success", texts.badgeSaving), 0, 0));
+			badge.addChild(new Text(theme.fg("toolTitle", addon.obsRecallCallLabel(String(args?.id ?? ""), Number(args?.offset ?? 0))), 0, 0));
+			return badge;
+		},
+		renderResult(result, options, theme) {
+			const details = result.details as { bytes?: number; lines?: number } | undefined;
+			const label = options.isPartial ? texts.recallPartial : addon.obsRecallResultLabel(details?.bytes ?? 0, details?.lines ?? 0);
+			return new Text(theme.fg("muted", label), 0, 0);
+		},
+	});
+}

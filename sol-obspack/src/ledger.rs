@@ -1,0 +1,208 @@
+//! The ledger: one JSON line per decision and recall, appended to
+//! `<runtime root>/observation-pack/ledger.jsonl`.
+//!
+//! Every line is an object whose keys come in a fixed order: `timestamp`, `event`
+//! (`full`, `placeholder`, `recall` or `search`), then the record's fields in camelCase in
+//! the order they are declared below. The timestamp is passed in (this crate reads no
+//! clock); the host gives the ISO-8601 time of the context event or the recall.
+//!
+//! ```
+//! use sol_obspack::ledger::{ledger_lines, LedgerRecord};
+//! use sol_obspack::observe;
+//!
+//! let obs = observe("bash", "call_1", &"x".repeat(12_000));
+//! let record = LedgerRecord::full(&obs, 3, 1);
+//! let lines = ledger_lines(&[record], "2025-06-01T12:00:00.000Z");
+//! assert!(lines.starts_with(r#"{"timestamp":"2025-06-01T12:00:00.000Z","event":"full","id":"obs_"#));
+//! assert!(lines.ends_with("}\n"));
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::observation::{Observation, ObservationId};
+use crate::recall::RecallDetails;
+use crate::search::SearchDetails;
+
+/// One ledger event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    tag = "event",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum LedgerRecord {
+    /// A request carried the original result.
+    Full {
+        /// The observation.
+        id: ObservationId,
+        /// Which provider request of the branch this is (assistant messages so far + 1).
+        request: u32,
+        /// Which full send of this observation: 1 or 2.
+        send_number: u32,
+        /// The tool that produced the result.
+        tool: String,
+        /// Size of the original in bytes.
+        original_bytes: u64,
+        /// Lines of the original.
+        original_lines: u64,
+        /// Estimated tokens of the original.
+        original_tokens: u64,
+        /// SHA-256 of the original, hex.
+        content_hash: String,
+    },
+    /// A request carried the placeholder instead of the original.
+    Placeholder {
+        /// The observation.
+        id: ObservationId,
+        /// Which provider request of the branch this is.
+        request: u32,
+        /// Which send of this observation: `prior_requests + 1`, so 3 for the first placeholder.
+        send_number: u32,
+        /// The tool that produced the result.
+        tool: String,
+        /// Size of the original in bytes.
+        original_bytes: u64,
+        /// Lines of the original.
+        original_lines: u64,
+        /// Estimated tokens of the original.
+        original_tokens: u64,
+        /// Size of the placeholder in bytes.
+        placeholder_bytes: u64,
+        /// Estimated tokens of the placeholder.
+        placeholder_tokens: u64,
+        /// `original_tokens - placeholder_tokens`, at least 0.
+        removed_tokens: u64,
+    },
+    /// `obs_recall` returned a page.
+    Recall {
+        /// The observation.
+        id: ObservationId,
+        /// Byte offset of the page.
+        offset: u64,
+        /// Size of the chunk in bytes.
+        bytes: u64,
+        /// Lines of the chunk.
+        lines: u64,
+        /// Where the next page starts.
+        next_offset: u64,
+        /// Whether the page reached the end.
+        eof: bool,
+    },
+    /// `obs_recall` with a `query` returned a page of matches. The query itself is not
+    /// logged, only its size.
+    Search {
+        /// The observation.
+        id: ObservationId,
+        /// Byte offset where the page started.
+        offset: u64,
+        /// Size of the query in bytes.
+        query_bytes: u64,
+        /// Matches on the page.
+        matches: u64,
+        /// Bytes the page covered.
+        scanned_bytes: u64,
+        /// Where the next page starts.
+        next_offset: u64,
+        /// Whether there are no more matches.
+        eof: bool,
+    },
+}
+
+impl LedgerRecord {
+    /// The `full` record of `obs` on request `request`, its send number `send_number`.
+    pub fn full(obs: &Observation, request: u32, send_number: u32) -> Self {
+        LedgerRecord::Full {
+            id: obs.id.clone(),
+            request,
+            send_number,
+            tool: obs.tool_name.clone(),
+            original_bytes: obs.bytes,
+            original_lines: obs.lines,
+            original_tokens: obs.tokens,
+            content_hash: obs.content_hash.clone(),
+        }
+    }
+
+    /// The `placeholder` record of `obs` replaced by `placeholder` on request `request`.
+    pub fn placeholder(
+        obs: &Observation,
+        request: u32,
+        send_number: u32,
+        placeholder: &str,
+    ) -> Self {
+        let placeholder_tokens = crate::placeholder_tokens(placeholder);
+        LedgerRecord::Placeholder {
+            id: obs.id.clone(),
+            request,
+            send_number,
+            tool: obs.tool_name.clone(),
+            original_bytes: obs.bytes,
+            original_lines: obs.lines,
+            original_tokens: obs.tokens,
+            placeholder_bytes: placeholder.len() as u64,
+            placeholder_tokens,
+            removed_tokens: crate::removed_tokens(obs.tokens, placeholder_tokens),
+        }
+    }
+
+    /// The record of a recall page.
+    pub fn recall(details: &RecallDetails) -> Self {
+        LedgerRecord::Recall {
+            id: details.id.clone(),
+            offset: details.offset,
+            bytes: details.bytes,
+            lines: details.lines,
+            next_offset: details.next_offset,
+            eof: details.eof,
+        }
+    }
+
+    /// The record of a search page.
+    pub fn search(details: &SearchDetails) -> Self {
+        LedgerRecord::Search {
+            id: details.id.clone(),
+            offset: details.offset,
+            query_bytes: details.query.len() as u64,
+            matches: details.matches.len() as u64,
+            scanned_bytes: details.scanned_bytes,
+            next_offset: details.next_offset,
+            eof: details.eof,
+        }
+    }
+
+    /// The observation the record is about.
+    pub fn id(&self) -> &ObservationId {
+        match self {
+            LedgerRecord::Full { id, .. }
+            | LedgerRecord::Placeholder { id, .. }
+            | LedgerRecord::Recall { id, .. }
+            | LedgerRecord::Search { id, .. } => id,
+        }
+    }
+}
+
+/// One ledger line as it is written: the timestamp first, then the record.
+#[derive(Serialize)]
+struct Line<'a> {
+    timestamp: &'a str,
+    #[serde(flatten)]
+    record: &'a LedgerRecord,
+}
+
+/// The JSONL text for `records`, each stamped with `timestamp_iso`: one compact JSON object
+/// per record, each followed by LF; empty for no records.
+pub fn ledger_lines(records: &[LedgerRecord], timestamp_iso: &str) -> String {
+    let mut out = String::new();
+    for record in records {
+        let line = Line {
+            timestamp: timestamp_iso,
+            record,
+        };
+        // Strings, integers and booleans only: serializing cannot fail.
+        if let Ok(json) = serde_json::to_string(&line) {
+            out.push_str(&json);
+            out.push('\n');
+        }
+    }
+    out
+}

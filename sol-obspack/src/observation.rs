@@ -1,0 +1,248 @@
+//! What a large tool result is: its identity, its size, and whether it is packed at all.
+//!
+//! An observation id names one tool result of one tool call with one exact content:
+//! `obs_` followed by the first 24 hex digits of
+//! `sha256(tool_name + "\0" + tool_call_id + "\0" + content_hash)`, where `content_hash` is
+//! the SHA-256 of the text. The same bytes from another call get another id; the same call
+//! seen again (on a later request, after a restart, on another branch) gets the same one.
+//!
+//! ```
+//! use sol_obspack::{is_packable, observe, ObservationId};
+//!
+//! let log = "test parser::empty_input ... ok\n".repeat(400);
+//! assert!(is_packable(&log));
+//!
+//! let obs = observe("bash", "call_17", &log);
+//! assert_eq!(obs.bytes, 12_800);
+//! assert_eq!(obs.lines, 400);
+//! assert_eq!(obs.tokens, 3_200);
+//! assert_eq!(ObservationId::parse(obs.id.as_str()), Ok(obs.id.clone()));
+//! assert_eq!(observe("bash", "call_17", &log), obs);
+//! assert_ne!(observe("bash", "call_18", &log).id, obs.id);
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::policy::{CHARS_PER_TOKEN, RECEIPT_MARKER_LINE, THRESHOLD_BYTES};
+
+/// The prefix of every observation id.
+pub const ID_PREFIX: &str = "obs_";
+
+/// How many lower-case hex digits follow [`ID_PREFIX`].
+pub const ID_HEX_DIGITS: usize = 24;
+
+/// How many characters of a rejected id an error message shows.
+const SHOWN_ID_CHARS: usize = 80;
+
+/// A well-formed observation id: `obs_` and 24 lower-case hex digits (`^obs_[a-f0-9]{24}$`).
+///
+/// Being well-formed says nothing about whether the observation is stored; it does mean the
+/// id is safe to use as a file name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct ObservationId(String);
+
+impl ObservationId {
+    /// Accepts `id` if it is well-formed; otherwise the error reads
+    /// `Unknown observation id: <id>`, the same text as for an id that is well-formed but not
+    /// stored, so the model gets one answer for one mistake.
+    pub fn parse(id: &str) -> Result<ObservationId, ObservationIdError> {
+        if is_well_formed(id) {
+            Ok(ObservationId(id.to_owned()))
+        } else {
+            Err(ObservationIdError { id: id.to_owned() })
+        }
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The id of the result of `tool_call_id` by `tool_name` whose text has `content_hash`.
+    pub(crate) fn derive(tool_name: &str, tool_call_id: &str, content_hash: &str) -> Self {
+        let mut hasher = Sha256::new();
+        hasher.update(tool_name.as_bytes());
+        hasher.update([0]);
+        hasher.update(tool_call_id.as_bytes());
+        hasher.update([0]);
+        hasher.update(content_hash.as_bytes());
+        let digest = hex(&hasher.finalize());
+        ObservationId(format!("{ID_PREFIX}{}", &digest[..ID_HEX_DIGITS]))
+    }
+}
+
+fn is_well_formed(id: &str) -> bool {
+    id.strip_prefix(ID_PREFIX).is_some_and(|digits| {
+        digits.len() == ID_HEX_DIGITS
+            && digits
+                .bytes()
+                .all(|byte| byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte))
+    })
+}
+
+impl fmt::Display for ObservationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for ObservationId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl FromStr for ObservationId {
+    type Err = ObservationIdError;
+
+    fn from_str(id: &str) -> Result<Self, Self::Err> {
+        ObservationId::parse(id)
+    }
+}
+
+impl TryFrom<String> for ObservationId {
+    type Error = ObservationIdError;
+
+    fn try_from(id: String) -> Result<Self, Self::Error> {
+        if is_well_formed(&id) {
+            Ok(ObservationId(id))
+        } else {
+            Err(ObservationIdError { id })
+        }
+    }
+}
+
+impl From<ObservationId> for String {
+    fn from(id: ObservationId) -> String {
+        id.0
+    }
+}
+
+/// An id that is not of the form `obs_` and 24 lower-case hex digits.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ObservationIdError {
+    id: String,
+}
+
+impl ObservationIdError {
+    /// The rejected id, in full.
+    pub fn rejected_id(&self) -> &str {
+        &self.id
+    }
+
+    /// The stable code: `unknown_id`, as for a well-formed id that is not stored.
+    pub fn code(&self) -> &'static str {
+        "unknown_id"
+    }
+}
+
+impl fmt::Display for ObservationIdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Unknown observation id: {}", shown_id(&self.id))
+    }
+}
+
+/// How an id from the model appears in a message: as given when it is short and printable,
+/// otherwise quoted with escapes (so the message stays on one line) and cut.
+pub(crate) fn shown_id(id: &str) -> String {
+    let total = id.chars().count();
+    let printable = !id.is_empty() && !id.chars().any(|c| c.is_control() || c == '"');
+    if printable && total <= SHOWN_ID_CHARS {
+        id.to_owned()
+    } else if total <= SHOWN_ID_CHARS {
+        format!("{id:?}")
+    } else {
+        let shown: String = id.chars().take(SHOWN_ID_CHARS).collect();
+        format!("{shown:?}... ({total} characters)")
+    }
+}
+
+/// A tool result's identity and size, computed from its text alone (see [`observe`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Observation {
+    /// The observation id.
+    pub id: ObservationId,
+    /// The name of the tool that produced the result.
+    pub tool_name: String,
+    /// The id of the tool call the result answers.
+    pub tool_call_id: String,
+    /// SHA-256 of the text's UTF-8 bytes, 64 lower-case hex digits.
+    pub content_hash: String,
+    /// Size of the text in UTF-8 bytes.
+    pub bytes: u64,
+    /// Number of lines: LF characters, plus one if the text is non-empty and does not end
+    /// with LF.
+    pub lines: u64,
+    /// Estimated tokens: UTF-16 length divided by 4, rounded up (see [`estimate_tokens`]).
+    pub tokens: u64,
+}
+
+/// Identity and size of the result `text` that `tool_name` returned for `tool_call_id`.
+///
+/// Pure and deterministic. The host joins a result's text blocks with `\n` before calling.
+pub fn observe(tool_name: &str, tool_call_id: &str, text: &str) -> Observation {
+    let content_hash = sha256_hex(text.as_bytes());
+    Observation {
+        id: ObservationId::derive(tool_name, tool_call_id, &content_hash),
+        tool_name: tool_name.to_owned(),
+        tool_call_id: tool_call_id.to_owned(),
+        content_hash,
+        bytes: text.len() as u64,
+        lines: count_lines(text.as_bytes()),
+        tokens: estimate_tokens(text),
+    }
+}
+
+/// Whether ObservationPack handles `text` at all: it is larger than [`THRESHOLD_BYTES`] in
+/// UTF-8 and is not already a reducer receipt (no line equals [`RECEIPT_MARKER_LINE`]).
+///
+/// Lines are split at LF; a CR before the LF is ignored, so a CRLF receipt counts too. The
+/// host checks the rest before calling: a tool result that is not an error and whose
+/// content is text blocks only.
+pub fn is_packable(text: &str) -> bool {
+    text.len() as u64 > THRESHOLD_BYTES && !has_receipt_marker(text)
+}
+
+fn has_receipt_marker(text: &str) -> bool {
+    // The substring test is a fast filter; only texts that contain the marker are split.
+    text.contains(RECEIPT_MARKER_LINE)
+        && text
+            .split('\n')
+            .any(|line| line.strip_suffix('\r').unwrap_or(line) == RECEIPT_MARKER_LINE)
+}
+
+/// The token estimate used throughout SoL-Pi: the text's length in UTF-16 code units (what
+/// JavaScript calls its length) divided by 4, rounded up.
+pub fn estimate_tokens(text: &str) -> u64 {
+    let utf16_units: u64 = text.chars().map(|c| c.len_utf16() as u64).sum();
+    utf16_units.div_ceil(CHARS_PER_TOKEN)
+}
+
+/// LF bytes in `bytes`, plus one if `bytes` is non-empty and does not end with LF.
+pub fn count_lines(bytes: &[u8]) -> u64 {
+    let feeds = bytes.iter().filter(|&&byte| byte == b'\n').count() as u64;
+    match bytes.last() {
+        Some(b'\n') | None => feeds,
+        Some(_) => feeds + 1,
+    }
+}
+
+/// SHA-256 of `bytes` as 64 lower-case hex digits.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        out.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
+    }
+    out
+}
