@@ -217,7 +217,7 @@ test(`Pi ${piVersion}: an in-memory session archives under a private temp folder
 	assert.deepEqual(run.errors, []);
 });
 
-test(`Pi ${piVersion}: error results, small results and other tools' images pass untouched`, async (t) => {
+test(`Pi ${piVersion}: error results pass untouched`, async (t) => {
 	const ws = makeWorkspace(t);
 	enable(ws);
 	const { sent, step } = recorder("bad");
@@ -289,4 +289,116 @@ test(`Pi ${piVersion}: TUI mode announces the first replacement once`, async (t)
 	const savings = run.notices().filter((n) => n.message.includes("context tokens avoided"));
 	assert.equal(savings.length, 1, JSON.stringify(run.notices()));
 	assert.match(savings[0].message, /^⚡ SoL-Pi · Observation Pack\nMoney saved · [\d,]+ context tokens avoided$/);
+});
+
+test(`Pi ${piVersion}: mixed text-and-image results and evidence receipts pass untouched`, async (t) => {
+	const ws = makeWorkspace(t);
+	enable(ws);
+	const fixture = path.join(path.dirname(new URL(import.meta.url).pathname), "fixtures", "result-shapes-extension.ts");
+	const seen = [];
+	const step = (reply) => (context) => {
+		seen.push(context.messages.filter((m) => m.role === "toolResult" && (m.toolCallId === "m1" || m.toolCallId === "rc1")).map(textOfMessage));
+		return typeof reply === "string" ? ai.fauxAssistantMessage(reply) : reply;
+	};
+	const run = await startSession({
+		...ws,
+		extraExtensionPaths: [fixture],
+		replies: [step(toolCalls(["big_mixed", {}, "m1"], ["big_receipt", {}, "rc1"])), step(toolCalls(["bash", { command: "true" }, "x1"])), step(toolCalls(["bash", { command: "true" }, "x2"])), step(toolCalls(["bash", { command: "true" }, "x3"])), step("done")],
+	});
+	t.after(() => run.close());
+	await run.session.prompt("go");
+	assert.equal(seen.length, 5);
+	for (const texts of seen.slice(1)) {
+		assert.equal(texts.length, 2);
+		for (const text of texts) assert.doesNotMatch(text, /large tool result replaced/);
+	}
+});
+
+test(`Pi ${piVersion}: an older placeholder stays as it was when a new large result arrives, which gets its own two full sends`, async (t) => {
+	const ws = makeWorkspace(t);
+	enable(ws);
+	const first = recorder("big");
+	const second = recorder("big2");
+	const both = (reply) => first.step(second.step(reply));
+	const replies = [both(toolCalls(["bash", { command: BIG }, "big"]))];
+	for (let i = 0; i < 3; i++) replies.push(both(toolCalls(["bash", { command: "true" }, `a${i}`])));
+	replies.push(both(toolCalls(["bash", { command: BIG.replace("build step", "test case") }, "big2"])));
+	for (let i = 0; i < 3; i++) replies.push(both(toolCalls(["bash", { command: "true" }, `b${i}`])));
+	replies.push(both("done"));
+	const run = await startSession({ ...ws, replies });
+	t.after(() => run.close());
+	await run.session.prompt("go");
+	const placeholder = first.sent[3];
+	assert.ok(placeholderId(placeholder));
+	for (const later of first.sent.slice(4)) assert.equal(later, placeholder);
+	const original2 = resultText(toolResults(run.session).get("big2"));
+	assert.equal(second.sent[5], original2);
+	assert.equal(second.sent[6], original2);
+	assert.ok(placeholderId(second.sent[7]));
+	assert.notEqual(placeholderId(second.sent[7]), placeholderId(placeholder));
+});
+
+test(`Pi ${piVersion}: a fused write's large result keeps its details and error flag; its placeholder shows the head`, async (t) => {
+	const ws = makeWorkspace(t);
+	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, observationPack: true, actionFusion: true });
+	const { sent, step } = recorder("fw");
+	const run = await startSession({ ...ws, replies: packScript(step, 3, "fw").map((r, i) => (i === 0 ? step(toolCalls(["write", { path: "f.txt", content: "x\n", then_run: { command: BIG } }, "fw"])) : r)) });
+	t.after(() => run.close());
+	await run.session.prompt("go");
+	assert.match(sent[1], /^Successfully wrote/);
+	assert.match(sent[3], /^\[large tool result replaced/);
+	assert.match(sent[3], /Successfully wrote[\s\S]*\[then_run:succeeded\]/, "the head excerpt keeps the mutation line and the marker");
+	const stored = toolResults(run.session).get("fw");
+	assert.equal(stored.isError, false);
+});
+
+test(`Pi ${piVersion}: recall refuses a tampered or symlinked object and an offset past the end`, async (t) => {
+	const ws = makeWorkspace(t);
+	enable(ws);
+	const sessionDir = path.join(ws.root, "sessions");
+	const packed = await packInPersistentSession(t, ws, sessionDir);
+	const objects = path.join(fs.realpathSync(sessionDir), "sol-pi", packed.sessionId, "observation-pack", "objects");
+	const object = path.join(objects, `${packed.id}.txt`);
+	const calls = (...list) => [toolCalls(...list), "done"];
+	const recallWith = async (args) => {
+		const run = await startSession({ ...ws, sessionManager: pi.SessionManager.open(packed.file, sessionDir), replies: calls(["obs_recall", args, "r1"]) });
+		await run.session.prompt("recall");
+		const result = toolResults(run.session).get("r1");
+		run.close();
+		return result;
+	};
+	const beyond = await recallWith({ id: packed.id, offset: 10_000_000 });
+	assert.equal(beyond.isError, true);
+	assert.match(resultText(beyond), /Offset 10000000 exceeds observation size \d+/);
+
+	const bytes = fs.readFileSync(object);
+	bytes[0] = bytes[0] === 0x41 ? 0x42 : 0x41;
+	fs.writeFileSync(object, bytes);
+	const tampered = await recallWith({ id: packed.id, offset: 0 });
+	assert.equal(tampered.isError, true);
+	assert.match(resultText(tampered), /hash mismatch/);
+
+	const secret = path.join(ws.root, "secret.txt");
+	fs.writeFileSync(secret, "not for the model");
+	fs.rmSync(object);
+	fs.symlinkSync(secret, object);
+	const linked = await recallWith({ id: packed.id, offset: 0 });
+	assert.equal(linked.isError, true);
+	assert.match(resultText(linked), /symlink/);
+	assert.doesNotMatch(resultText(linked), /not for the model/);
+});
+
+test(`Pi ${piVersion}: the recall row carries the Observation Pack badge`, async (t) => {
+	const ws = makeWorkspace(t);
+	enable(ws);
+	const run = await startSession(ws);
+	t.after(() => run.close());
+	assert.deepEqual([...run.solPi.tools.keys()], ["obs_recall"]);
+	assert.deepEqual([...run.solPi.handlers.keys()].sort(), ["context", "session_start"]);
+	const theme = { fg: (_c, text) => text, bg: (_c, text) => text, bold: (text) => text };
+	const tool = run.session.getToolDefinition("obs_recall");
+	const lines = tool.renderCall({ id: "obs_0123456789abcdef01234567", offset: 0 }, theme, {}).render(120).map((l) => l.trimEnd());
+	assert.deepEqual(lines, ["⚡ SoL-Pi · Observation Pack", "Money saved · full observation replay avoided", "Recall obs_0123456789abcdef01234567 from byte 0"]);
+	const done = tool.renderResult({ content: [], details: { bytes: 15_872, lines: 248 } }, { isPartial: false, expanded: false }, theme, {}).render(120)[0].trimEnd();
+	assert.equal(done, "Recalled 15872 bytes across 248 lines");
 });

@@ -142,6 +142,13 @@ export async function startSession({
 		uiCalls,
 		close() {
 			session.dispose();
+			// SoL-Pi never deletes its files; the tests clean the temp folders of their in-memory sessions.
+			if (!sessionManager.getSessionDir()) {
+				const prefix = `sol-pi-${sessionManager.getSessionId()}-`;
+				for (const name of fs.readdirSync(os.tmpdir())) {
+					if (name.startsWith(prefix)) fs.rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
+				}
+			}
 			if (previousAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
 			else process.env.PI_CODING_AGENT_DIR = previousAgentDir;
 		},
