@@ -1,9 +1,16 @@
 //! # sol-reducer: Evidence-Preserving Reducer
 //!
-//! Evidence-Preserving Reducer is one of the four SoL-Pi token-efficiency mechanisms: long build and test logs are replaced by a model-written receipt, accepted only when every quote is found byte for byte in the archived log.
+//! Evidence-Preserving Reducer is one of the four SoL-Pi token-efficiency mechanisms: long
+//! build and test logs are replaced by a model-written receipt, accepted only when every quote
+//! is found byte for byte in the archived log. On any doubt the original result is kept.
 //!
-//! This crate is sans-IO. It never calls a model or reads a file itself: the model call goes through the `sol_core::ModelClient` port and archives through `sol_core::FileSystem`. It reads no clock, no environment
-//! and spawns no process; everything it needs arrives as input.
+//! This crate is sans-IO. It never calls a model or reads a file itself: the model call goes
+//! through the `sol_core::ModelClient` port (or the host's own client, fed a [`ModelRequest`]
+//! built here) and archives through `sol_core::FileSystem`. It reads no clock, no environment
+//! and spawns no process; everything it needs arrives as input, and every decision, text and
+//! record leaves as a value.
+//!
+//! [`ModelRequest`]: sol_core::ModelRequest
 //!
 //! The mechanism is opt-in: it is active only when `sol-pi.json` sets
 //! `evidencePreservingReducer` to `true`.
@@ -15,6 +22,109 @@
 //! assert!(sol_reducer::is_enabled(&config));
 //! assert!(!sol_reducer::is_enabled(&SolPiConfig::default()));
 //! ```
+//!
+//! # The pipeline
+//!
+//! For each tool result, in this order (each step can end in a [`Fallback`], which leaves
+//! the result untouched and names a [`ReasonCode`]):
+//!
+//! 1. [`candidate`]: a direct `bash` result or a fused `edit`/`write` result whose command
+//!    is a build or test command ([`command`]); codemode script calls and the `codemode`
+//!    tool never are. The exit signal is read from the result ([`exit`]).
+//! 2. [`source`]: the exact log (Pi's full-output file when it is a trusted
+//!    `pi-bash-*.log` in the temp directory), between 4,096 bytes and 600,000 characters,
+//!    with an exit signal that agrees with `isError`, and no likely secret ([`secret`]).
+//! 3. [`archive`]: the log is stored content-addressed before any model call.
+//! 4. [`prompt`] and [`model`]: the request for the reducer model, the log framed as
+//!    untrusted data; or a verified receipt from the [`cache`].
+//! 5. [`receipt`]: the reply must be a schema-valid receipt whose every quote is in the log
+//!    byte for byte, with failure evidence for a failed command.
+//! 6. [`render`]: the receipt text, the projected content (only the log is replaced) and
+//!    `details.evidencePreservingReducer`; [`journal`] records and the TUI [`notice`].
+//!
+//! [`driver::reduce`] runs all of it over the ports for a Rust host. A Pi extension calls
+//! the same steps around its own asynchronous model call.
+//!
+//! # Example: a failing `cargo test` reduced by a scripted model
+//!
+//! ```
+//! use camino::Utf8Path;
+//! use serde_json::json;
+//! use sol_core::message::ContentBlock;
+//! use sol_core::testing::{MemoryFileSystem, MemorySessionStore, ScriptedModelClient};
+//! use sol_reducer::driver::{reduce, Decision, Ports, ReduceContext};
+//! use sol_reducer::{Route, ToolResultView};
+//!
+//! let log = format!(
+//!     "{}test parser::rejects_empty ... FAILED\nerror: test failed, to rerun pass `--lib`\n",
+//!     "test parser::accepts_ident ... ok\n".repeat(150),
+//! );
+//! let text = format!("{log}\n\nCommand exited with code 101");
+//! let source_sha256 = sol_reducer::sha256_hex(log.as_bytes());
+//! let model = ScriptedModelClient::new().with_reply(json!({
+//!     "schema": "sol-pi-evidence-receipt/1",
+//!     "source_sha256": source_sha256,
+//!     "status": "failure",
+//!     "uncertain": false,
+//!     "evidence": [{"kind": "failure", "quote": "test parser::rejects_empty ... FAILED"}],
+//! }).to_string());
+//! let (fs, session) = (MemoryFileSystem::new(), MemorySessionStore::new());
+//! let ports = Ports { fs: &fs, model: &model, session: &session };
+//! let route = Route::new("openai-codex", "gpt-5.6-luna");
+//! let context = ReduceContext {
+//!     route: &route,
+//!     runtime_root: Utf8Path::new("/s/sol-pi/abc"),
+//!     os_temp_dir: None,
+//!     timestamp: "2025-06-01T12:00:00.000Z",
+//! };
+//! let input = json!({"command": "cargo test"});
+//! let content = [ContentBlock::text(text)];
+//! let result = ToolResultView {
+//!     tool_call_id: "call_1", tool_name: "bash", input: &input, content: &content,
+//!     is_error: true, exit_code: Some(101), ..ToolResultView::default()
+//! };
+//!
+//! let Decision::Replaced(replacement) = reduce(&result, &ports, &context, None) else {
+//!     panic!("the receipt is valid");
+//! };
+//! let text = replacement.content[0].as_text().unwrap_or_default();
+//! assert!(text.starts_with("sol_pi_evidence_receipt_v1\nstatus=failure\n"));
+//! assert!(text.ends_with("\n\nCommand exited with code 101"));
+//! assert!(replacement.bytes_removed() > 3000);
+//! // The original log is archived, and every decision is journaled.
+//! assert_eq!(fs.file(format!(
+//!     "/s/sol-pi/abc/evidence-preserving-reducer/objects/{}/{source_sha256}.txt",
+//!     &source_sha256[..2],
+//! )), Some(log.into_bytes()));
+//! let kinds: Vec<_> = session.entries().iter().map(|e| e.data["kind"].clone()).collect();
+//! assert_eq!(kinds, ["candidate", "provider_response", "applied"]);
+//! ```
+
+pub mod archive;
+pub mod cache;
+pub mod candidate;
+pub mod command;
+mod digest;
+pub mod driver;
+pub mod exit;
+pub mod journal;
+pub mod model;
+pub mod notice;
+pub mod prompt;
+pub mod reason;
+pub mod receipt;
+pub mod render;
+pub mod secret;
+pub mod source;
+
+pub use cache::ReceiptCache;
+pub use candidate::{Candidate, ToolResultView, select_candidate};
+pub use driver::{Decision, Ports, ReduceContext, reduce};
+pub use model::{ReducerReply, Route, Usage};
+pub use reason::{Fallback, FallbackFacts, ReasonCode};
+pub use receipt::{ReceiptCheck, VerifiedReceipt, validate_receipt};
+pub use render::Replacement;
+pub use source::{FullOutput, Source, prepare_source};
 
 use sol_core::{Mechanism, SolPiConfig};
 
@@ -25,3 +135,48 @@ pub const MECHANISM: Mechanism = Mechanism::EvidencePreservingReducer;
 pub fn is_enabled(config: &SolPiConfig) -> bool {
     config.is_enabled(MECHANISM)
 }
+
+/// Custom session entry type of the journal.
+pub const ENTRY_TYPE: &str = "sol-pi-evidence-preserving-reducer-v1";
+/// `schema` of every journal record and of `details.evidencePreservingReducer`.
+pub const JOURNAL_SCHEMA: &str = "sol-pi-evidence-preserving-reducer/1";
+/// `schema` the reducer model must put in its JSON receipt.
+pub const RECEIPT_SCHEMA: &str = "sol-pi-evidence-receipt/1";
+/// First line of every receipt text.
+pub const RECEIPT_PREFIX: &str = "sol_pi_evidence_receipt_v1";
+/// Key of the reducer's object in a reduced result's `details`.
+pub const DETAILS_KEY: &str = "evidencePreservingReducer";
+/// The reducer's directory under a session's runtime root.
+pub const STORE_DIR: &str = "evidence-preserving-reducer";
+
+/// Most evidence items a receipt may carry.
+pub const MAX_EVIDENCE_ITEMS: usize = 12;
+/// Longest quote, in UTF-16 code units (characters, for text without emoji).
+pub const MAX_QUOTE_CHARS: usize = 600;
+/// Shortest log worth reducing, in UTF-8 bytes.
+pub const MIN_SOURCE_BYTES: usize = 4096;
+/// Longest log that is reduced, in UTF-16 code units (JavaScript string length).
+pub const MAX_SOURCE_CHARS: usize = 600_000;
+/// Most bytes read from Pi's full-output file: three UTF-8 bytes per UTF-16 unit of
+/// [`MAX_SOURCE_CHARS`]; a larger file cannot hold a reducible log.
+pub const MAX_FULL_OUTPUT_BYTES: u64 = 3 * MAX_SOURCE_CHARS as u64;
+/// Output-token limit of the reducer model call.
+pub const MAX_OUTPUT_TOKENS: u32 = 2048;
+/// Timeout of the reducer model call, in milliseconds.
+pub const MODEL_TIMEOUT_MS: u64 = 90_000;
+/// Largest reply that is parsed, in bytes: far above any valid receipt (12 quotes of 600
+/// characters, escaped), far below what would make parsing costly.
+pub const MAX_REPLY_BYTES: usize = 64 * 1024;
+/// Entries of the receipt cache.
+pub const RECEIPT_CACHE_CAPACITY: usize = 64;
+
+/// The lower-case hex SHA-256 of `bytes`, as used for `source_sha256`, `command_sha256`,
+/// `quote_sha256` and archive names.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    digest::sha256_hex(bytes)
+}
+
+/// The README example, compiled and run as a doctest so that it cannot drift.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -1,0 +1,383 @@
+//! The likely-secret gate: a log that seems to carry a credential is never sent to the
+//! reducer model.
+//!
+//! This is a precaution, not a scanner. It errs towards keeping a log local (the result is
+//! then simply left unreduced), but it must not fire on ordinary test output, or the
+//! reducer would never run on suites that test authentication: test assertions, test names
+//! and prose that merely mention a password are not secrets.
+//!
+//! Two families of rules run:
+//!
+//! - **Key-value rules**, judged line by line and skipped on lines that contain `assert`
+//!   (assertion output such as `assert_eq!`, `AssertionError`, `assertEquals`):
+//!   the specification's original rule (an API key, authorization, bearer, access token or
+//!   secret word followed within 32 characters on the same line by a `:` or `=` and a
+//!   value), passwords, passphrases and private keys in assignments (`PGPASSWORD=…`,
+//!   `"password": "…"`, `password: …` alone on its line) and in `--password`/`--passphrase`
+//!   flags with a value. Values that are placeholders (`$VAR`, `${…}`, `<PASSWORD>`),
+//!   masks (`****`) or ordinary words (`flag`, `required`, …) do not count.
+//! - **Token shapes**, matched anywhere, assertion lines included: PEM private-key armour,
+//!   AWS access key ids, GitHub tokens, Slack tokens, JSON Web Tokens, bearer tokens and
+//!   passwords inside URLs.
+//!
+//! `-p<value>` is deliberately not a rule: too many tools use `-p` for something else.
+//!
+//! ```
+//! use sol_reducer::secret::{find_likely_secret, SecretKind};
+//!
+//! let finding = find_likely_secret("ok\nPGPASSWORD=s3cr3t psql -h db\n").expect("a secret");
+//! assert_eq!(finding.kind, SecretKind::PasswordAssignment);
+//! assert_eq!(finding.line, 2);
+//! assert_eq!(find_likely_secret("assert_eq!(password, expected)"), None);
+//! assert_eq!(find_likely_secret("the password must be at least 8 characters"), None);
+//! ```
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+/// Which rule recognised a likely secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SecretKind {
+    /// An API key, authorization, bearer, access token or secret word with a value.
+    CredentialAssignment,
+    /// A password, passphrase or private key assigned a value.
+    PasswordAssignment,
+    /// A `--password` or `--passphrase` flag given a value.
+    PasswordFlag,
+    /// `-----BEGIN … PRIVATE KEY-----` armour.
+    PrivateKeyArmour,
+    /// An AWS access key id (`AKIA…`, `ASIA…`).
+    AwsAccessKeyId,
+    /// A GitHub token (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`).
+    GithubToken,
+    /// A Slack token (`xoxa-`, `xoxb-`, `xoxp-`, `xoxr-`, `xoxs-`).
+    SlackToken,
+    /// A JSON Web Token: three base64url segments, the first starting with `eyJ`.
+    JsonWebToken,
+    /// `Bearer` followed by a token.
+    BearerToken,
+    /// A password inside a URL (`scheme://user:password@host`).
+    UrlCredentials,
+}
+
+impl SecretKind {
+    /// Every kind, in the order the rules run.
+    pub const ALL: [SecretKind; 10] = [
+        SecretKind::PrivateKeyArmour,
+        SecretKind::AwsAccessKeyId,
+        SecretKind::GithubToken,
+        SecretKind::SlackToken,
+        SecretKind::JsonWebToken,
+        SecretKind::BearerToken,
+        SecretKind::UrlCredentials,
+        SecretKind::CredentialAssignment,
+        SecretKind::PasswordAssignment,
+        SecretKind::PasswordFlag,
+    ];
+
+    /// The stable code of this kind, as written to the journal.
+    pub fn code(self) -> &'static str {
+        match self {
+            SecretKind::CredentialAssignment => "credential-assignment",
+            SecretKind::PasswordAssignment => "password-assignment",
+            SecretKind::PasswordFlag => "password-flag",
+            SecretKind::PrivateKeyArmour => "private-key-armour",
+            SecretKind::AwsAccessKeyId => "aws-access-key-id",
+            SecretKind::GithubToken => "github-token",
+            SecretKind::SlackToken => "slack-token",
+            SecretKind::JsonWebToken => "json-web-token",
+            SecretKind::BearerToken => "bearer-token",
+            SecretKind::UrlCredentials => "url-credentials",
+        }
+    }
+}
+
+/// Where the gate found a likely secret. The matched text itself is never kept, so it
+/// cannot leak into a journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SecretFinding {
+    /// The rule that fired.
+    pub kind: SecretKind,
+    /// 1-based line of the match.
+    pub line: u64,
+}
+
+/// Whether `text` seems to carry a credential; see the module documentation.
+pub fn is_likely_secret(text: &str) -> bool {
+    find_likely_secret(text).is_some()
+}
+
+/// The first likely secret in `text`, trying the rules in [`SecretKind::ALL`] order.
+pub fn find_likely_secret(text: &str) -> Option<SecretFinding> {
+    SecretKind::ALL.into_iter().find_map(|kind| {
+        first_match(kind, text).map(|offset| SecretFinding {
+            kind,
+            line: line_number(text, offset),
+        })
+    })
+}
+
+/// Byte offset of the first match of `kind`'s rule in `text`.
+fn first_match(kind: SecretKind, text: &str) -> Option<usize> {
+    match kind {
+        SecretKind::PrivateKeyArmour => PEM_ARMOUR.find(text).map(|m| m.start()),
+        SecretKind::AwsAccessKeyId => AWS_ACCESS_KEY_ID.find(text).map(|m| m.start()),
+        SecretKind::GithubToken => GITHUB_TOKEN.find(text).map(|m| m.start()),
+        SecretKind::SlackToken => SLACK_TOKEN.find(text).map(|m| m.start()),
+        SecretKind::JsonWebToken => JSON_WEB_TOKEN.find(text).map(|m| m.start()),
+        SecretKind::BearerToken => BEARER_TOKEN
+            .captures_iter(text)
+            .find(|caps| caps[1].bytes().any(|byte| byte.is_ascii_digit()))
+            .and_then(|caps| caps.get(0))
+            .map(|m| m.start()),
+        SecretKind::UrlCredentials => URL_CREDENTIALS
+            .captures_iter(text)
+            .find(|caps| is_concrete_value(&caps[1]))
+            .and_then(|caps| caps.get(0))
+            .map(|m| m.start()),
+        SecretKind::CredentialAssignment => CREDENTIAL_WORD
+            .find_iter(text)
+            .find(|word| {
+                !on_assertion_line(text, word.start())
+                    && separator_with_value_follows(text, word.end())
+            })
+            .map(|word| word.start()),
+        SecretKind::PasswordAssignment => [
+            &*PASSWORD_QUOTED_VALUE,
+            &*PASSWORD_ATTACHED_VALUE,
+            &*PASSWORD_COLON_LINE,
+        ]
+        .into_iter()
+        .filter_map(|rule| first_value_match(rule, text, false))
+        .min(),
+        SecretKind::PasswordFlag => first_value_match(&PASSWORD_FLAG, text, true),
+    }
+}
+
+/// Names that hold a password, passphrase or private key, with any prefix or suffix of
+/// identifier characters (`PGPASSWORD`, `db.password`, `--password`, `private_key_pem`).
+const PASSWORD_KEY: &str =
+    r"[A-Za-z0-9_.\-]*(?:password|passwd|passphrase|private[ _.\-]?key)[A-Za-z0-9_]*";
+
+fn regex(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("the secret patterns are valid")
+}
+
+static PEM_ARMOUR: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----"));
+static AWS_ACCESS_KEY_ID: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"(?:^|[^A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?:[^A-Za-z0-9]|$)")
+});
+static GITHUB_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"(?:^|[^A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})")
+});
+static SLACK_TOKEN: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"(?:^|[^A-Za-z0-9])xox[abprs]-[A-Za-z0-9\-]{10,}"));
+static JSON_WEB_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+    regex(r"(?:^|[^A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}")
+});
+/// A bearer token has at least 16 token characters; a digit among them (checked in code)
+/// tells it apart from prose such as "Bearer authentication".
+static BEARER_TOKEN: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"(?i)(?:^|[^A-Za-z0-9_])bearer[ \t]+([A-Za-z0-9._~+/\-]{16,}=*)"));
+static URL_CREDENTIALS: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"(?i)[a-z][a-z0-9+.\-]*://[^\s/:@]+:([^\s/@]+)@"));
+static CREDENTIAL_WORD: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"(?i)api[_\-]?key|authorization|bearer|access[_ \-]?token|secret"));
+/// `password = "…"`, `"password": '…'`, `password := "…"`; the value is quoted.
+static PASSWORD_QUOTED_VALUE: LazyLock<Regex> = LazyLock::new(|| {
+    regex(&format!(
+        r#"(?i){PASSWORD_KEY}["']?[ \t]*(?::=|=>|:|=)[ \t]*(?:"([^"\r\n]*)"|'([^'\r\n]*)')"#
+    ))
+});
+/// `PGPASSWORD=…`, `--password=…`: the value is attached to the `=`, as in shells and
+/// environment listings (`let password = expected;` has spaces and is code, not a value).
+static PASSWORD_ATTACHED_VALUE: LazyLock<Regex> =
+    LazyLock::new(|| regex(&format!(r#"(?i){PASSWORD_KEY}=([^\s"'=][^\s"']*)"#)));
+/// `password: hunter2` with nothing else on the line, as in YAML or a printed config;
+/// "password: must be 8 characters" is prose.
+static PASSWORD_COLON_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    regex(&format!(
+        r#"(?im){PASSWORD_KEY}["']?[ \t]*:[ \t]*([^\s"':][^\s]*?)[ \t]*[,;}}]?[ \t]*\r?$"#
+    ))
+});
+/// `--password hunter2`, `--db-passphrase "…"`.
+static PASSWORD_FLAG: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r#"(?i)(?:^|[\s"'(])--[A-Za-z0-9\-]*(?:password|passwd|passphrase)[ \t]+("[^"\r\n]*"|'[^'\r\n]*'|[^\s]+)"#,
+    )
+});
+
+/// Offset of the first match of `rule` whose value (the first group that matched) is a
+/// concrete value, outside assertion lines. With `flag`, a value that starts with `-`
+/// (the next option) does not count either.
+fn first_value_match(rule: &Regex, text: &str, flag: bool) -> Option<usize> {
+    rule.captures_iter(text).find_map(|caps| {
+        let whole = caps.get(0)?;
+        let value = caps.iter().skip(1).flatten().next()?.as_str();
+        let value = unquote(value);
+        let concrete = is_concrete_value(value) && !(flag && value.starts_with('-'));
+        (concrete && !on_assertion_line(text, whole.start())).then_some(whole.start())
+    })
+}
+
+fn unquote(value: &str) -> &str {
+    let trimmed = value.trim_end_matches([']', ')', '}', ',', ';', '.']);
+    for quote in ['"', '\''] {
+        if let Some(inner) = trimmed
+            .strip_prefix(quote)
+            .and_then(|rest| rest.strip_suffix(quote))
+        {
+            return inner;
+        }
+    }
+    trimmed
+}
+
+/// Words that follow "password" in prose and help texts rather than being one.
+const PROSE_VALUES: [&str; 58] = [
+    "a",
+    "accepted",
+    "an",
+    "and",
+    "are",
+    "argument",
+    "arguments",
+    "can",
+    "cannot",
+    "changed",
+    "empty",
+    "expired",
+    "false",
+    "field",
+    "flag",
+    "for",
+    "hidden",
+    "if",
+    "incorrect",
+    "invalid",
+    "is",
+    "length",
+    "masked",
+    "may",
+    "mismatch",
+    "missing",
+    "must",
+    "nil",
+    "no",
+    "none",
+    "not",
+    "null",
+    "of",
+    "ok",
+    "only",
+    "option",
+    "optional",
+    "options",
+    "or",
+    "parameter",
+    "prompt",
+    "redacted",
+    "rejected",
+    "required",
+    "reset",
+    "set",
+    "should",
+    "the",
+    "to",
+    "too",
+    "true",
+    "undefined",
+    "unset",
+    "updated",
+    "value",
+    "was",
+    "when",
+    "wrong",
+];
+
+/// Whether `value` looks like an actual secret rather than a placeholder, a mask, a
+/// variable reference or an ordinary word.
+fn is_concrete_value(value: &str) -> bool {
+    let Some(first) = value.chars().next() else {
+        return false;
+    };
+    if matches!(first, '$' | '<' | '{' | '[' | '%' | '(') {
+        return false;
+    }
+    if value
+        .chars()
+        .all(|c| matches!(c, '*' | 'x' | 'X' | '•' | '#' | '.'))
+    {
+        return false;
+    }
+    let lower = value.to_ascii_lowercase();
+    !PROSE_VALUES.contains(&lower.as_str())
+}
+
+/// The spec's original rule after a credential word ending at `word_end`: within 32
+/// characters on the same line, a `:` or `=` separator followed by a value.
+///
+/// Only the first `:` or `=` after the word is considered, and it does not count when it
+/// belongs to a `::` path, an `==`/`!=`/`<=`/`>=` comparison, or sits between a name and a
+/// digit (`src/auth.rs:42`, `12:00`): the word is then part of a path, a test name or a
+/// comparison, not a key.
+fn separator_with_value_follows(text: &str, word_end: usize) -> bool {
+    let rest = &text[word_end..];
+    let line = &rest[..rest.find(['\n', '\r']).unwrap_or(rest.len())];
+    let mut previous = text[..word_end].chars().next_back();
+    for (index, (offset, c)) in line.char_indices().enumerate() {
+        if index > 32 {
+            return false;
+        }
+        if c != ':' && c != '=' {
+            previous = Some(c);
+            continue;
+        }
+        let after = &line[offset + c.len_utf8()..];
+        let next = after.chars().next();
+        let separator = if c == ':' {
+            previous != Some(':')
+                && next != Some(':')
+                && !(next.is_some_and(|n| n.is_ascii_digit())
+                    && previous.is_some_and(|p| !p.is_whitespace() && p != '"' && p != '\''))
+        } else {
+            !matches!(previous, Some('=' | '!' | '<' | '>')) && next != Some('=')
+        };
+        return separator && value_follows(after.strip_prefix(['=', '>']).unwrap_or(after));
+    }
+    false
+}
+
+/// Whether `after` (the text after a separator) starts, past blanks, with a value: a
+/// character other than a separator, or a quote with something inside.
+fn value_follows(after: &str) -> bool {
+    let value = after.trim_start_matches([' ', '\t']);
+    let mut chars = value.chars();
+    match chars.next() {
+        None | Some(':' | '=') => false,
+        Some(quote @ ('"' | '\'')) => chars.next().is_some_and(|c| c != quote),
+        Some(_) => true,
+    }
+}
+
+/// Whether the line around `offset` is assertion output.
+fn on_assertion_line(text: &str, offset: usize) -> bool {
+    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    let line = &text[start..end];
+    line.as_bytes()
+        .windows(6)
+        .any(|window| window.eq_ignore_ascii_case(b"assert"))
+}
+
+fn line_number(text: &str, offset: usize) -> u64 {
+    text.as_bytes()[..offset]
+        .iter()
+        .filter(|&&byte| byte == b'\n')
+        .count() as u64
+        + 1
+}
