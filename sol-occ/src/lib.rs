@@ -15,8 +15,107 @@
 //! assert!(sol_occ::is_enabled(&config));
 //! assert!(!sol_occ::is_enabled(&SolPiConfig::default()));
 //! ```
+//!
+//! # What is here
+//!
+//! - [`plan`]: the plan model, the `update_plan` arguments with their bounds (exported as
+//!   constants for the host's schema), and the transition analysis that finds plan
+//!   boundaries;
+//! - [`state`]: the persisted state, its transitions and its restoration from a branch;
+//! - [`tokens`] and [`estimate`]: Pi's token estimates and the prediction of what Pi's
+//!   native compaction would remove, cut point included;
+//! - [`settings`]: the factory options and Pi's compaction settings;
+//! - [`economics`]: the decision whether a compaction pays, with its reason codes;
+//! - [`instructions`]: the summarizer instructions with the bounded progress evidence;
+//! - [`session`]: the state machine the host drives with Pi's events;
+//! - [`text`]: every text the model or a person reads;
+//! - [`replay`]: the policy replayed over a recorded session, next to threshold-only
+//!   compaction.
+//!
+//! # What it never does
+//!
+//! It never reads the session file, never compacts, aborts, sends a message or shows a
+//! notice: the host does, when a returned value says so. It reads no clock and no
+//! environment and starts no process; `clippy.toml` at the workspace root forbids the std
+//! functions that would break this.
+//!
+//! # Example: one boundary, from `update_plan` to the continuation
+//!
+//! ```
+//! use serde_json::json;
+//! use sol_occ::estimate::NativeProjection;
+//! use sol_occ::session::*;
+//! use sol_occ::settings::{resolve_compaction_settings, OccOptions};
+//!
+//! let mut occ = OccSession::new(OccOptions { cache_write_read_ratio: Some(0.0), keep_recent_tokens: Some(50) });
+//! occ.session_start(&[], Vec::new());
+//! let plan = |status: &str| json!({"steps": [
+//!     {"id": "build", "goal": "Build it", "status": status},
+//!     {"id": "ship", "goal": "Ship it", "status": "pending"},
+//! ]});
+//!
+//! // A long conversation the host observed through `context` events.
+//! let messages: Vec<_> = (0..40).map(|i| json!({
+//!     "role": if i % 2 == 0 { "user" } else { "assistant" },
+//!     "content": if i % 2 == 0 { json!("x".repeat(4000)) } else { json!([{"type": "text", "text": "ok"}]) },
+//!     "timestamp": i,
+//! })).collect();
+//! for step in 0..3 {
+//!     occ.context(ContextEvent::new(false, &messages));
+//!     occ.before_provider_request(None, 0);
+//!     occ.message_end("assistant");
+//!     if step == 0 { occ.update_plan("call-1", &plan("in_progress"), false)?; }
+//! }
+//! let result = occ.update_plan("call-2", &plan("completed"), false)?;
+//! assert!(result.details.boundary);
+//!
+//! let turn = TurnEnd {
+//!     stop_reason: Some("toolUse".into()),
+//!     aborted: false,
+//!     tool_results: vec![TurnToolResult { tool_call_id: "call-2".into(), tool_name: "update_plan".into(), is_error: false }],
+//! };
+//! assert_eq!(occ.turn_end(&turn), TurnEndOutcome::Evaluate);
+//! let branch: Vec<_> = messages.iter().enumerate()
+//!     .map(|(i, m)| json!({"type": "message", "id": format!("e{i}"), "message": m}))
+//!     .collect();
+//! let measurement = BoundaryMeasurement {
+//!     reported_tokens: None,
+//!     usage_context_window: Some(200_000.0),
+//!     model_context_window: None,
+//!     system_prompt_tokens: 0,
+//!     projection: NativeProjection::from_branch(&branch),
+//!     settings: resolve_compaction_settings(None, None, Some(50)),
+//! };
+//! let evaluation = occ.decide_boundary(&measurement).expect("a boundary to evaluate");
+//! assert!(evaluation.abort, "{:?}", evaluation.decision.reason);
+//!
+//! // The host calls ctx.abort(); the run settles.
+//! let SettledAction::Compact { custom_instructions } = occ.agent_settled(true) else { unreachable!() };
+//! assert!(custom_instructions.starts_with("This compaction runs at a completed step"));
+//! occ.session_compact(false, Vec::new());
+//! let follow_up = occ.compaction_finished(&CompactionResult::Completed { summary: "## Goal\n…".into() });
+//! let continuation = follow_up.continuation.expect("the task continues");
+//! assert!(continuation.trigger_turn && !continuation.display);
+//! assert_eq!(occ.state().native_compaction_count, 1);
+//! # Ok::<(), PlanToolError>(())
+//! ```
+
+pub mod economics;
+pub mod estimate;
+pub mod instructions;
+pub mod plan;
+pub mod replay;
+pub mod session;
+pub mod settings;
+pub mod state;
+pub mod text;
+pub mod tokens;
 
 use sol_core::{Mechanism, SolPiConfig};
+
+pub use economics::{Decision, DecisionReason};
+pub use session::OccSession;
+pub use state::OccState;
 
 /// The mechanism this crate implements.
 pub const MECHANISM: Mechanism = Mechanism::OnlineContextCompact;
@@ -25,3 +124,41 @@ pub const MECHANISM: Mechanism = Mechanism::OnlineContextCompact;
 pub fn is_enabled(config: &SolPiConfig) -> bool {
     config.is_enabled(MECHANISM)
 }
+
+/// Any error of this crate, for hosts that handle them in one place.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OccError {
+    /// Invalid `update_plan` arguments or stored plan.
+    #[error(transparent)]
+    Plan(#[from] plan::PlanError),
+    /// A failed `update_plan` call.
+    #[error(transparent)]
+    PlanTool(#[from] session::PlanToolError),
+    /// Invalid factory options.
+    #[error(transparent)]
+    Options(#[from] settings::OptionsError),
+    /// An invalid state snapshot.
+    #[error(transparent)]
+    State(#[from] state::StateError),
+    /// A recorded session that cannot be replayed.
+    #[error(transparent)]
+    Replay(#[from] replay::ReplayError),
+}
+
+impl OccError {
+    /// The stable code of the underlying error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            OccError::Plan(error) => error.code(),
+            OccError::PlanTool(error) => error.code(),
+            OccError::Options(error) => error.code(),
+            OccError::State(error) => error.code(),
+            OccError::Replay(error) => error.code(),
+        }
+    }
+}
+
+/// The README example, compiled and run as a doctest so that it cannot drift.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

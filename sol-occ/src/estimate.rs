@@ -1,0 +1,489 @@
+//! How many context tokens Pi's native compaction would remove right now.
+//!
+//! Pi never cuts inside a message: it walks back from the newest entry, adding up message
+//! sizes until `keepRecentTokens` is reached, then keeps everything from the nearest valid
+//! cut point (a user-like or assistant message, never a tool result) on. Everything before
+//! that point, plus the previous compaction summary, is replaced by a new summary.
+//!
+//! [`estimate_native_cut`] repeats that walk over Pi's canonical projection of the branch
+//! ([`NativeProjection`]) and prices each removed message at its size in the latest context
+//! the extension observed ([`ObservedContext`]), so ObservationPack placeholders count at
+//! their projected size. A removed message that has no unique counterpart in that view
+//! (dropped by a transformer, added after the last `context` event, or ambiguous) adds
+//! nothing, and a matched one adds the smaller of its two sizes: the estimate never exceeds
+//! what Pi would actually remove.
+//!
+//! ```
+//! use serde_json::json;
+//! use sol_occ::estimate::{estimate_native_cut, NativeProjection, ObservedContext};
+//! use sol_occ::tokens::SizedMessage;
+//!
+//! // One short prompt, then one huge recent tool call: Pi keeps the huge call and its
+//! // result, so only the prompt (25 tokens) is removable, not `total - keepRecent`.
+//! let messages = vec![
+//!     json!({"role": "user", "content": "x".repeat(100), "timestamp": 1}),
+//!     json!({"role": "assistant", "timestamp": 2, "content": [
+//!         {"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}]}),
+//!     json!({"role": "toolResult", "toolCallId": "c1", "toolName": "read", "timestamp": 3,
+//!            "isError": false, "content": [{"type": "text", "text": "y".repeat(100_000)}]}),
+//! ];
+//! let branch: Vec<_> = messages.iter().enumerate().map(|(i, message)| {
+//!     json!({"type": "message", "id": format!("e{i}"), "message": message})
+//! }).collect();
+//! let projection = NativeProjection::from_branch(&branch);
+//! let observed = ObservedContext::new(&SizedMessage::from_messages(&messages));
+//! let estimate = estimate_native_cut(&projection, 20_000, &observed);
+//! assert_eq!(estimate.removable_tokens, 25);
+//! assert!(estimate.compactable);
+//! ```
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::tokens::{MessageRole, SizedMessage};
+
+/// The type of the session entry a projected entry comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    /// A `message` entry.
+    Message,
+    /// A `compaction` entry; never a cut point.
+    Compaction,
+    /// Any other entry (`custom_message`, `branch_summary`, `context_edit`, `custom`, ...).
+    Other,
+}
+
+impl EntryKind {
+    /// Reads a session entry's `type`.
+    pub fn parse(kind: &str) -> EntryKind {
+        match kind {
+            "message" => EntryKind::Message,
+            "compaction" => EntryKind::Compaction,
+            _ => EntryKind::Other,
+        }
+    }
+}
+
+/// One entry of Pi's projection: a session entry and the messages it contributes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectedEntry {
+    /// The session entry id.
+    pub id: Option<String>,
+    /// The session entry type.
+    pub kind: EntryKind,
+    /// The messages it contributes to the model context, in Pi's canonical form.
+    pub messages: Vec<SizedMessage>,
+}
+
+impl ProjectedEntry {
+    /// Reads one entry of Pi's `buildSessionProjection()`: `{sourceEntry, messages}`.
+    pub fn from_projection_entry(entry: &Value) -> ProjectedEntry {
+        let source = entry.get("sourceEntry").unwrap_or(&Value::Null);
+        let messages = entry
+            .get("messages")
+            .and_then(Value::as_array)
+            .map(|messages| SizedMessage::from_messages(messages))
+            .unwrap_or_default();
+        ProjectedEntry {
+            id: source.get("id").and_then(Value::as_str).map(str::to_owned),
+            kind: EntryKind::parse(source.get("type").and_then(Value::as_str).unwrap_or("")),
+            messages,
+        }
+    }
+
+    /// Reads one raw session entry: a `message` entry contributes its message,
+    /// `custom_message` and `branch_summary` entries the message Pi synthesizes from them,
+    /// a `compaction` entry (as a retained or older entry) and any other entry nothing.
+    pub fn from_session_entry(entry: &Value) -> ProjectedEntry {
+        let kind_text = entry.get("type").and_then(Value::as_str).unwrap_or("");
+        let message = match kind_text {
+            "message" => entry.get("message").cloned(),
+            "custom_message" => Some(json!({
+                "role": "custom",
+                "customType": entry.get("customType").cloned().unwrap_or(Value::Null),
+                "content": entry.get("content").cloned().unwrap_or(Value::Null),
+                "timestamp": entry_timestamp(entry),
+            })),
+            "branch_summary" => Some(json!({
+                "role": "branchSummary",
+                "summary": entry.get("summary").cloned().unwrap_or(Value::Null),
+                "timestamp": entry_timestamp(entry),
+            })),
+            _ => None,
+        };
+        ProjectedEntry {
+            id: id_of(entry),
+            kind: EntryKind::parse(kind_text),
+            messages: message.iter().map(SizedMessage::from_message).collect(),
+        }
+    }
+
+    /// The summed size of its messages.
+    pub fn tokens(&self) -> u64 {
+        self.messages
+            .iter()
+            .fold(0u64, |sum, message| sum.saturating_add(message.tokens))
+    }
+
+    fn is_cut_point(&self) -> bool {
+        self.kind != EntryKind::Compaction
+            && self
+                .messages
+                .iter()
+                .any(|message| message.role.is_cut_point())
+    }
+}
+
+/// Pi's canonical view of the current branch, the input of the cut-point walk.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NativeProjection {
+    /// The projected entries: the newest compaction first (if any), then the retained and
+    /// newer entries in branch order.
+    pub entries: Vec<ProjectedEntry>,
+    /// Whether the branch's leaf entry is a compaction; Pi then refuses with
+    /// `Already compacted`.
+    pub leaf_is_compaction: bool,
+}
+
+impl NativeProjection {
+    /// Reads the value of Pi 1.x `buildSessionProjection()` (`{entries: [{sourceEntry,
+    /// messages}], ...}`); `leaf_is_compaction` comes from the session's leaf entry.
+    pub fn from_session_projection(projection: &Value, leaf_is_compaction: bool) -> Self {
+        let entries = projection
+            .get("entries")
+            .and_then(Value::as_array)
+            .map(|entries| {
+                entries
+                    .iter()
+                    .map(ProjectedEntry::from_projection_entry)
+                    .collect()
+            })
+            .unwrap_or_default();
+        NativeProjection {
+            entries,
+            leaf_is_compaction,
+        }
+    }
+
+    /// Builds the projection from raw branch entries (root first), as Pi 0.84.2 sees them:
+    /// the newest compaction's summary, the entries it retained (from its
+    /// `firstKeptEntryId`), then everything after it. Message entries contribute their
+    /// message, `custom_message` and `branch_summary` entries their synthesized message,
+    /// other entries nothing.
+    pub fn from_branch(branch: &[Value]) -> Self {
+        fn entry_type(entry: &Value) -> &str {
+            entry.get("type").and_then(Value::as_str).unwrap_or("")
+        }
+        let last_compaction = branch
+            .iter()
+            .rposition(|entry| entry_type(entry) == "compaction");
+        let mut entries = Vec::with_capacity(branch.len() + 1);
+        let tail_start = match last_compaction {
+            None => 0,
+            Some(index) => {
+                let compaction = &branch[index];
+                entries.push(ProjectedEntry {
+                    id: id_of(compaction),
+                    kind: EntryKind::Compaction,
+                    messages: vec![SizedMessage::from_message(&summary_message(compaction))],
+                });
+                let first_kept = compaction.get("firstKeptEntryId").and_then(Value::as_str);
+                if let Some(kept) = first_kept.and_then(|id| {
+                    branch[..index]
+                        .iter()
+                        .position(|e| id_of(e).as_deref() == Some(id))
+                }) {
+                    entries.extend(
+                        branch[kept..index]
+                            .iter()
+                            .map(ProjectedEntry::from_session_entry),
+                    );
+                }
+                index + 1
+            }
+        };
+        entries.extend(
+            branch[tail_start..]
+                .iter()
+                .map(ProjectedEntry::from_session_entry),
+        );
+        NativeProjection {
+            entries,
+            leaf_is_compaction: branch
+                .last()
+                .is_some_and(|entry| entry_type(entry) == "compaction"),
+        }
+    }
+
+    /// Index of the first entry after the newest compaction summary (0 without one).
+    pub fn history_start(&self) -> usize {
+        self.entries
+            .iter()
+            .position(|entry| entry.kind == EntryKind::Compaction && !entry.messages.is_empty())
+            .map_or(0, |index| index + 1)
+    }
+
+    /// The model-visible messages of the projection, in order.
+    pub fn messages(&self) -> impl Iterator<Item = &SizedMessage> {
+        self.entries.iter().flat_map(|entry| entry.messages.iter())
+    }
+
+    /// Pi's estimate of the projected context (system messages included).
+    pub fn total_tokens(&self) -> u64 {
+        self.entries
+            .iter()
+            .fold(0u64, |sum, entry| sum.saturating_add(entry.tokens()))
+    }
+}
+
+fn id_of(entry: &Value) -> Option<String> {
+    entry.get("id").and_then(Value::as_str).map(str::to_owned)
+}
+
+/// Milliseconds since the Unix epoch of an entry's ISO-8601 timestamp, or the number itself.
+fn entry_timestamp(entry: &Value) -> Value {
+    match entry.get("timestamp") {
+        Some(Value::String(text)) => {
+            iso_to_epoch_ms(text).map_or_else(|| Value::String(text.clone()), Value::from)
+        }
+        Some(other) => other.clone(),
+        None => Value::Null,
+    }
+}
+
+fn summary_message(compaction: &Value) -> Value {
+    json!({
+        "role": "compactionSummary",
+        "summary": compaction.get("summary").cloned().unwrap_or(Value::Null),
+        "timestamp": entry_timestamp(compaction),
+    })
+}
+
+/// Parses the `YYYY-MM-DDTHH:MM:SS(.fff)Z` form `Date.prototype.toISOString()` writes.
+pub fn iso_to_epoch_ms(text: &str) -> Option<i64> {
+    let bytes = text.as_bytes();
+    let number = |range: std::ops::Range<usize>| -> Option<i64> {
+        let part = text.get(range)?;
+        if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        part.parse().ok()
+    };
+    if bytes.len() < 20 || bytes[4] != b'-' || bytes[7] != b'-' || bytes[10] != b'T' {
+        return None;
+    }
+    if bytes[13] != b':' || bytes[16] != b':' || bytes.last() != Some(&b'Z') {
+        return None;
+    }
+    let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
+    let (hour, minute, second) = (number(11..13)?, number(14..16)?, number(17..19)?);
+    let millis = match bytes[19] {
+        b'Z' if bytes.len() == 20 => 0,
+        b'.' => {
+            let fraction = text.get(20..text.len() - 1)?;
+            let digits: String = fraction.chars().chain("000".chars()).take(3).collect();
+            if fraction.is_empty() || !fraction.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            digits.parse().ok()?
+        }
+        _ => return None,
+    };
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+        return None;
+    }
+    if second > 60 {
+        return None;
+    }
+    let days = days_from_civil(year, month, day);
+    Some((((days * 24 + hour) * 60 + minute) * 60 + second) * 1000 + millis)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let shifted_month = (month + 9) % 12;
+    let day_of_year = (153 * shifted_month + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+/// The sizes of the messages in the latest context the extension observed, by identity.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ObservedContext {
+    /// Size of each identified message; `None` when the identity occurs more than once.
+    by_key: BTreeMap<String, Option<u64>>,
+    total: u64,
+}
+
+impl ObservedContext {
+    /// Indexes the messages of one `context` event.
+    pub fn new(messages: &[SizedMessage]) -> ObservedContext {
+        let mut by_key: BTreeMap<String, Option<u64>> = BTreeMap::new();
+        let mut total = 0u64;
+        for message in messages {
+            total = total.saturating_add(message.tokens);
+            if let Some(key) = &message.key {
+                by_key
+                    .entry(key.clone())
+                    .and_modify(|slot| *slot = None)
+                    .or_insert(Some(message.tokens));
+            }
+        }
+        ObservedContext { by_key, total }
+    }
+
+    /// The sum of all observed message sizes.
+    pub fn total_tokens(&self) -> u64 {
+        self.total
+    }
+
+    /// The observed size of the message with this identity, if exactly one has it.
+    pub fn size_of(&self, key: &str) -> Option<u64> {
+        self.by_key.get(key).copied().flatten()
+    }
+}
+
+/// What the cut-point walk predicts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NativeCutEstimate {
+    /// Proven savings: the priced removed messages, plus the priced previous summary when
+    /// there is new history to summarize. This is the economics' archive size.
+    pub removable_tokens: u64,
+    /// Canonical size of the removed messages (not a saving: unobserved sizes included).
+    pub canonical_removed_tokens: u64,
+    /// How many messages Pi would summarize and remove (system messages excluded).
+    pub removed_messages: usize,
+    /// How many of them had a unique observed counterpart.
+    pub priced_messages: usize,
+    /// The priced size of the previous summary included in `removable_tokens`.
+    pub previous_summary_tokens: u64,
+    /// Index (in the projection) of the first entry Pi would keep.
+    pub first_kept_index: usize,
+    /// Id of that entry.
+    pub first_kept_entry_id: Option<String>,
+    /// Whether Pi would compact at all: there is something to summarize and the branch does
+    /// not already end with a compaction.
+    pub compactable: bool,
+}
+
+/// Index of the first projected entry Pi keeps when compacting entries `start..end` with a
+/// retained tail of `keep_recent_tokens`.
+///
+/// Pi's recovery-omission rule, which can move the cut one entry later, is not applied:
+/// without it the prefix is never larger than Pi's, so the estimate stays conservative.
+pub fn find_cut_index(
+    entries: &[ProjectedEntry],
+    start: usize,
+    end: usize,
+    keep_recent_tokens: u64,
+) -> usize {
+    let end = end.min(entries.len());
+    let start = start.min(end);
+    let cut_points: Vec<usize> = (start..end)
+        .filter(|&index| entries[index].is_cut_point())
+        .collect();
+    let (Some(&first), Some(&last)) = (cut_points.first(), cut_points.last()) else {
+        return start;
+    };
+    let mut cut = first;
+    let mut accumulated = 0u64;
+    for index in (start..end).rev() {
+        let tokens = entries[index].tokens();
+        if tokens == 0 {
+            continue;
+        }
+        accumulated = accumulated.saturating_add(tokens);
+        if accumulated >= keep_recent_tokens {
+            cut = cut_points
+                .iter()
+                .copied()
+                .find(|&candidate| candidate >= index)
+                .unwrap_or(last);
+            break;
+        }
+    }
+    // Metadata entries right before the cut travel with the kept tail.
+    while cut > start {
+        let previous = &entries[cut - 1];
+        if previous.kind == EntryKind::Compaction || !previous.messages.is_empty() {
+            break;
+        }
+        cut -= 1;
+    }
+    cut
+}
+
+/// Predicts what Pi's native compaction would remove from `projection` with a retained tail
+/// of `keep_recent_tokens`, priced against `observed`.
+pub fn estimate_native_cut(
+    projection: &NativeProjection,
+    keep_recent_tokens: u64,
+    observed: &ObservedContext,
+) -> NativeCutEstimate {
+    let entries = &projection.entries;
+    let start = projection.history_start();
+    let cut = find_cut_index(entries, start, entries.len(), keep_recent_tokens);
+
+    let mut canonical_counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for key in projection.messages().filter_map(|m| m.key.as_deref()) {
+        *canonical_counts.entry(key).or_default() += 1;
+    }
+    let price = |message: &SizedMessage| -> Option<u64> {
+        let key = message.key.as_deref()?;
+        if canonical_counts.get(key).copied() != Some(1) {
+            return None;
+        }
+        observed.size_of(key).map(|seen| seen.min(message.tokens))
+    };
+
+    let mut estimate = NativeCutEstimate {
+        first_kept_index: cut,
+        first_kept_entry_id: entries.get(cut).and_then(|entry| entry.id.clone()),
+        ..NativeCutEstimate::default()
+    };
+    let removed = entries[start..cut]
+        .iter()
+        .filter(|entry| entry.kind != EntryKind::Compaction)
+        .flat_map(|entry| entry.messages.iter())
+        .filter(|message| message.role != MessageRole::System);
+    for message in removed {
+        estimate.removed_messages += 1;
+        estimate.canonical_removed_tokens = estimate
+            .canonical_removed_tokens
+            .saturating_add(message.tokens);
+        if let Some(tokens) = price(message) {
+            estimate.priced_messages += 1;
+            estimate.removable_tokens = estimate.removable_tokens.saturating_add(tokens);
+        }
+    }
+    if estimate.removed_messages > 0 && start > 0 {
+        estimate.previous_summary_tokens = entries[start - 1]
+            .messages
+            .iter()
+            .filter_map(price)
+            .fold(0u64, u64::saturating_add);
+        estimate.removable_tokens = estimate
+            .removable_tokens
+            .saturating_add(estimate.previous_summary_tokens);
+    }
+    estimate.compactable =
+        estimate.removed_messages > 0 && !projection.leaf_is_compaction && cut < entries.len();
+    estimate
+}
+
+/// The first, cut-unaware estimate (`write - systemPrompt - keepRecent`, at least 0). Kept
+/// for comparison only: it ignores that Pi cuts at message boundaries (issue #5).
+pub fn naive_archive_tokens(write_tokens: u64, system_prompt_tokens: u64, keep_recent: u64) -> u64 {
+    write_tokens
+        .saturating_sub(system_prompt_tokens)
+        .saturating_sub(keep_recent)
+}

@@ -1,0 +1,1028 @@
+//! The mechanism as a state machine the host drives with Pi's events.
+//!
+//! [`OccSession`] owns the persisted [`OccState`] and the transient state of one Pi session
+//! (the request mark, the pending plan boundary, a selected or running compaction). Each
+//! method takes one event's data and returns what the host must do; the host performs the
+//! I/O: it appends the snapshot [`OccSession::take_state_entry`] hands out, calls
+//! `ctx.abort()`, `ctx.compact()` and `pi.sendMessage()`, and shows notices.
+//!
+//! # A boundary, end to end
+//!
+//! 1. `update_plan` completes a registered step → [`OccSession::update_plan`] records the
+//!    boundary and remembers the tool call.
+//! 2. `turn_end` → [`OccSession::turn_end`] checks the turn ended normally and the plan
+//!    call succeeded; on [`TurnEndOutcome::Evaluate`] the host measures the context and calls
+//!    [`OccSession::decide_boundary`]. If the decision compacts, the host calls `ctx.abort()`.
+//! 3. `agent_settled` → [`OccSession::agent_settled`] returns [`SettledAction::Compact`] with
+//!    the instructions once Pi is idle; the host calls `ctx.compact()`.
+//! 4. `session_compact` → [`OccSession::session_compact`] records the compaction and its
+//!    cache debt.
+//! 5. `onComplete` / `onError` → [`OccSession::compaction_finished`] says whether to send a
+//!    continuation, record a skip, report an error, or do nothing (cancellation).
+//!
+//! # Request counting
+//!
+//! A `context` event marks the next `before_provider_request` as a request; the assistant
+//! `message_end` that ends it clears the mark. Builds whose `context` arrives with an aborted
+//! signal never reach the provider and are not counted, and Pi 1.x cache-warming replays
+//! (a `before_provider_request` without a `context`) are not counted either. Session start,
+//! tree navigation, compaction and shutdown clear the mark.
+//!
+//! ```
+//! use serde_json::json;
+//! use sol_occ::session::{ContextEvent, OccSession};
+//! use sol_occ::settings::OccOptions;
+//!
+//! let mut occ = OccSession::new(OccOptions { cache_write_read_ratio: Some(12.5), keep_recent_tokens: None });
+//! occ.restore(&[]);
+//! let messages = vec![json!({"role": "user", "content": "hello", "timestamp": 1})];
+//! occ.context(ContextEvent::new(false, &messages));
+//! assert!(occ.before_provider_request(None, 0).counted);
+//! assert!(!occ.before_provider_request(None, 0).counted); // a replay
+//! occ.message_end("assistant");
+//! assert_eq!(occ.state().request_count, 1);
+//! assert!(occ.take_state_entry().is_some());
+//! ```
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::economics::{Decision, EconomicsInput, EconomicsParams, MEMO_TOKENS, decide};
+use crate::estimate::{NativeCutEstimate, NativeProjection, ObservedContext, estimate_native_cut};
+use crate::instructions::compaction_instructions;
+use crate::plan::{
+    PlanError, PlanStep, PlanTransition, ProgressSummary, TOOL_NAME, analyze_transition,
+    parse_update_plan, remaining_steps,
+};
+use crate::settings::{CompactionSettings, OccOptions, positive_safe_integer};
+use crate::state::{CacheDebt, OccState, restore_state};
+use crate::text;
+use crate::tokens::{SizedMessage, estimate_utf8_tokens};
+
+/// Whether the next `before_provider_request` is an agent request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestMark {
+    /// No agent request is being built.
+    Clear,
+    /// A `context` event announced a request that has not reached the provider yet.
+    Marked,
+    /// The announced request was counted; its assistant `message_end` is still to come.
+    Counted,
+}
+
+/// Where a boundary compaction stands.
+#[derive(Debug, Clone, PartialEq)]
+enum Phase {
+    Idle,
+    /// Selected at a boundary; waiting for the run to settle.
+    Selected(Selection),
+    /// `ctx.compact()` is running.
+    Compacting(Selection, CompactionProgress),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Selection {
+    decision: Decision,
+    estimate: NativeCutEstimate,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct CompactionProgress {
+    debt: CacheDebt,
+    debt_recorded: bool,
+}
+
+/// The messages of one `context` event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextEvent {
+    /// Whether the event's signal was already aborted (a build that never reaches the
+    /// provider).
+    pub aborted: bool,
+    /// The messages the event carried (after earlier transformers), sized.
+    pub messages: Vec<SizedMessage>,
+}
+
+impl ContextEvent {
+    /// Sizes the event's messages.
+    pub fn new(aborted: bool, messages: &[Value]) -> ContextEvent {
+        ContextEvent {
+            aborted,
+            messages: SizedMessage::from_messages(messages),
+        }
+    }
+}
+
+/// What [`OccSession::before_provider_request`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderRequestOutcome {
+    /// Whether the request was counted.
+    pub counted: bool,
+    /// The context size recorded (0 when not counted).
+    pub context_tokens: u64,
+}
+
+/// The user input of an `input` event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputEvent {
+    /// The input text.
+    pub text: String,
+    /// Pi's `streamingBehavior`: `steer`, `followUp` or none.
+    pub streaming_behavior: Option<String>,
+}
+
+/// Inputs starting with this are corrections.
+pub const CORRECTION_PREFIX: &str = "CORRECTION:";
+
+/// What an input did to the state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputOutcome {
+    /// A steering message or a `CORRECTION:` prompt: the plan and its history were dropped.
+    Correction,
+    /// A new task after a fully completed plan: a new request horizon starts.
+    Handoff,
+    /// Any other input.
+    Continue,
+}
+
+/// The `details` of an `update_plan` result (snake_case keys).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlanToolDetails {
+    /// Whether the call completed a registered step.
+    pub boundary: bool,
+    /// The steps it completed.
+    pub completed_step_ids: Vec<String>,
+    /// Whether its progress report was kept (a boundary with progress).
+    pub progress_recorded: bool,
+    /// Always `active`.
+    pub task_status: &'static str,
+    /// The plan as stored.
+    pub plan: Vec<PlanStep>,
+}
+
+/// The result of an accepted `update_plan` call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlanToolOutput {
+    /// The text the model reads.
+    pub text: String,
+    /// The tool result details.
+    pub details: PlanToolDetails,
+    /// The transition analysis.
+    pub transition: PlanTransition,
+}
+
+/// Why an `update_plan` call failed; the message is the tool's error text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanToolError {
+    /// The call's signal was aborted before it ran.
+    #[error("Plan update was aborted")]
+    Aborted,
+    /// The arguments were invalid.
+    #[error(transparent)]
+    Invalid(#[from] PlanError),
+}
+
+impl PlanToolError {
+    /// A stable snake-case identifier of the kind of error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            PlanToolError::Aborted => "aborted",
+            PlanToolError::Invalid(error) => error.code(),
+        }
+    }
+}
+
+/// One tool result of the ending turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnToolResult {
+    /// The call id.
+    pub tool_call_id: String,
+    /// The tool name.
+    pub tool_name: String,
+    /// Whether the result is an error.
+    pub is_error: bool,
+}
+
+/// The data of a `turn_end` event.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnEnd {
+    /// The assistant message's stop reason.
+    pub stop_reason: Option<String>,
+    /// Whether the context's signal is aborted.
+    pub aborted: bool,
+    /// The turn's tool results.
+    pub tool_results: Vec<TurnToolResult>,
+}
+
+/// Why a recorded plan boundary is not evaluated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BoundarySkip {
+    /// A boundary compaction is already selected or running.
+    CompactionInProgress,
+    /// The assistant message ended with an error.
+    TurnFailed,
+    /// The turn was aborted.
+    TurnAborted,
+    /// The `update_plan` result is not among the turn's tool results.
+    PlanResultMissing,
+    /// The `update_plan` call failed.
+    PlanResultFailed,
+    /// A compaction was skipped or failed since the last non-plan tool work or user input.
+    RetryBlocked,
+}
+
+impl BoundarySkip {
+    /// The stable code.
+    pub fn code(self) -> &'static str {
+        match self {
+            BoundarySkip::CompactionInProgress => "compaction_in_progress",
+            BoundarySkip::TurnFailed => "turn_failed",
+            BoundarySkip::TurnAborted => "turn_aborted",
+            BoundarySkip::PlanResultMissing => "plan_result_missing",
+            BoundarySkip::PlanResultFailed => "plan_result_failed",
+            BoundarySkip::RetryBlocked => "retry_blocked",
+        }
+    }
+}
+
+impl Serialize for BoundarySkip {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.code())
+    }
+}
+
+/// What the host does after `turn_end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "reason", rename_all = "snake_case")]
+pub enum TurnEndOutcome {
+    /// No plan boundary in this turn.
+    NoBoundary,
+    /// A boundary that is not evaluated.
+    Skipped(BoundarySkip),
+    /// Measure the context and call [`OccSession::decide_boundary`].
+    Evaluate,
+}
+
+/// The measurements the host takes for a boundary decision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoundaryMeasurement {
+    /// `ctx.getContextUsage()?.tokens` (used when a positive safe integer).
+    pub reported_tokens: Option<f64>,
+    /// `ctx.getContextUsage()?.contextWindow`.
+    pub usage_context_window: Option<f64>,
+    /// `ctx.model?.contextWindow`.
+    pub model_context_window: Option<f64>,
+    /// `ceil(UTF-8 bytes of the system prompt / 4)` ([`system_prompt_tokens`]).
+    pub system_prompt_tokens: u64,
+    /// Pi's canonical projection of the branch.
+    pub projection: NativeProjection,
+    /// Pi's compaction settings ([`crate::settings::resolve_compaction_settings`]).
+    pub settings: CompactionSettings,
+}
+
+/// Pi's estimate of the system prompt.
+pub fn system_prompt_tokens(system_prompt: &str) -> u64 {
+    estimate_utf8_tokens(system_prompt)
+}
+
+/// A boundary decision.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BoundaryEvaluation {
+    /// The economics, possibly overruled as `native_not_compactable`.
+    pub decision: Decision,
+    /// The cut-point estimate behind the archive size.
+    pub estimate: NativeCutEstimate,
+    /// Whether the compaction is selected: the host saves the state and calls
+    /// `ctx.abort()`; the compaction runs from the next idle `agent_settled`.
+    pub abort: bool,
+}
+
+/// What the host does on `agent_settled`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SettledAction {
+    /// Nothing selected: release any waiting continuation and return.
+    Release,
+    /// A compaction is selected but Pi is not idle yet, or one is already running: keep
+    /// everything as it is and return.
+    Wait,
+    /// Call `ctx.compact({customInstructions})` and report its outcome through
+    /// [`OccSession::compaction_finished`].
+    Compact {
+        /// The instructions, with the progress evidence.
+        custom_instructions: String,
+    },
+}
+
+/// A `session_before_compact` reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionTrigger {
+    /// `/compact`, or an extension's `ctx.compact()`.
+    Manual,
+    /// Pi's own compaction near the window limit.
+    Threshold,
+    /// Pi's compaction after a context-overflow error.
+    Overflow,
+}
+
+impl CompactionTrigger {
+    /// Reads Pi's reason string; unknown reasons count as manual (never cancelled).
+    pub fn parse(reason: &str) -> CompactionTrigger {
+        match reason {
+            "threshold" => CompactionTrigger::Threshold,
+            "overflow" => CompactionTrigger::Overflow,
+            _ => CompactionTrigger::Manual,
+        }
+    }
+}
+
+/// How `ctx.compact()` ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CompactionResult {
+    /// `onComplete` with the summary.
+    Completed {
+        /// The summary text.
+        summary: String,
+    },
+    /// `onError`.
+    Failed {
+        /// The error's `name`, such as `AbortError`.
+        name: Option<String>,
+        /// The error's `message`.
+        message: String,
+    },
+}
+
+/// A compaction Pi refused without failing: the task resumes with the current context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NativeRefusal {
+    /// `Nothing to compact (session too small)`.
+    NothingToCompact,
+    /// `Already compacted`.
+    AlreadyCompacted,
+    /// The summary hit its token cap and would be incomplete.
+    SummaryTokenCap,
+}
+
+impl NativeRefusal {
+    /// The stable code.
+    pub fn code(self) -> &'static str {
+        match self {
+            NativeRefusal::NothingToCompact => "nothing_to_compact",
+            NativeRefusal::AlreadyCompacted => "already_compacted",
+            NativeRefusal::SummaryTokenCap => "summary_token_cap",
+        }
+    }
+
+    /// A short reason for the reminder.
+    pub fn describe(self) -> &'static str {
+        match self {
+            NativeRefusal::NothingToCompact => "the session is too small to compact",
+            NativeRefusal::AlreadyCompacted => "the conversation was already compacted",
+            NativeRefusal::SummaryTokenCap => "the summary would have been incomplete",
+        }
+    }
+}
+
+/// Pi's error message when there is nothing before the cut point.
+pub const NOTHING_TO_COMPACT: &str = "Nothing to compact (session too small)";
+/// Pi's error message when the branch already ends with a compaction.
+pub const ALREADY_COMPACTED: &str = "Already compacted";
+/// The end of Pi's error message when a summary stopped at its token cap.
+pub const SUMMARY_TOKEN_CAP_SUFFIX: &str =
+    "failed: generation hit the token cap and the summary is incomplete";
+/// The labels Pi puts before [`SUMMARY_TOKEN_CAP_SUFFIX`].
+pub const SUMMARY_TOKEN_CAP_LABELS: [&str; 2] = ["Summarization", "Turn prefix summarization"];
+/// Pi's error message when a compaction was cancelled.
+pub const COMPACTION_CANCELLED: &str = "Compaction cancelled";
+/// The error name of an aborted operation.
+pub const ABORT_ERROR_NAME: &str = "AbortError";
+
+/// How a compaction error is handled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CompactionErrorKind {
+    /// Cancelled or aborted: nothing follows.
+    Cancelled,
+    /// Refused by Pi: resume once, record a skip.
+    Refused(NativeRefusal),
+    /// Anything else: resume and report the error.
+    Failed,
+}
+
+/// Classifies a compaction error by its exact name and message.
+pub fn classify_compaction_error(name: Option<&str>, message: &str) -> CompactionErrorKind {
+    if name == Some(ABORT_ERROR_NAME) || message == COMPACTION_CANCELLED {
+        return CompactionErrorKind::Cancelled;
+    }
+    if message == NOTHING_TO_COMPACT {
+        return CompactionErrorKind::Refused(NativeRefusal::NothingToCompact);
+    }
+    if message == ALREADY_COMPACTED {
+        return CompactionErrorKind::Refused(NativeRefusal::AlreadyCompacted);
+    }
+    let token_cap = SUMMARY_TOKEN_CAP_LABELS
+        .iter()
+        .any(|label| message == format!("{label} {SUMMARY_TOKEN_CAP_SUFFIX}"));
+    if token_cap {
+        return CompactionErrorKind::Refused(NativeRefusal::SummaryTokenCap);
+    }
+    CompactionErrorKind::Failed
+}
+
+/// How a boundary compaction ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CompactionOutcome {
+    /// The summary was written.
+    Completed {
+        /// Estimated context tokens removed (archive minus summary).
+        removed_tokens: u64,
+    },
+    /// Pi refused.
+    Skipped {
+        /// Why, as a code.
+        #[serde(serialize_with = "serialize_refusal")]
+        refusal: NativeRefusal,
+    },
+    /// Another error.
+    Failed,
+    /// Cancelled or aborted.
+    Cancelled,
+    /// No boundary compaction was running (already finished, or the session shut down).
+    NotRunning,
+}
+
+fn serialize_refusal<S: serde::Serializer>(
+    refusal: &NativeRefusal,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(refusal.code())
+}
+
+/// The hidden message that continues the task: `pi.sendMessage({customType, content,
+/// display: false}, {triggerTurn: true})`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Continuation {
+    /// [`text::CONTINUATION_MESSAGE_TYPE`].
+    pub custom_type: &'static str,
+    /// The reminder text.
+    pub content: String,
+    /// Always `false`: the message is for the model only.
+    pub display: bool,
+    /// Always `true`: it starts a new turn.
+    pub trigger_turn: bool,
+}
+
+impl Continuation {
+    fn new(content: String) -> Continuation {
+        Continuation {
+            custom_type: text::CONTINUATION_MESSAGE_TYPE,
+            content,
+            display: false,
+            trigger_turn: true,
+        }
+    }
+}
+
+/// A savings notice for the TUI.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SavingsNotice {
+    /// Tokens removed.
+    pub removed_tokens: u64,
+    /// `ctx.ui.notify` text.
+    pub notice: String,
+    /// `ctx.ui.setStatus(key, text)` key.
+    pub status_key: &'static str,
+    /// The status text.
+    pub status_text: String,
+}
+
+/// A custom entry for `pi.appendEntry(customType, data)`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomEntry {
+    /// The entry type.
+    pub custom_type: &'static str,
+    /// The entry data.
+    pub data: Value,
+}
+
+/// Everything the host does after a boundary compaction ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionFollowUp {
+    /// How it ended.
+    pub outcome: CompactionOutcome,
+    /// The message that continues the task, if any.
+    pub continuation: Option<Continuation>,
+    /// The savings notice (TUI only), if tokens were removed.
+    pub savings_notice: Option<SavingsNotice>,
+    /// The skip record to append, if Pi refused.
+    pub skip_entry: Option<CustomEntry>,
+    /// A warning for the TUI, if Pi refused.
+    pub warning: Option<String>,
+    /// An error to report from `agent_settled`, if the compaction failed.
+    pub error: Option<String>,
+}
+
+impl CompactionFollowUp {
+    fn nothing(outcome: CompactionOutcome) -> CompactionFollowUp {
+        CompactionFollowUp {
+            outcome,
+            continuation: None,
+            savings_notice: None,
+            skip_entry: None,
+            warning: None,
+            error: None,
+        }
+    }
+}
+
+/// Online Context Compact for one Pi session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OccSession {
+    options: OccOptions,
+    state: OccState,
+    restored: bool,
+    dirty: bool,
+    mark: RequestMark,
+    observed: Vec<SizedMessage>,
+    pending_boundary: Option<String>,
+    candidate: bool,
+    phase: Phase,
+    retry_blocked: bool,
+}
+
+impl OccSession {
+    /// A session with the initial state, not yet restored.
+    pub fn new(options: OccOptions) -> OccSession {
+        OccSession {
+            options,
+            state: OccState::default(),
+            restored: false,
+            dirty: false,
+            mark: RequestMark::Clear,
+            observed: Vec::new(),
+            pending_boundary: None,
+            candidate: false,
+            phase: Phase::Idle,
+            retry_blocked: false,
+        }
+    }
+
+    /// The options.
+    pub fn options(&self) -> &OccOptions {
+        &self.options
+    }
+
+    /// The persisted state.
+    pub fn state(&self) -> &OccState {
+        &self.state
+    }
+
+    /// The request mark.
+    pub fn request_mark(&self) -> RequestMark {
+        self.mark
+    }
+
+    /// Whether a boundary compaction is selected and waiting for the run to settle.
+    pub fn is_compaction_selected(&self) -> bool {
+        matches!(self.phase, Phase::Selected(_))
+    }
+
+    /// Whether a boundary compaction is running.
+    pub fn is_compacting(&self) -> bool {
+        matches!(self.phase, Phase::Compacting(..))
+    }
+
+    /// Whether compaction retries are blocked after a skipped or failed compaction.
+    pub fn is_retry_blocked(&self) -> bool {
+        self.retry_blocked
+    }
+
+    /// Whether the state still has to be restored from the branch. `update_plan`,
+    /// `context`, `before_provider_request`, `input` and `session_compact` restore lazily
+    /// when `session_start` has not.
+    pub fn needs_restore(&self) -> bool {
+        !self.restored
+    }
+
+    /// Restores the state from the branch (root first) without touching transient state.
+    pub fn restore(&mut self, branch: &[Value]) {
+        self.state = restore_state(branch);
+        self.restored = true;
+    }
+
+    /// The snapshot to append as a [`crate::state::STATE_ENTRY_TYPE`] entry, if the state
+    /// changed since the last call.
+    pub fn take_state_entry(&mut self) -> Option<OccState> {
+        std::mem::take(&mut self.dirty).then(|| self.state.clone())
+    }
+
+    fn clear_transient(&mut self) {
+        self.mark = RequestMark::Clear;
+        self.pending_boundary = None;
+        self.candidate = false;
+        self.phase = Phase::Idle;
+        self.retry_blocked = false;
+    }
+
+    /// `session_start`: restores the branch's state, observes the session's messages
+    /// (`buildSessionContext().messages`) and clears the transient state.
+    pub fn session_start(&mut self, branch: &[Value], messages: Vec<SizedMessage>) {
+        self.restore(branch);
+        self.observed = messages;
+        self.clear_transient();
+    }
+
+    /// `session_tree`: the same as [`OccSession::session_start`] for the new leaf.
+    pub fn session_tree(&mut self, branch: &[Value], messages: Vec<SizedMessage>) {
+        self.session_start(branch, messages);
+    }
+
+    /// `session_shutdown`: clears the transient state; a running compaction will produce no
+    /// continuation.
+    pub fn session_shutdown(&mut self) {
+        self.clear_transient();
+    }
+
+    /// `context`: observes the messages (never changes them) and marks the next provider
+    /// request, unless the build was already aborted.
+    pub fn context(&mut self, event: ContextEvent) {
+        self.observed = event.messages;
+        self.mark = match (event.aborted, self.mark) {
+            // The counted request has not ended yet; its message_end clears the mark.
+            (_, RequestMark::Counted) => RequestMark::Counted,
+            (true, _) => RequestMark::Clear,
+            (false, _) => RequestMark::Marked,
+        };
+    }
+
+    /// The context size: Pi's reported size when it is a positive safe integer and larger
+    /// than the estimate, else the estimate (observed messages plus the system prompt).
+    pub fn context_tokens(&self, reported_tokens: Option<f64>, system_prompt_tokens: u64) -> u64 {
+        let estimated = ObservedContext::new(&self.observed)
+            .total_tokens()
+            .saturating_add(system_prompt_tokens);
+        match reported_tokens.and_then(positive_safe_integer) {
+            Some(reported) => reported.max(estimated),
+            None => estimated,
+        }
+    }
+
+    /// `before_provider_request`: counts the request if a `context` event marked it.
+    pub fn before_provider_request(
+        &mut self,
+        reported_tokens: Option<f64>,
+        system_prompt_tokens: u64,
+    ) -> ProviderRequestOutcome {
+        if self.mark != RequestMark::Marked {
+            return ProviderRequestOutcome {
+                counted: false,
+                context_tokens: 0,
+            };
+        }
+        let context_tokens = self.context_tokens(reported_tokens, system_prompt_tokens);
+        self.state.record_provider_request(context_tokens);
+        self.mark = RequestMark::Counted;
+        self.dirty = true;
+        ProviderRequestOutcome {
+            counted: true,
+            context_tokens,
+        }
+    }
+
+    /// `message_end`: the assistant message ends the counted request.
+    pub fn message_end(&mut self, role: &str) {
+        if role == "assistant" {
+            self.mark = RequestMark::Clear;
+        }
+    }
+
+    /// `input`: corrections drop the plan; a new task after a completed plan starts a new
+    /// horizon. Any input lifts the retry block. The host always continues the input.
+    pub fn input(&mut self, event: &InputEvent) -> InputOutcome {
+        self.retry_blocked = false;
+        let steer = event.streaming_behavior.as_deref() == Some("steer");
+        if steer || event.text.starts_with(CORRECTION_PREFIX) {
+            self.pending_boundary = None;
+            self.candidate = false;
+            if matches!(self.phase, Phase::Selected(_)) {
+                self.phase = Phase::Idle;
+            }
+            self.state.record_correction();
+            self.dirty = true;
+            return InputOutcome::Correction;
+        }
+        if self.state.record_completed_plan_handoff() {
+            self.dirty = true;
+            return InputOutcome::Handoff;
+        }
+        InputOutcome::Continue
+    }
+
+    /// Executes `update_plan`.
+    ///
+    /// # Errors
+    ///
+    /// [`PlanToolError::Aborted`] if `aborted`, [`PlanToolError::Invalid`] for invalid
+    /// arguments; the state is unchanged in both cases.
+    pub fn update_plan(
+        &mut self,
+        tool_call_id: &str,
+        arguments: &Value,
+        aborted: bool,
+    ) -> Result<PlanToolOutput, PlanToolError> {
+        if aborted {
+            return Err(PlanToolError::Aborted);
+        }
+        let update = parse_update_plan(arguments)?;
+        let transition = analyze_transition(&self.state.plan, &update.steps);
+        let mut progress_recorded = false;
+        if let Some(first_id) = transition.completed_step_ids.first() {
+            let summary = update.progress.as_ref().and_then(|progress| {
+                let step = update.steps.iter().find(|step| &step.id == first_id)?;
+                Some(ProgressSummary::new(step, progress, &update.steps))
+            });
+            progress_recorded = summary.is_some();
+            self.state.record_boundary(update.steps, summary);
+            if self.pending_boundary.is_none() {
+                self.pending_boundary = Some(tool_call_id.to_owned());
+            }
+        } else {
+            self.state.record_plan(update.steps);
+        }
+        self.dirty = true;
+        let plan = self.state.plan.clone();
+        Ok(PlanToolOutput {
+            text: text::plan_result_text(&plan, &transition.advice),
+            details: PlanToolDetails {
+                boundary: transition.is_boundary(),
+                completed_step_ids: transition.completed_step_ids.clone(),
+                progress_recorded,
+                task_status: text::TASK_STATUS_ACTIVE,
+                plan,
+            },
+            transition,
+        })
+    }
+
+    /// `turn_end`: takes the pending boundary and says whether to evaluate it.
+    pub fn turn_end(&mut self, turn: &TurnEnd) -> TurnEndOutcome {
+        self.candidate = false;
+        let did_work = turn
+            .tool_results
+            .iter()
+            .any(|result| result.tool_name != TOOL_NAME && !result.is_error);
+        if did_work {
+            self.retry_blocked = false;
+        }
+        let Some(call_id) = self.pending_boundary.take() else {
+            return TurnEndOutcome::NoBoundary;
+        };
+        let stop = turn.stop_reason.as_deref();
+        let plan_result = turn
+            .tool_results
+            .iter()
+            .find(|result| result.tool_call_id == call_id);
+        let skip = if self.phase != Phase::Idle {
+            Some(BoundarySkip::CompactionInProgress)
+        } else if stop == Some("error") {
+            Some(BoundarySkip::TurnFailed)
+        } else if stop == Some("aborted") || turn.aborted {
+            Some(BoundarySkip::TurnAborted)
+        } else if plan_result.is_none() {
+            Some(BoundarySkip::PlanResultMissing)
+        } else if plan_result.is_some_and(|result| result.is_error) {
+            Some(BoundarySkip::PlanResultFailed)
+        } else if self.retry_blocked {
+            Some(BoundarySkip::RetryBlocked)
+        } else {
+            None
+        };
+        match skip {
+            Some(skip) => TurnEndOutcome::Skipped(skip),
+            None => {
+                self.candidate = true;
+                TurnEndOutcome::Evaluate
+            }
+        }
+    }
+
+    /// Evaluates the boundary [`OccSession::turn_end`] accepted; `None` without one.
+    pub fn decide_boundary(
+        &mut self,
+        measurement: &BoundaryMeasurement,
+    ) -> Option<BoundaryEvaluation> {
+        if !std::mem::take(&mut self.candidate) || self.phase != Phase::Idle {
+            return None;
+        }
+        let context_tokens = self.context_tokens(
+            measurement.reported_tokens,
+            measurement.system_prompt_tokens,
+        );
+        let keep_recent = self
+            .options
+            .keep_recent_tokens
+            .unwrap_or(measurement.settings.keep_recent_tokens);
+        let estimate = estimate_native_cut(
+            &measurement.projection,
+            keep_recent,
+            &ObservedContext::new(&self.observed),
+        );
+        let context_window = measurement
+            .usage_context_window
+            .and_then(positive_safe_integer)
+            .or_else(|| {
+                measurement
+                    .model_context_window
+                    .and_then(positive_safe_integer)
+            });
+        let input = EconomicsInput {
+            write_tokens: context_tokens,
+            archive_tokens: estimate.removable_tokens,
+            memo_tokens: MEMO_TOKENS,
+            context_tokens,
+            completed_boundary_request_counts: Some(
+                self.state.completed_boundary_request_counts.clone(),
+            ),
+            remaining_boundaries: remaining_steps(&self.state.plan),
+            average_context_token_increment: self.state.average_context_increment(),
+            context_window_tokens: context_window,
+            prior_compaction_count: self.state.native_compaction_count,
+            carried_debt_tokens: self.state.cache_debt_tokens,
+            cache_debt_repayment_tokens: self.state.cache_debt_repayment_tokens,
+            cache_write_read_ratio: self.options.cache_write_read_ratio,
+            requests_since_last_compaction: self.state.requests_since_last_compaction(),
+        };
+        let params = EconomicsParams::with_reserve(measurement.settings.reserve_tokens);
+        let mut decision = decide(&input, &params);
+        if !estimate.compactable {
+            decision.overrule_not_compactable();
+        }
+        let abort = decision.compact;
+        if abort {
+            self.phase = Phase::Selected(Selection {
+                decision: decision.clone(),
+                estimate: estimate.clone(),
+            });
+        }
+        Some(BoundaryEvaluation {
+            decision,
+            estimate,
+            abort,
+        })
+    }
+
+    /// `agent_settled`: starts the selected compaction once Pi is idle.
+    pub fn agent_settled(&mut self, idle: bool) -> SettledAction {
+        match &self.phase {
+            Phase::Idle => SettledAction::Release,
+            Phase::Compacting(..) => SettledAction::Wait,
+            Phase::Selected(_) if !idle => SettledAction::Wait,
+            Phase::Selected(selection) => {
+                let selection = selection.clone();
+                let debt = CacheDebt {
+                    debt_tokens: selection.decision.debt_tokens(),
+                    repayment_tokens: selection.decision.repayment_tokens(),
+                };
+                self.phase = Phase::Compacting(
+                    selection,
+                    CompactionProgress {
+                        debt,
+                        debt_recorded: false,
+                    },
+                );
+                SettledAction::Compact {
+                    custom_instructions: compaction_instructions(&self.state.pending_progress),
+                }
+            }
+        }
+    }
+
+    /// `session_before_compact`: whether to cancel. Only Pi's threshold compaction is
+    /// cancelled, and only while a boundary compaction is selected, so that it cannot
+    /// consume the selection; manual and overflow compactions always run.
+    pub fn should_cancel_compaction(&self, trigger: CompactionTrigger) -> bool {
+        trigger == CompactionTrigger::Threshold && self.is_compaction_selected()
+    }
+
+    /// `session_before_tree`: whether to refuse tree navigation. Pi 0.84.2 reports the
+    /// session idle while an extension-requested compaction runs, so navigation is refused
+    /// then; Pi versions that refuse it themselves (`pi_refuses_during_compaction`) need
+    /// nothing.
+    pub fn should_cancel_tree_navigation(&self, pi_refuses_during_compaction: bool) -> bool {
+        self.is_compacting() && !pi_refuses_during_compaction
+    }
+
+    /// `session_compact`: records the compaction, charging the cache debt of a running
+    /// boundary compaction (none for compactions the mechanism did not select, or whose
+    /// summary an extension supplied), clears the mark and the pending boundary, and
+    /// observes the compacted session's messages.
+    pub fn session_compact(&mut self, from_extension: bool, messages: Vec<SizedMessage>) {
+        let mut debt = CacheDebt::default();
+        if let Phase::Compacting(_, progress) = &mut self.phase
+            && !progress.debt_recorded
+        {
+            progress.debt_recorded = true;
+            if !from_extension {
+                debt = progress.debt;
+            }
+        }
+        self.state.record_compaction(debt);
+        self.dirty = true;
+        self.observed = messages;
+        self.mark = RequestMark::Clear;
+        self.pending_boundary = None;
+        self.candidate = false;
+        if matches!(self.phase, Phase::Selected(_)) {
+            self.phase = Phase::Idle;
+        }
+    }
+
+    /// The end of `ctx.compact()` (`onComplete` or `onError`).
+    pub fn compaction_finished(&mut self, result: &CompactionResult) -> CompactionFollowUp {
+        let Phase::Compacting(selection, _) = std::mem::replace(&mut self.phase, Phase::Idle)
+        else {
+            return CompactionFollowUp::nothing(CompactionOutcome::NotRunning);
+        };
+        let plan = &self.state.plan;
+        match result {
+            CompactionResult::Completed { summary } => {
+                let removed_tokens = selection
+                    .estimate
+                    .removable_tokens
+                    .saturating_sub(estimate_utf8_tokens(summary));
+                let mut follow_up =
+                    CompactionFollowUp::nothing(CompactionOutcome::Completed { removed_tokens });
+                follow_up.continuation =
+                    Some(Continuation::new(text::continuation_after_compaction(plan)));
+                follow_up.savings_notice = (removed_tokens > 0).then(|| SavingsNotice {
+                    removed_tokens,
+                    notice: text::savings_notice(removed_tokens),
+                    status_key: text::STATUS_KEY,
+                    status_text: text::status_text(removed_tokens),
+                });
+                follow_up
+            }
+            CompactionResult::Failed { name, message } => {
+                match classify_compaction_error(name.as_deref(), message) {
+                    CompactionErrorKind::Cancelled => {
+                        CompactionFollowUp::nothing(CompactionOutcome::Cancelled)
+                    }
+                    CompactionErrorKind::Refused(refusal) => {
+                        self.retry_blocked = true;
+                        let mut follow_up =
+                            CompactionFollowUp::nothing(CompactionOutcome::Skipped { refusal });
+                        follow_up.continuation = Some(Continuation::new(
+                            text::continuation_after_skip(refusal.describe(), plan),
+                        ));
+                        follow_up.skip_entry = Some(CustomEntry {
+                            custom_type: text::SKIP_ENTRY_TYPE,
+                            data: skip_entry_data(refusal, message, &self.state, &selection),
+                        });
+                        follow_up.warning = Some(text::skip_warning(message));
+                        follow_up
+                    }
+                    CompactionErrorKind::Failed => {
+                        self.retry_blocked = true;
+                        let mut follow_up = CompactionFollowUp::nothing(CompactionOutcome::Failed);
+                        follow_up.continuation =
+                            Some(Continuation::new(text::continuation_after_failure(plan)));
+                        follow_up.error = Some(text::compaction_failed_error(message));
+                        follow_up
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The data of a [`text::SKIP_ENTRY_TYPE`] entry.
+fn skip_entry_data(
+    refusal: NativeRefusal,
+    message: &str,
+    state: &OccState,
+    selection: &Selection,
+) -> Value {
+    json!({
+        "version": 1,
+        "reason": refusal.code(),
+        "message": message,
+        "epoch": state.epoch,
+        "requestCount": state.request_count,
+        "decisionReason": selection.decision.reason.code(),
+        "archiveTokens": selection.estimate.removable_tokens,
+        "contextTokens": selection.decision.context_tokens,
+    })
+}

@@ -1,0 +1,237 @@
+//! Token estimates of Pi messages, and the identity that matches a message across two
+//! views of the same conversation.
+//!
+//! Pi estimates a message at `ceil(chars / 4)`, where `chars` is the JavaScript string
+//! length (UTF-16 code units) of its text, thinking and tool-call parts, 4,800 characters
+//! per image. [`estimate_message_tokens`] follows the same rule, so that the cut point this
+//! crate predicts is the one Pi chooses. The system prompt and compaction summaries are
+//! estimated from their UTF-8 size instead ([`estimate_utf8_tokens`]).
+//!
+//! ```
+//! use serde_json::json;
+//! use sol_occ::tokens::{estimate_message_tokens, estimate_utf8_tokens, MessageRole, SizedMessage};
+//!
+//! let message = json!({"role": "user", "content": "Fix the failing test", "timestamp": 7});
+//! assert_eq!(estimate_message_tokens(&message), 5); // 20 characters
+//! let sized = SizedMessage::from_message(&message);
+//! assert_eq!(sized.role, MessageRole::User);
+//! assert_eq!(sized.key.as_deref(), Some("user@7"));
+//! assert_eq!(estimate_utf8_tokens("héllo"), 2); // 6 bytes
+//! ```
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Characters Pi counts for one image block.
+pub const IMAGE_CHARS: u64 = 4800;
+
+/// `ceil(units / 4)`.
+pub fn tokens_from_chars(units: u64) -> u64 {
+    units.div_ceil(4)
+}
+
+/// `ceil(UTF-8 bytes / 4)`: the estimate for the system prompt and for summaries.
+pub fn estimate_utf8_tokens(text: &str) -> u64 {
+    tokens_from_chars(text.len() as u64)
+}
+
+/// Length of `text` as JavaScript counts it (UTF-16 code units).
+pub fn js_length(text: &str) -> u64 {
+    text.chars().map(|c| c.len_utf16() as u64).sum()
+}
+
+/// The role of a message, as far as cut points and turns are concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum MessageRole {
+    /// A prompt.
+    User,
+    /// A model response.
+    Assistant,
+    /// A tool result; never a cut point, since it must follow its call.
+    ToolResult,
+    /// A system message (Pi 1.x); prompt state, never summarized.
+    System,
+    /// A custom message sent by an extension.
+    Custom,
+    /// A `!command` run by the user.
+    BashExecution,
+    /// The summary of an abandoned branch.
+    BranchSummary,
+    /// The summary written by a compaction.
+    CompactionSummary,
+    /// A role this crate does not know; treated like a tool result (no cut point).
+    Other,
+}
+
+impl MessageRole {
+    /// Reads Pi's `role` field.
+    pub fn parse(role: &str) -> MessageRole {
+        match role {
+            "user" => MessageRole::User,
+            "assistant" => MessageRole::Assistant,
+            "toolResult" => MessageRole::ToolResult,
+            "system" => MessageRole::System,
+            "custom" => MessageRole::Custom,
+            "bashExecution" => MessageRole::BashExecution,
+            "branchSummary" => MessageRole::BranchSummary,
+            "compactionSummary" => MessageRole::CompactionSummary,
+            _ => MessageRole::Other,
+        }
+    }
+
+    /// Pi's role string; `other` for unknown roles.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageRole::User => "user",
+            MessageRole::Assistant => "assistant",
+            MessageRole::ToolResult => "toolResult",
+            MessageRole::System => "system",
+            MessageRole::Custom => "custom",
+            MessageRole::BashExecution => "bashExecution",
+            MessageRole::BranchSummary => "branchSummary",
+            MessageRole::CompactionSummary => "compactionSummary",
+            MessageRole::Other => "other",
+        }
+    }
+
+    /// Whether Pi may keep the context from this message on.
+    pub fn is_cut_point(self) -> bool {
+        matches!(
+            self,
+            MessageRole::User
+                | MessageRole::Assistant
+                | MessageRole::Custom
+                | MessageRole::BashExecution
+                | MessageRole::BranchSummary
+                | MessageRole::CompactionSummary
+        )
+    }
+
+    /// Whether this message starts a turn (user-like input).
+    pub fn starts_turn(self) -> bool {
+        self.is_cut_point() && self != MessageRole::Assistant
+    }
+}
+
+/// A message reduced to what the estimator needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SizedMessage {
+    /// Its role.
+    pub role: MessageRole,
+    /// Pi's estimate of its size.
+    pub tokens: u64,
+    /// Its identity across views ([`message_key`]); `None` when it has none, in which case it
+    /// never matches anything.
+    pub key: Option<String>,
+}
+
+impl SizedMessage {
+    /// Sizes and identifies one Pi message (any role).
+    pub fn from_message(message: &Value) -> SizedMessage {
+        SizedMessage {
+            role: MessageRole::parse(role_of(message)),
+            tokens: estimate_message_tokens(message),
+            key: message_key(message),
+        }
+    }
+
+    /// Sizes every message of a list.
+    pub fn from_messages(messages: &[Value]) -> Vec<SizedMessage> {
+        messages.iter().map(SizedMessage::from_message).collect()
+    }
+}
+
+fn role_of(message: &Value) -> &str {
+    message.get("role").and_then(Value::as_str).unwrap_or("")
+}
+
+/// The identity of a message across two views of the conversation (Pi's canonical
+/// projection and the copy a `context` handler sees): role and timestamp, plus the tool
+/// call id for tool results. `None` without a timestamp.
+///
+/// Context transformers such as ObservationPack change a message's content but keep these
+/// fields, so the key finds the projected version of a stored message.
+pub fn message_key(message: &Value) -> Option<String> {
+    let role = role_of(message);
+    let timestamp = match message.get("timestamp")? {
+        Value::Number(number) => number.to_string(),
+        Value::String(text) => text.clone(),
+        _ => return None,
+    };
+    match message.get("toolCallId").and_then(Value::as_str) {
+        Some(call) if role == "toolResult" => Some(format!("{role}@{timestamp}#{call}")),
+        _ => Some(format!("{role}@{timestamp}")),
+    }
+}
+
+/// Pi's estimate of a message's size, `ceil(chars / 4)`; 0 for unknown roles.
+pub fn estimate_message_tokens(message: &Value) -> u64 {
+    let chars = match role_of(message) {
+        "user" | "custom" | "toolResult" => content_chars(message.get("content")),
+        "assistant" => assistant_chars(message),
+        "system" => system_chars(message),
+        "bashExecution" => string_field(message, "command") + string_field(message, "output"),
+        "branchSummary" | "compactionSummary" => string_field(message, "summary"),
+        _ => 0,
+    };
+    tokens_from_chars(chars)
+}
+
+fn string_field(message: &Value, key: &str) -> u64 {
+    message
+        .get(key)
+        .and_then(Value::as_str)
+        .map_or(0, js_length)
+}
+
+/// Text blocks and images of a `content` that is a string or a block list.
+fn content_chars(content: Option<&Value>) -> u64 {
+    match content {
+        Some(Value::String(text)) => js_length(text),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .map(|block| match block.get("type").and_then(Value::as_str) {
+                Some("text") => string_field(block, "text"),
+                Some("image") => IMAGE_CHARS,
+                _ => 0,
+            })
+            .sum(),
+        _ => 0,
+    }
+}
+
+fn assistant_chars(message: &Value) -> u64 {
+    let Some(blocks) = message.get("content").and_then(Value::as_array) else {
+        return 0;
+    };
+    blocks
+        .iter()
+        .map(|block| match block.get("type").and_then(Value::as_str) {
+            Some("text") => string_field(block, "text"),
+            Some("thinking") => string_field(block, "thinking"),
+            Some("toolCall") => {
+                let arguments = block.get("arguments").unwrap_or(&Value::Null);
+                // JSON.stringify of the arguments; serde_json keeps the key order.
+                string_field(block, "name") + js_length(&arguments.to_string())
+            }
+            _ => 0,
+        })
+        .sum()
+}
+
+fn system_chars(message: &Value) -> u64 {
+    let mut chars = content_chars(message.get("content"));
+    if let Some(Value::Object(sections)) = message.get("sections") {
+        chars += sections
+            .values()
+            .filter_map(Value::as_str)
+            .map(js_length)
+            .sum::<u64>();
+    }
+    if let Some(tools) = message.get("toolsAdded").filter(|tools| !tools.is_null()) {
+        chars += js_length(&tools.to_string());
+    }
+    chars
+}

@@ -1,0 +1,43 @@
+//! The sol-occ test suite: one binary, one module per area (under `tests/occ/`).
+//!
+//! Run with `cargo test -p sol-occ`. Snapshots live in `tests/snapshots/`; the recorded
+//! sessions replayed by `replay.rs` are in `fixtures/occ/`.
+
+/// Asserts a text snapshot stored under `tests/snapshots/`, whatever module it is called from.
+macro_rules! assert_text_snapshot {
+    ($name:expr, $text:expr) => {{
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots"));
+        settings.set_prepend_module_to_snapshot(false);
+        settings.bind(|| insta::assert_snapshot!($name, $text));
+    }};
+}
+
+#[path = "occ/economics.rs"]
+mod economics;
+#[path = "occ/economics_props.rs"]
+mod economics_props;
+#[path = "occ/estimate.rs"]
+mod estimate;
+#[path = "occ/estimate_props.rs"]
+mod estimate_props;
+#[path = "occ/instructions.rs"]
+mod instructions;
+#[path = "occ/plan.rs"]
+mod plan;
+#[path = "occ/plan_props.rs"]
+mod plan_props;
+#[path = "occ/replay.rs"]
+mod replay;
+#[path = "occ/session.rs"]
+mod session;
+#[path = "occ/session_props.rs"]
+mod session_props;
+#[path = "occ/settings.rs"]
+mod settings;
+#[path = "occ/snapshots.rs"]
+mod snapshots;
+#[path = "occ/state.rs"]
+mod state;
+#[path = "occ/support.rs"]
+mod support;

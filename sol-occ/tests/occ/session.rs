@@ -1,0 +1,798 @@
+//! The lifecycle state machine, driven the way the host drives it from Pi's events.
+
+use serde_json::json;
+use sol_occ::DecisionReason;
+use sol_occ::session::{
+    BoundarySkip, CompactionErrorKind, CompactionOutcome, CompactionResult, CompactionTrigger,
+    ContextEvent, InputEvent, InputOutcome, NativeRefusal, OccSession, PlanToolError, RequestMark,
+    SettledAction, TurnEnd, TurnEndOutcome, TurnToolResult, classify_compaction_error,
+};
+use sol_occ::settings::OccOptions;
+use sol_occ::state::{OccState, STATE_ENTRY_TYPE};
+use sol_occ::text;
+use sol_occ::tokens::SizedMessage;
+
+use crate::support::{Driver, plan_args, plan_turn, user};
+
+fn session() -> OccSession {
+    let mut occ = OccSession::new(OccOptions {
+        cache_write_read_ratio: Some(12.5),
+        keep_recent_tokens: None,
+    });
+    occ.session_start(&[], Vec::new());
+    occ
+}
+
+fn context(occ: &mut OccSession, aborted: bool) {
+    occ.context(ContextEvent::new(aborted, &[user(1, 40)]));
+}
+
+fn input(text: &str, streaming: Option<&str>) -> InputEvent {
+    InputEvent {
+        text: text.to_owned(),
+        streaming_behavior: streaming.map(str::to_owned),
+    }
+}
+
+/// A driver with one completed boundary that the economics select (ratio 0).
+fn selected_boundary() -> Driver {
+    let mut d = Driver::new(Some(0.0));
+    d.request(8_000);
+    d.plan("p1", &[("build", "in_progress"), ("ship", "pending")]);
+    assert_eq!(d.turn_end("p1"), TurnEndOutcome::NoBoundary);
+    d.request(8_000);
+    d.request(8_000);
+    let args = json!({"steps": [
+        {"id": "build", "goal": "goal build", "status": "completed"},
+        {"id": "ship", "goal": "goal ship", "status": "in_progress"},
+    ], "progress": {"files_changed": ["src/lib.rs"], "verification": ["cargo test: 12 passed"]}});
+    let output = d.occ.update_plan("p2", &args, false).expect("valid");
+    assert!(output.details.boundary && output.details.progress_recorded);
+    assert_eq!(d.turn_end("p2"), TurnEndOutcome::Evaluate);
+    let evaluation = d.decide().expect("evaluated");
+    assert!(evaluation.abort, "{:?}", evaluation.decision.reason);
+    d
+}
+
+#[test]
+fn a_context_event_marks_the_next_provider_request() {
+    let mut occ = session();
+    context(&mut occ, false);
+    assert_eq!(occ.request_mark(), RequestMark::Marked);
+    let outcome = occ.before_provider_request(Some(5_000.0), 10);
+    assert!(outcome.counted);
+    assert_eq!(
+        outcome.context_tokens, 5_000,
+        "Pi's larger reported size wins"
+    );
+    assert_eq!(occ.request_mark(), RequestMark::Counted);
+    occ.message_end("toolResult");
+    assert_eq!(
+        occ.request_mark(),
+        RequestMark::Counted,
+        "only the assistant message ends it"
+    );
+    occ.message_end("assistant");
+    assert_eq!(occ.request_mark(), RequestMark::Clear);
+    assert_eq!(occ.state().request_count, 1);
+    assert_eq!(occ.take_state_entry().map(|s| s.request_count), Some(1));
+    assert_eq!(occ.take_state_entry(), None, "nothing changed since");
+}
+
+#[test]
+fn the_estimate_is_used_when_pi_reports_no_size() {
+    let mut occ = session();
+    context(&mut occ, false);
+    // 40 characters = 10 tokens, plus a 5-token system prompt; 0 and NaN are not sizes.
+    assert_eq!(occ.context_tokens(Some(0.0), 5), 15);
+    assert_eq!(occ.context_tokens(Some(f64::NAN), 5), 15);
+    assert_eq!(occ.context_tokens(Some(3.0), 5), 15);
+    assert_eq!(occ.before_provider_request(None, 5).context_tokens, 15);
+}
+
+#[test]
+fn aborted_builds_and_cache_warming_replays_are_not_counted() {
+    let mut occ = session();
+    assert!(
+        !occ.before_provider_request(None, 0).counted,
+        "a replay without context"
+    );
+    context(&mut occ, true);
+    assert!(
+        !occ.before_provider_request(None, 0).counted,
+        "an aborted build"
+    );
+    context(&mut occ, false);
+    assert!(occ.before_provider_request(None, 0).counted);
+    assert!(
+        !occ.before_provider_request(None, 0).counted,
+        "a replay of the same request"
+    );
+    context(&mut occ, false);
+    assert!(
+        !occ.before_provider_request(None, 0).counted,
+        "the request has not ended yet"
+    );
+    occ.message_end("assistant");
+    assert_eq!(occ.state().request_count, 1);
+}
+
+#[test]
+fn session_events_clear_a_pending_mark() {
+    let clear: [fn(&mut OccSession); 4] = [
+        |occ| occ.session_start(&[], Vec::new()),
+        |occ| occ.session_tree(&[], Vec::new()),
+        |occ| occ.session_compact(false, Vec::new()),
+        OccSession::session_shutdown,
+    ];
+    for event in clear {
+        let mut occ = session();
+        context(&mut occ, false);
+        event(&mut occ);
+        assert_eq!(occ.request_mark(), RequestMark::Clear);
+        assert!(!occ.before_provider_request(None, 0).counted);
+    }
+}
+
+#[test]
+fn the_context_event_is_only_observed() {
+    let mut occ = session();
+    let messages = vec![user(1, 40)];
+    let before = messages.clone();
+    occ.context(ContextEvent::new(false, &messages));
+    assert_eq!(messages, before, "the messages are borrowed, never changed");
+}
+
+#[test]
+fn restore_is_lazy_and_reads_the_branch() {
+    let mut occ = OccSession::new(OccOptions {
+        cache_write_read_ratio: None,
+        keep_recent_tokens: None,
+    });
+    assert!(occ.needs_restore());
+    let saved = OccState {
+        request_count: 4,
+        ..OccState::default()
+    };
+    let branch =
+        vec![json!({"type": "custom", "customType": STATE_ENTRY_TYPE, "data": saved.to_value()})];
+    occ.restore(&branch);
+    assert!(!occ.needs_restore());
+    assert_eq!(occ.state().request_count, 4);
+}
+
+#[test]
+fn the_main_flow_compacts_once_and_continues() {
+    let mut d = selected_boundary();
+    assert!(d.occ.is_compaction_selected());
+    assert!(d.occ.should_cancel_compaction(CompactionTrigger::Threshold));
+    assert!(!d.occ.should_cancel_compaction(CompactionTrigger::Manual));
+    assert!(!d.occ.should_cancel_compaction(CompactionTrigger::Overflow));
+
+    assert_eq!(
+        d.occ.agent_settled(false),
+        SettledAction::Wait,
+        "Pi is not idle yet"
+    );
+    let SettledAction::Compact {
+        custom_instructions,
+    } = d.occ.agent_settled(true)
+    else {
+        panic!("the idle settlement compacts");
+    };
+    assert!(custom_instructions.starts_with(text::BOUNDARY_COMPACTION_INSTRUCTIONS));
+    assert!(custom_instructions.contains(r#""verification":["cargo test: 12 passed"]"#));
+    assert!(d.occ.is_compacting());
+    assert!(
+        d.occ.should_cancel_tree_navigation(false),
+        "Pi 0.84.2 reports idle meanwhile"
+    );
+    assert!(
+        !d.occ.should_cancel_tree_navigation(true),
+        "Pi 1.x refuses by itself"
+    );
+    assert!(
+        !d.occ.should_cancel_compaction(CompactionTrigger::Manual),
+        "our own compaction"
+    );
+    assert_eq!(d.occ.agent_settled(true), SettledAction::Wait);
+
+    d.occ.session_compact(false, Vec::new());
+    let state = d.occ.state().clone();
+    assert_eq!(state.native_compaction_count, 1);
+    assert!(state.pending_progress.is_empty());
+    assert_eq!(state.plan.len(), 2, "the plan survives the compaction");
+    assert_eq!(state.cache_debt_tokens, 0.0, "ratio 0 charges no debt");
+
+    let follow_up = d.occ.compaction_finished(&CompactionResult::Completed {
+        summary: "s".repeat(400),
+    });
+    let CompactionOutcome::Completed { removed_tokens } = follow_up.outcome else {
+        panic!("completed: {:?}", follow_up.outcome);
+    };
+    assert!(removed_tokens > 0);
+    let continuation = follow_up.continuation.expect("one hidden continuation");
+    assert_eq!(continuation.custom_type, "sol-pi-online-context-compact");
+    assert!(!continuation.display && continuation.trigger_turn);
+    assert_eq!(
+        continuation.content,
+        text::continuation_after_compaction(&state.plan)
+    );
+    let notice = follow_up.savings_notice.expect("tokens were removed");
+    assert_eq!(notice.notice, text::savings_notice(removed_tokens));
+    assert!(follow_up.error.is_none() && follow_up.skip_entry.is_none());
+
+    assert!(
+        !d.occ.should_cancel_tree_navigation(false),
+        "navigation works again"
+    );
+    assert_eq!(d.occ.agent_settled(true), SettledAction::Release);
+    assert_eq!(
+        d.occ
+            .compaction_finished(&CompactionResult::Completed {
+                summary: String::new()
+            })
+            .outcome,
+        CompactionOutcome::NotRunning
+    );
+}
+
+#[test]
+fn a_selected_compaction_charges_its_cache_debt() {
+    let mut d = Driver::new(Some(1.5));
+    d.request(8_000);
+    d.plan("p1", &[("a", "in_progress"), ("b", "pending")]);
+    d.request(8_000);
+    d.request(8_000);
+    d.plan("p2", &[("a", "completed"), ("b", "in_progress")]);
+    assert_eq!(d.turn_end("p2"), TurnEndOutcome::Evaluate);
+    let evaluation = d.decide().expect("evaluated");
+    assert!(evaluation.abort, "{:?}", evaluation.decision);
+    let decision = evaluation.decision;
+    assert!(matches!(
+        d.occ.agent_settled(true),
+        SettledAction::Compact { .. }
+    ));
+    d.occ.session_compact(false, Vec::new());
+    let state = d.occ.state();
+    assert_eq!(state.cache_debt_tokens, decision.write_tokens as f64 * 0.5);
+    assert_eq!(state.cache_debt_repayment_tokens, decision.saving_tokens);
+}
+
+#[test]
+fn an_extension_supplied_summary_charges_no_debt() {
+    let mut d = Driver::new(Some(1.5));
+    d.request(8_000);
+    d.plan("p1", &[("a", "in_progress"), ("b", "pending")]);
+    d.request(8_000);
+    d.request(8_000);
+    d.plan("p2", &[("a", "completed"), ("b", "in_progress")]);
+    d.turn_end("p2");
+    assert!(d.decide().expect("evaluated").abort);
+    d.occ.agent_settled(true);
+    d.occ.session_compact(true, Vec::new());
+    assert_eq!(d.occ.state().cache_debt_tokens, 0.0);
+}
+
+#[test]
+fn too_little_removable_history_never_aborts() {
+    let mut d = Driver::new(Some(0.0));
+    d.keep_recent = 20_000;
+    d.occ = OccSession::new(OccOptions {
+        cache_write_read_ratio: Some(0.0),
+        keep_recent_tokens: None,
+    });
+    d.occ.session_start(&[], Vec::new());
+    d.request(40);
+    d.plan("p1", &[("a", "in_progress"), ("b", "pending")]);
+    d.request(40);
+    d.request(100_000);
+    d.plan("p2", &[("a", "completed"), ("b", "in_progress")]);
+    assert_eq!(d.turn_end("p2"), TurnEndOutcome::Evaluate);
+    let evaluation = d.decide().expect("evaluated");
+    assert!(!evaluation.abort);
+    assert_eq!(
+        evaluation.decision.reason,
+        DecisionReason::NonPositiveSaving
+    );
+    assert!(
+        evaluation.estimate.removable_tokens < 100,
+        "{}",
+        evaluation.estimate.removable_tokens
+    );
+    assert_eq!(d.occ.agent_settled(true), SettledAction::Release);
+}
+
+#[test]
+fn a_branch_pi_would_refuse_is_not_compactable() {
+    let mut d = Driver::new(Some(0.0));
+    d.request(8_000);
+    d.plan("p1", &[("a", "in_progress"), ("b", "pending")]);
+    d.request(8_000);
+    d.request(8_000);
+    d.plan("p2", &[("a", "completed"), ("b", "in_progress")]);
+    d.turn_end("p2");
+    let mut measurement = d.measurement();
+    measurement.projection.leaf_is_compaction = true;
+    let evaluation = d.occ.decide_boundary(&measurement).expect("evaluated");
+    assert_eq!(
+        evaluation.decision.reason,
+        DecisionReason::NativeNotCompactable
+    );
+    assert!(!evaluation.abort && !d.occ.is_compaction_selected());
+}
+
+#[test]
+fn a_window_starting_with_a_system_message_is_too_small() {
+    let mut d = Driver::new(Some(0.0));
+    d.keep_recent = 20_000;
+    d.occ = OccSession::new(OccOptions {
+        cache_write_read_ratio: Some(0.0),
+        keep_recent_tokens: None,
+    });
+    d.occ.session_start(&[], Vec::new());
+    d.messages
+        .push(json!({"role": "system", "content": "x".repeat(60_000), "timestamp": 0}));
+    d.request(40);
+    d.plan("p1", &[("a", "in_progress"), ("b", "pending")]);
+    d.request(40);
+    d.plan("p2", &[("a", "completed"), ("b", "in_progress")]);
+    d.turn_end("p2");
+    let evaluation = d.decide().expect("evaluated");
+    assert_eq!(evaluation.estimate.removed_messages, 0);
+    assert!(!evaluation.estimate.compactable && !evaluation.abort);
+}
+
+#[test]
+fn boundaries_are_skipped_when_the_turn_did_not_end_normally() {
+    let cases = [
+        (
+            TurnEnd {
+                stop_reason: Some("error".into()),
+                ..plan_turn("p2")
+            },
+            BoundarySkip::TurnFailed,
+        ),
+        (
+            TurnEnd {
+                stop_reason: Some("aborted".into()),
+                ..plan_turn("p2")
+            },
+            BoundarySkip::TurnAborted,
+        ),
+        (
+            TurnEnd {
+                aborted: true,
+                ..plan_turn("p2")
+            },
+            BoundarySkip::TurnAborted,
+        ),
+        (
+            TurnEnd {
+                tool_results: Vec::new(),
+                ..plan_turn("p2")
+            },
+            BoundarySkip::PlanResultMissing,
+        ),
+        (
+            TurnEnd {
+                tool_results: vec![TurnToolResult {
+                    tool_call_id: "p2".into(),
+                    tool_name: "update_plan".into(),
+                    is_error: true,
+                }],
+                ..plan_turn("p2")
+            },
+            BoundarySkip::PlanResultFailed,
+        ),
+    ];
+    for (turn, skip) in cases {
+        let mut d = Driver::new(Some(0.0));
+        d.request(8_000);
+        d.plan("p1", &[("a", "in_progress")]);
+        d.request(8_000);
+        d.plan("p2", &[("a", "completed")]);
+        assert_eq!(d.occ.turn_end(&turn), TurnEndOutcome::Skipped(skip));
+        assert!(
+            d.decide().is_none(),
+            "nothing to evaluate after {}",
+            skip.code()
+        );
+        assert_eq!(
+            d.occ.turn_end(&plan_turn("p2")),
+            TurnEndOutcome::NoBoundary,
+            "taken once"
+        );
+    }
+}
+
+#[test]
+fn only_the_first_plan_call_of_a_turn_is_the_pending_boundary() {
+    let mut d = Driver::new(Some(0.0));
+    d.request(8_000);
+    d.plan(
+        "p1",
+        &[("a", "in_progress"), ("b", "pending"), ("c", "pending")],
+    );
+    d.request(8_000);
+    d.request(8_000);
+    d.plan(
+        "p2",
+        &[("a", "completed"), ("b", "in_progress"), ("c", "pending")],
+    );
+    d.plan(
+        "p3",
+        &[("a", "completed"), ("b", "completed"), ("c", "in_progress")],
+    );
+    assert_eq!(d.occ.state().completed_boundary_request_counts, vec![3, 0]);
+    assert_eq!(d.turn_end("p2"), TurnEndOutcome::Evaluate);
+}
+
+#[test]
+fn a_boundary_during_a_selected_compaction_is_skipped() {
+    let mut d = selected_boundary();
+    d.plan("p3", &[("build", "completed"), ("ship", "completed")]);
+    assert_eq!(
+        d.turn_end("p3"),
+        TurnEndOutcome::Skipped(BoundarySkip::CompactionInProgress)
+    );
+}
+
+#[test]
+fn plan_tool_errors_leave_the_state_alone() {
+    let mut occ = session();
+    let before = occ.state().clone();
+    let aborted = occ
+        .update_plan("p", &plan_args(&[("a", "pending")]), true)
+        .expect_err("aborted");
+    assert_eq!(aborted, PlanToolError::Aborted);
+    assert_eq!(aborted.to_string(), "Plan update was aborted");
+    let invalid = occ
+        .update_plan("p", &json!({"steps": []}), false)
+        .expect_err("empty");
+    assert_eq!(invalid.code(), "no_steps");
+    assert_eq!(occ.state(), &before);
+    assert_eq!(occ.take_state_entry(), None);
+}
+
+#[test]
+fn restating_the_plan_after_compaction_is_not_progress() {
+    let mut d = selected_boundary();
+    d.occ.agent_settled(true);
+    d.occ.session_compact(false, Vec::new());
+    d.occ.compaction_finished(&CompactionResult::Completed {
+        summary: String::new(),
+    });
+    for call in ["r1", "r2", "r3"] {
+        d.request(8_000);
+        let output = d.plan(call, &[("build", "completed"), ("ship", "in_progress")]);
+        assert!(!output.details.boundary);
+        assert_eq!(d.turn_end(call), TurnEndOutcome::NoBoundary);
+    }
+    // Re-keyed, with the finished work arriving completed: history, not progress.
+    d.request(8_000);
+    let output = d.plan("r4", &[("p1", "completed"), ("p2", "completed")]);
+    assert!(!output.details.boundary && output.details.completed_step_ids.is_empty());
+    assert_eq!(d.occ.state().native_compaction_count, 1);
+}
+
+#[test]
+fn two_boundaries_compact_twice() {
+    let mut d = selected_boundary();
+    d.occ.agent_settled(true);
+    d.occ.session_compact(false, Vec::new());
+    d.occ.compaction_finished(&CompactionResult::Completed {
+        summary: String::new(),
+    });
+    for _ in 0..3 {
+        d.request(8_000);
+    }
+    d.plan("p3", &[("build", "completed"), ("ship", "completed")]);
+    assert_eq!(d.turn_end("p3"), TurnEndOutcome::Evaluate);
+    let evaluation = d.decide().expect("evaluated");
+    assert!(evaluation.abort, "{:?}", evaluation.decision.reason);
+    assert!(matches!(
+        d.occ.agent_settled(true),
+        SettledAction::Compact { .. }
+    ));
+    d.occ.session_compact(false, Vec::new());
+    let follow_up = d.occ.compaction_finished(&CompactionResult::Completed {
+        summary: String::new(),
+    });
+    assert!(follow_up.continuation.is_some());
+    assert_eq!(d.occ.state().native_compaction_count, 2);
+}
+
+#[test]
+fn the_cooldown_holds_back_an_economic_boundary_right_after_a_compaction() {
+    let mut d = selected_boundary();
+    d.occ.agent_settled(true);
+    d.occ.session_compact(false, Vec::new());
+    d.occ.compaction_finished(&CompactionResult::Completed {
+        summary: String::new(),
+    });
+    d.request(8_000);
+    d.plan("p3", &[("build", "completed"), ("ship", "completed")]);
+    d.turn_end("p3");
+    let evaluation = d.decide().expect("evaluated");
+    assert_eq!(evaluation.decision.requests_since_last_compaction, Some(1));
+    assert_eq!(
+        evaluation.decision.reason,
+        DecisionReason::DeferredPostCompactionCooldown
+    );
+}
+
+#[test]
+fn pi_threshold_compaction_is_recorded_without_debt() {
+    let mut occ = session();
+    assert!(
+        !occ.should_cancel_compaction(CompactionTrigger::Threshold),
+        "nothing selected"
+    );
+    occ.session_compact(false, vec![SizedMessage::from_message(&user(1, 40))]);
+    assert_eq!(occ.state().native_compaction_count, 1);
+    assert_eq!(occ.state().cache_debt_tokens, 0.0);
+    assert_eq!(
+        occ.context_tokens(None, 0),
+        10,
+        "the compacted messages are observed"
+    );
+    assert_eq!(
+        CompactionTrigger::parse("threshold"),
+        CompactionTrigger::Threshold
+    );
+    assert_eq!(
+        CompactionTrigger::parse("overflow"),
+        CompactionTrigger::Overflow
+    );
+    assert_eq!(
+        CompactionTrigger::parse("manual"),
+        CompactionTrigger::Manual
+    );
+}
+
+#[test]
+fn an_overflow_compaction_consumes_the_selection() {
+    let mut d = selected_boundary();
+    d.occ.session_compact(false, Vec::new());
+    assert!(!d.occ.is_compaction_selected());
+    assert_eq!(d.occ.agent_settled(true), SettledAction::Release);
+}
+
+#[test]
+fn native_refusals_resume_once_and_block_plan_only_retries() {
+    let mut d = selected_boundary();
+    d.occ.agent_settled(true);
+    let follow_up = d.occ.compaction_finished(&CompactionResult::Failed {
+        name: Some("Error".into()),
+        message: "Nothing to compact (session too small)".into(),
+    });
+    assert_eq!(
+        follow_up.outcome,
+        CompactionOutcome::Skipped {
+            refusal: NativeRefusal::NothingToCompact
+        }
+    );
+    let continuation = follow_up.continuation.expect("resumes once");
+    assert!(continuation.trigger_turn && !continuation.display);
+    let entry = follow_up.skip_entry.expect("a skip record");
+    assert_eq!(entry.custom_type, "sol-pi-online-context-compact-skipped");
+    assert_eq!(entry.data["reason"], "nothing_to_compact");
+    assert!(
+        follow_up
+            .warning
+            .expect("a TUI warning")
+            .contains("Compaction skipped")
+    );
+    assert!(follow_up.error.is_none());
+    assert_eq!(
+        d.occ.state().native_compaction_count,
+        0,
+        "no compaction recorded"
+    );
+    assert_eq!(d.occ.state().cache_debt_tokens, 0.0);
+    assert!(d.occ.is_retry_blocked());
+
+    // The resumed turn only updates the plan: no new compaction.
+    d.request(8_000);
+    d.plan("p3", &[("build", "completed"), ("ship", "completed")]);
+    assert_eq!(
+        d.turn_end("p3"),
+        TurnEndOutcome::Skipped(BoundarySkip::RetryBlocked)
+    );
+
+    // Real work lifts the block.
+    let work = TurnEnd {
+        stop_reason: Some("toolUse".into()),
+        aborted: false,
+        tool_results: vec![TurnToolResult {
+            tool_call_id: "b1".into(),
+            tool_name: "bash".into(),
+            is_error: false,
+        }],
+    };
+    assert_eq!(d.occ.turn_end(&work), TurnEndOutcome::NoBoundary);
+    assert!(!d.occ.is_retry_blocked());
+}
+
+#[test]
+fn failed_tool_work_does_not_lift_the_block_but_user_input_does() {
+    let mut d = selected_boundary();
+    d.occ.agent_settled(true);
+    d.occ.compaction_finished(&CompactionResult::Failed {
+        name: None,
+        message: "Already compacted".into(),
+    });
+    let failed = TurnEnd {
+        stop_reason: Some("toolUse".into()),
+        aborted: false,
+        tool_results: vec![TurnToolResult {
+            tool_call_id: "b".into(),
+            tool_name: "bash".into(),
+            is_error: true,
+        }],
+    };
+    d.occ.turn_end(&failed);
+    assert!(d.occ.is_retry_blocked());
+    d.occ.input(&input("please continue", None));
+    assert!(!d.occ.is_retry_blocked());
+}
+
+#[test]
+fn other_failures_continue_and_report_the_error() {
+    let mut d = selected_boundary();
+    d.occ.agent_settled(true);
+    let follow_up = d.occ.compaction_finished(&CompactionResult::Failed {
+        name: Some("Error".into()),
+        message: "Summarization failed: 529 overloaded".into(),
+    });
+    assert_eq!(follow_up.outcome, CompactionOutcome::Failed);
+    let continuation = follow_up.continuation.expect("the task continues");
+    assert!(continuation.content.contains("did not complete"));
+    assert_eq!(
+        follow_up.error.as_deref(),
+        Some(
+            "Online Context Compact: the compaction at a completed plan step failed: Summarization failed: 529 overloaded"
+        )
+    );
+    assert!(follow_up.skip_entry.is_none());
+}
+
+#[test]
+fn cancellation_and_shutdown_never_continue() {
+    for (name, message) in [
+        (Some("AbortError"), "This operation was aborted"),
+        (None, "Compaction cancelled"),
+    ] {
+        let mut d = selected_boundary();
+        d.occ.agent_settled(true);
+        let follow_up = d.occ.compaction_finished(&CompactionResult::Failed {
+            name: name.map(str::to_owned),
+            message: message.to_owned(),
+        });
+        assert_eq!(follow_up.outcome, CompactionOutcome::Cancelled);
+        assert!(follow_up.continuation.is_none() && follow_up.error.is_none());
+    }
+    let mut d = selected_boundary();
+    d.occ.agent_settled(true);
+    d.occ.session_shutdown();
+    let follow_up = d.occ.compaction_finished(&CompactionResult::Completed {
+        summary: String::new(),
+    });
+    assert_eq!(follow_up.outcome, CompactionOutcome::NotRunning);
+    assert!(follow_up.continuation.is_none());
+}
+
+#[test]
+fn compaction_errors_are_classified_by_exact_text() {
+    use CompactionErrorKind::*;
+    assert_eq!(
+        classify_compaction_error(Some("AbortError"), "anything"),
+        Cancelled
+    );
+    assert_eq!(
+        classify_compaction_error(None, "Compaction cancelled"),
+        Cancelled
+    );
+    assert_eq!(
+        classify_compaction_error(None, "Nothing to compact (session too small)"),
+        Refused(NativeRefusal::NothingToCompact)
+    );
+    assert_eq!(
+        classify_compaction_error(None, "Already compacted"),
+        Refused(NativeRefusal::AlreadyCompacted)
+    );
+    for label in ["Summarization", "Turn prefix summarization"] {
+        let message =
+            format!("{label} failed: generation hit the token cap and the summary is incomplete");
+        assert_eq!(
+            classify_compaction_error(None, &message),
+            Refused(NativeRefusal::SummaryTokenCap)
+        );
+    }
+    assert_eq!(classify_compaction_error(None, "already compacted"), Failed);
+    assert_eq!(
+        classify_compaction_error(None, "Compaction failed: Already compacted"),
+        Failed
+    );
+}
+
+#[test]
+fn corrections_drop_the_plan_and_the_selection() {
+    for correction in [
+        input("stop, use the other API", Some("steer")),
+        input("CORRECTION: wrong file", None),
+    ] {
+        let mut d = selected_boundary();
+        assert_eq!(d.occ.input(&correction), InputOutcome::Correction);
+        assert!(!d.occ.is_compaction_selected());
+        assert!(d.occ.state().plan.is_empty());
+        assert!(d.occ.state().completed_boundary_request_counts.is_empty());
+        assert_eq!(d.occ.agent_settled(true), SettledAction::Release);
+        assert!(d.occ.take_state_entry().is_some());
+    }
+    let mut occ = session();
+    assert_eq!(
+        occ.input(&input("a follow-up", Some("followUp"))),
+        InputOutcome::Continue
+    );
+}
+
+#[test]
+fn a_new_task_after_a_completed_plan_starts_a_new_horizon() {
+    let mut d = Driver::new(Some(0.0));
+    d.request(8_000);
+    d.plan("p1", &[("a", "in_progress")]);
+    d.request(8_000);
+    d.plan("p2", &[("a", "completed")]);
+    d.turn_end("p2");
+    assert_eq!(
+        d.occ.input(&input("Next, add metrics.", None)),
+        InputOutcome::Handoff
+    );
+    let state = d.occ.state();
+    assert!(state.plan.is_empty() && state.completed_boundary_request_counts.is_empty());
+    assert_eq!(state.last_boundary_request_count, state.request_count);
+    assert_eq!(
+        d.occ.input(&input("And docs.", None)),
+        InputOutcome::Continue
+    );
+}
+
+#[test]
+fn update_plan_results_carry_the_snapshot_and_details() {
+    let mut occ = session();
+    let output = occ
+        .update_plan(
+            "p1",
+            &plan_args(&[("a", "in_progress"), ("b", "in_progress")]),
+            false,
+        )
+        .expect("valid");
+    assert!(
+        output
+            .text
+            .starts_with("<sol-pi-plan task_status=\"active\">{\"steps\":[")
+    );
+    assert_eq!(output.text.lines().count(), 2, "one advice line");
+    let details = serde_json::to_value(&output.details).expect("json");
+    assert_eq!(
+        details,
+        json!({"boundary": false, "completed_step_ids": [], "progress_recorded": false,
+               "task_status": "active", "plan": [
+                   {"id": "a", "goal": "goal a", "status": "in_progress"},
+                   {"id": "b", "goal": "goal b", "status": "in_progress"}]})
+    );
+    let snapshot = occ.take_state_entry().expect("the plan was stored");
+    assert_eq!(snapshot.plan.len(), 2);
+}
+
+#[test]
+fn progress_without_a_completion_is_not_recorded() {
+    let mut occ = session();
+    let args = json!({"steps": [{"id": "a", "goal": "g", "status": "in_progress"}],
+                      "progress": {"decisions": ["use BTreeMap"]}});
+    let output = occ.update_plan("p", &args, false).expect("valid");
+    assert!(!output.details.progress_recorded);
+    assert!(occ.state().pending_progress.is_empty());
+}
