@@ -9,6 +9,75 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** Online Context Compact for one loaded extension. */
+export declare class Occ {
+  /** Validates the options; throws their error message when invalid. */
+  constructor(options: OccCreateOptions)
+  /** Whether the state has not been restored from the branch yet. */
+  needsRestore(): boolean
+  /** Restores the persisted state from `getBranch()` (root first). */
+  restore(branch: Array<any>): void
+  /** `session_start`: restore, observe the session's messages, clear transient state. */
+  sessionStart(branch: Array<any>, messages: Array<any>): void
+  /** `session_tree`: the same for the new leaf. */
+  sessionTree(branch: Array<any>, messages: Array<any>): void
+  /** `session_shutdown`. */
+  sessionShutdown(): void
+  /** `context`: observes the messages and marks the next provider request. */
+  context(aborted: boolean, messages: Array<any>): void
+  /** `before_provider_request`: counts the request if a `context` marked it. */
+  beforeProviderRequest(reportedTokens: number | undefined | null, systemPrompt: string): OccProviderRequest
+  /** `message_end`: an assistant message ends the counted request. */
+  messageEnd(role: string): void
+  /** `input`: `correction`, `handoff` or `continue`. */
+  input(text: string, streamingBehavior?: string | undefined | null): string
+  /** Executes `update_plan`. */
+  updatePlan(toolCallId: string, args: any, aborted: boolean): OccPlanResult
+  /** `turn_end`: takes the pending boundary and says whether to evaluate it. */
+  turnEnd(turn: OccTurnEndInput): OccTurnEndOutcome
+  /** Decides the boundary `turnEnd` accepted; `null` without one. */
+  decideBoundary(measurement: OccMeasurement): OccEvaluation | null
+  /** `agent_settled`: starts the selected compaction once Pi is idle. */
+  agentSettled(idle: boolean): OccSettledAction
+  /**
+   * `session_before_compact`: whether to cancel (threshold compaction while
+   * a boundary compaction is selected).
+   */
+  shouldCancelCompaction(reason: string): boolean
+  /** `session_before_tree`: whether to refuse tree navigation. */
+  shouldCancelTreeNavigation(piRefusesDuringCompaction: boolean): boolean
+  /** Whether a boundary compaction is selected and waiting for the run to settle. */
+  isCompactionSelected(): boolean
+  /** Whether a boundary compaction is running. */
+  isCompacting(): boolean
+  /** `session_compact`: records the compaction and observes the compacted messages. */
+  sessionCompact(fromExtension: boolean, messages: Array<any>): void
+  /** The end of `ctx.compact()`. */
+  compactionFinished(result: OccCompactionResult): OccFollowUp
+  /** The state snapshot to append, if it changed since the last call. */
+  takeStateEntry(): any | null
+  /** The current state (for diagnostics and tests). */
+  state(): any
+  /** The request mark: `clear`, `marked` or `counted`. */
+  requestMark(): string
+}
+
+/** The reducer for one loaded extension: holds the in-memory receipt cache. */
+export declare class Reducer {
+  /** A reducer with an empty receipt cache. */
+  constructor()
+  /**
+   * First step: returns `unchanged`, `replaced` (a cached receipt re-verified
+   * against the archive), or `model` with the request to send.
+   */
+  prepare(input: ReducerInput): ReducerStep
+  /**
+   * Second step: checks the model's reply against the archived log and builds
+   * the receipt, or keeps the original with the fallback reason.
+   */
+  finish(input: ReducerInput, reply: ReducerReplyInput): ReducerStep
+}
+
 /**
  * Panics on purpose, so the tests can prove a Rust panic reaches JavaScript as
  * an error and leaves the process running. Never called by the extension.
@@ -343,6 +412,333 @@ export interface ObsTexts {
 
 /** The message when ObservationPack cannot work for this session. */
 export declare function obsUnavailable(reason: string): string
+
+/** How `ctx.compact()` ended: `completed` with the summary, or the error. */
+export interface OccCompactionResult {
+  /** `onComplete` (true) or `onError` (false). */
+  completed: boolean
+  /** The summary of a completed compaction. */
+  summary?: string
+  /** The error's `name`. */
+  name?: string
+  /** The error's `message`. */
+  message?: string
+}
+
+/** The hidden message that continues the task. */
+export interface OccContinuation {
+  /** Custom message type. */
+  customType: string
+  /** The reminder. */
+  content: string
+  /** `display` (always false). */
+  display: boolean
+  /** `triggerTurn` (always true). */
+  triggerTurn: boolean
+}
+
+/** The factory options. */
+export interface OccCreateOptions {
+  /** `cacheWriteReadRatio` from `sol-pi.json`; absent means unknown. */
+  cacheWriteReadRatio?: number
+  /** An explicit retained tail that overrides Pi's settings. */
+  keepRecentTokens?: number
+}
+
+/** A custom entry to append. */
+export interface OccCustomEntry {
+  /** Entry type. */
+  customType: string
+  /** Entry data. */
+  data: any
+}
+
+/** A boundary decision. */
+export interface OccEvaluation {
+  /** Whether the compaction is selected: save the state, then `ctx.abort()`. */
+  abort: boolean
+  /** The decision's reason code. */
+  reason: string
+  /** The whole decision, with its inputs and intermediate values. */
+  decision: any
+  /** The native-cut estimate behind the archive size. */
+  estimate: any
+  /** The compaction settings used. */
+  keepRecentTokens: number
+  /** The reserve used for window protection. */
+  reserveTokens: number
+}
+
+/** Everything to do after a boundary compaction ended. */
+export interface OccFollowUp {
+  /** `completed`, `skipped`, `failed`, `cancelled` or `not_running`. */
+  outcome: string
+  /** Estimated tokens removed (`completed`). */
+  removedTokens?: number
+  /** The refusal code (`skipped`). */
+  refusal?: string
+  /** The message that continues the task. */
+  continuation?: OccContinuation
+  /** The savings notice. */
+  savingsNotice?: OccSavingsNotice
+  /** The skip record to append. */
+  skipEntry?: OccCustomEntry
+  /** A TUI warning. */
+  warning?: string
+  /** An error to report from `agent_settled`. */
+  error?: string
+}
+
+/** The measurements of a boundary decision. */
+export interface OccMeasurement {
+  /** `ctx.getContextUsage()?.tokens`. */
+  reportedTokens?: number
+  /** `ctx.getContextUsage()?.contextWindow`. */
+  usageContextWindow?: number
+  /** `ctx.model?.contextWindow`. */
+  modelContextWindow?: number
+  /** `ctx.getSystemPrompt()`. */
+  systemPrompt: string
+  /** `ctx.sessionManager.getBranch()`, root first. */
+  branch: Array<any>
+  /** `ctx.sessionManager.buildSessionProjection()` where Pi has it (1.x). */
+  projection?: any
+  /** `pi.getSettings()` where Pi has it (1.x). */
+  settings?: any
+  /** `ctx.model?.provider`. */
+  modelProvider?: string
+  /** `ctx.model?.id`. */
+  modelId?: string
+}
+
+/**
+ * The outcome of an `update_plan` call: `text` and `details` on success,
+ * `error` (the tool's error text) otherwise.
+ */
+export interface OccPlanResult {
+  /** Whether the call was accepted. */
+  ok: boolean
+  /** The tool result text. */
+  text?: string
+  /** The tool result details. */
+  details?: any
+  /** Whether the call completed a registered step. */
+  boundary: boolean
+  /** The error text of a rejected call. */
+  error?: string
+  /** A stable code of a rejected call. */
+  errorCode?: string
+}
+
+/** What `before_provider_request` did. */
+export interface OccProviderRequest {
+  /** Whether the request was counted. */
+  counted: boolean
+  /** The context size recorded (0 when not counted). */
+  contextTokens: number
+}
+
+/** The call row of `update_plan` for whatever arguments the model sent. */
+export declare function occRenderCall(args: any): string
+
+/** The savings notice (TUI only). */
+export interface OccSavingsNotice {
+  /** Tokens removed. */
+  removedTokens: number
+  /** `ctx.ui.notify` text. */
+  notice: string
+  /** `ctx.ui.setStatus` key. */
+  statusKey: string
+  /** `ctx.ui.setStatus` text. */
+  statusText: string
+}
+
+/**
+ * What to do on `agent_settled`: `release`, `wait` or `compact` (with the
+ * instructions for `ctx.compact()`).
+ */
+export interface OccSettledAction {
+  /** The kind. */
+  kind: string
+  /** `customInstructions` for `compact`. */
+  customInstructions?: string
+}
+
+/** The fixed texts. */
+export declare function occTexts(): OccTexts
+
+/** Every fixed text and name the host needs, fetched once at registration. */
+export interface OccTexts {
+  /** `update_plan`. */
+  toolName: string
+  /** The tool's label. */
+  toolLabel: string
+  /** The tool's description. */
+  toolDescription: string
+  /** The prompt snippet. */
+  promptSnippet: string
+  /** The prompt guidelines. */
+  promptGuidelines: Array<string>
+  /** The tool parameters as JSON Schema, with the bounds of `sol_occ::plan`. */
+  parametersSchema: any
+  /** Custom entry type of the state snapshots. */
+  stateEntryType: string
+  /** Custom message type of the hidden continuations. */
+  continuationMessageType: string
+  /** Custom entry type of refused compactions. */
+  skipEntryType: string
+  /** First badge line. */
+  badgeTitle: string
+  /** Second badge line. */
+  badgeSaving: string
+  /** Result row while the call runs. */
+  renderPartial: string
+  /** Result row of a boundary. */
+  renderBoundary: string
+  /** Result row of any other plan call. */
+  renderPlan: string
+  /** How long the savings status stays, in milliseconds. */
+  statusClearMs: number
+}
+
+/** The data of a `turn_end` event. */
+export interface OccTurnEndInput {
+  /** The assistant message's `stopReason`. */
+  stopReason?: string
+  /** Whether `ctx.signal` is aborted. */
+  aborted: boolean
+  /** The turn's tool results. */
+  toolResults: Array<OccTurnToolResult>
+}
+
+/**
+ * What to do after `turn_end`: `no_boundary`, `skipped` (with `reason`) or
+ * `evaluate` (measure, then call `decideBoundary`).
+ */
+export interface OccTurnEndOutcome {
+  /** The kind. */
+  kind: string
+  /** Why a boundary is skipped. */
+  reason?: string
+}
+
+/** One tool result of the ending turn. */
+export interface OccTurnToolResult {
+  /** `toolCallId`. */
+  toolCallId: string
+  /** `toolName`. */
+  toolName: string
+  /** `isError`. */
+  isError: boolean
+}
+
+/** The real OS temp directory, for trusting Pi's `pi-bash-*.log` files. */
+export declare function realTempDir(tempDir: string): string | null
+
+/** One tool result, as the `tool_result` event gives it. */
+export interface ReducerInput {
+  /** `event.toolCallId`. */
+  toolCallId: string
+  /** `event.toolName`. */
+  toolName: string
+  /** `JSON.stringify(event.input)`. */
+  inputJson: string
+  /** `JSON.stringify(event.content)`. */
+  contentJson: string
+  /** `JSON.stringify(event.details)`, when there are details. */
+  detailsJson?: string
+  /** `event.isError`. */
+  isError: boolean
+  /** `event.parentToolCallId` (Pi 1.x script calls). */
+  parentToolCallId?: string
+  /** `event.structuredContent.exit_code` (Pi 1.x bash). */
+  exitCode?: number
+  /** The session's runtime root. */
+  runtimeRoot: string
+  /** The real OS temp directory (where Pi writes full-output files). */
+  osTempDir: string
+  /** ISO timestamp for the journal. */
+  timestamp: string
+  /** The reducer provider from `sol-pi.json`. */
+  provider: string
+  /** The reducer model from `sol-pi.json`. */
+  model: string
+}
+
+/** The request the host sends through `ctx.modelRegistry.complete()`. */
+export interface ReducerModelRequest {
+  /** System prompt. */
+  systemPrompt: string
+  /** The one user message. */
+  userText: string
+  /** Reply length cap. */
+  maxOutputTokens: number
+  /** Give up after this long. */
+  timeoutMs: number
+}
+
+/** The savings notice of an applied receipt (TUI only). */
+export interface ReducerNotice {
+  /** The notice text. */
+  notice: string
+  /** The keyed status text. */
+  status: string
+  /** The status key. */
+  statusKey: string
+  /** How long the status stays. */
+  statusClearMs: number
+}
+
+/** What came back from the model call. */
+export interface ReducerReplyInput {
+  /** The reply text (text blocks concatenated). */
+  text?: string
+  /** The provider that answered. */
+  provider?: string
+  /** The model that answered. */
+  model?: string
+  /** The reply's stop reason. */
+  stopReason?: string
+  /** The reply's error message. */
+  errorMessage?: string
+  /** Input tokens. */
+  inputTokens?: number
+  /** Output tokens. */
+  outputTokens?: number
+  /** Cache-read tokens. */
+  cacheReadTokens?: number
+  /** Cache-write tokens. */
+  cacheWriteTokens?: number
+  /** All tokens. */
+  totalTokens?: number
+  /** Set when no reply came: `unavailable`, `timeout`, `aborted` or `exception`. */
+  failure?: string
+  /** The exception's message for `exception`. */
+  failureMessage?: string
+}
+
+/**
+ * One step's outcome: journal records to append in order, then either nothing
+ * to change (`unchanged`), a model call to make (`model`), or a replacement.
+ */
+export interface ReducerStep {
+  /** `unchanged`, `model` or `replaced`. */
+  kind: string
+  /** Why the result stays unchanged. */
+  reason?: string
+  /** The custom entry type of the journal records. */
+  entryType: string
+  /** Journal records, in order. */
+  journal: Array<any>
+  /** The model call to make (`model`). */
+  modelRequest?: ReducerModelRequest
+  /** Replacement content blocks (`replaced`). */
+  content?: any
+  /** Replacement details (`replaced`). */
+  details?: any
+  /** The savings notice (`replaced`). */
+  notice?: ReducerNotice
+}
 
 /**
  * Builds the session's storage root. The session directory is canonicalized

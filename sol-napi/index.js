@@ -835,6 +835,8 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.Occ = nativeBinding.Occ
+module.exports.Reducer = nativeBinding.Reducer
 module.exports.__panicForTests = nativeBinding.__panicForTests
 module.exports.addonVersion = nativeBinding.addonVersion
 module.exports.checkSessionId = nativeBinding.checkSessionId
@@ -861,4 +863,7 @@ module.exports.obsRestore = nativeBinding.obsRestore
 module.exports.obsSavingsNotice = nativeBinding.obsSavingsNotice
 module.exports.obsTexts = nativeBinding.obsTexts
 module.exports.obsUnavailable = nativeBinding.obsUnavailable
+module.exports.occRenderCall = nativeBinding.occRenderCall
+module.exports.occTexts = nativeBinding.occTexts
+module.exports.realTempDir = nativeBinding.realTempDir
 module.exports.runtimeRoot = nativeBinding.runtimeRoot

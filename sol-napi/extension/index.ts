@@ -12,6 +12,7 @@ import type { BashToolOptions, ExtensionAPI, ExtensionContext } from "@earendil-
 import { registerActionFusion } from "./action-fusion.ts";
 import { loadNative, type NativeLoad } from "./native.ts";
 import { registerObservationPack } from "./observation-pack.ts";
+import { registerReducer } from "./reducer.ts";
 
 export interface SolPiExtensionOptions {
 	/** Pi's agent directory; defaults to Pi's own `getAgentDir()`. */
@@ -56,6 +57,13 @@ export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
 			};
 			if (config.actionFusion) start(() => registerActionFusion(pi, ctx, native.addon, { agentDir, bashOptions: options.bashOptions }));
 			if (config.observationPack) start(() => registerObservationPack(pi, native.addon));
+			if (config.evidencePreservingReducer)
+				start(() =>
+					registerReducer(pi, native.addon, {
+						provider: config.evidencePreservingReducerProvider,
+						model: config.evidencePreservingReducerModel,
+					}),
+				);
 
 			// `hasUI` is also true in RPC mode; only the interactive terminal gets the notice.
 			if (ctx.mode === "tui" && outcome.notice) ctx.ui.notify(outcome.notice, "info");

@@ -35,6 +35,8 @@ mod config;
 mod fs;
 pub mod fusion;
 pub mod obspack;
+pub mod occ;
+pub mod reducer;
 pub mod storage;
 
 pub use config::{

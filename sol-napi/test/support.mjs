@@ -91,6 +91,7 @@ export async function startSession({
 	mode = "print",
 	replies = ["done"],
 	sessionManager = pi.SessionManager.inMemory(cwd),
+	extraProviders = [],
 }) {
 	const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
 	// getAgentDir() reads this, as it does for the real CLI.
@@ -102,6 +103,7 @@ export async function startSession({
 		modelsPath: path.join(agentDir, "models.json"),
 	});
 	modelRuntime.registerNativeProvider(faux.provider);
+	for (const provider of extraProviders) modelRuntime.registerNativeProvider(provider);
 	const settingsManager = pi.SettingsManager.inMemory({ compaction: { enabled: false }, ...settings }, { projectTrusted: trusted });
 	const resourceLoader = new pi.DefaultResourceLoader({
 		cwd,

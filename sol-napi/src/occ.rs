@@ -1,0 +1,1 @@
+//! Online Context Compact exports (wired in a later change).
