@@ -49,6 +49,7 @@ pub mod message;
 pub mod ports;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod tui;
 
 pub use config::{
     CONFIG_FILE_NAME, ConfigError, ConfigSearch, ConfigSource, LoadedConfig, MAX_CONFIG_BYTES,

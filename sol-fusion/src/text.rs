@@ -34,9 +34,9 @@ pub const MECHANISM_LABEL: &str = "Action Fusion";
 /// What one successful fused call saves.
 pub const SAVING: &str = "1 model round-trip avoided";
 /// The key of Pi's footer status entry that shows the saving.
-pub const STATUS_KEY: &str = "sol-pi-savings";
+pub const STATUS_KEY: &str = sol_core::tui::STATUS_KEY;
 /// How long the status entry stays before the host clears it, in milliseconds.
-pub const STATUS_CLEAR_MS: u32 = 4000;
+pub const STATUS_CLEAR_MS: u32 = sol_core::tui::STATUS_CLEAR_MS;
 
 /// The error text when the mutation failed and `then_run` was given: the mutation's own
 /// message, a blank line, then a [`SKIPPED`] line.
@@ -142,22 +142,22 @@ pub fn classify_command(is_error: bool, exit_code: Option<f64>) -> CommandOutcom
 
 /// The first badge line on a fused call: `⚡ SoL-Pi · Action Fusion`.
 pub fn badge_title() -> String {
-    format!("\u{26A1} SoL-Pi \u{00B7} {MECHANISM_LABEL}")
+    sol_core::tui::badge_title(MECHANISM_LABEL)
 }
 
 /// The second badge line on a fused call: `Money saved · 1 model round-trip avoided`.
 pub fn badge_saving() -> String {
-    format!("Money saved \u{00B7} {SAVING}")
+    sol_core::tui::money_saved(SAVING)
 }
 
 /// The two-line notification shown after a fused command succeeded (TUI mode only).
 pub fn savings_notice() -> String {
-    format!("{}\n{}", badge_title(), badge_saving())
+    sol_core::tui::savings_notice(MECHANISM_LABEL, SAVING)
 }
 
 /// The footer status text shown under [`STATUS_KEY`] for [`STATUS_CLEAR_MS`].
 pub fn status_text() -> String {
-    format!("\u{26A1} {MECHANISM_LABEL} \u{00B7} {SAVING}")
+    sol_core::tui::status_text(MECHANISM_LABEL, SAVING)
 }
 
 /// The tool whose schema gains `then_run`.

@@ -31,22 +31,11 @@ pub const RECALL_SAVING: &str = "full observation replay avoided";
 /// The recall result's label while the page is being read.
 pub const RECALL_PARTIAL_LABEL: &str = "Recalling the requested slice...";
 /// The key of Pi's footer status entry that shows the saving.
-pub const STATUS_KEY: &str = "sol-pi-savings";
+pub const STATUS_KEY: &str = sol_core::tui::STATUS_KEY;
 /// How long the status entry stays before the host clears it, in milliseconds.
-pub const STATUS_CLEAR_MS: u32 = 4000;
+pub const STATUS_CLEAR_MS: u32 = sol_core::tui::STATUS_CLEAR_MS;
 
-/// `n` with en-US thousands separators: `1234567` is `1,234,567`.
-pub fn format_count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
+pub use sol_core::tui::format_count;
 
 /// The saving of a first replacement: `<n> context tokens avoided`.
 pub fn tokens_saving(removed_tokens: u64) -> String {
@@ -55,31 +44,24 @@ pub fn tokens_saving(removed_tokens: u64) -> String {
 
 /// The first badge line, on the `obs_recall` call and result: `⚡ SoL-Pi · Observation Pack`.
 pub fn badge_title() -> String {
-    format!("\u{26A1} SoL-Pi \u{00B7} {MECHANISM_LABEL}")
+    sol_core::tui::badge_title(MECHANISM_LABEL)
 }
 
 /// The second badge line on the `obs_recall` call and result:
 /// `Money saved · full observation replay avoided`.
 pub fn recall_badge_saving() -> String {
-    format!("Money saved \u{00B7} {RECALL_SAVING}")
+    sol_core::tui::money_saved(RECALL_SAVING)
 }
 
 /// The two-line notification shown once per observation, on its first replacement (TUI
 /// mode only).
 pub fn savings_notice(removed_tokens: u64) -> String {
-    format!(
-        "{}\nMoney saved \u{00B7} {}",
-        badge_title(),
-        tokens_saving(removed_tokens)
-    )
+    sol_core::tui::savings_notice(MECHANISM_LABEL, &tokens_saving(removed_tokens))
 }
 
 /// The footer status text shown under [`STATUS_KEY`] for [`STATUS_CLEAR_MS`].
 pub fn status_text(removed_tokens: u64) -> String {
-    format!(
-        "\u{26A1} {MECHANISM_LABEL} \u{00B7} {}",
-        tokens_saving(removed_tokens)
-    )
+    sol_core::tui::status_text(MECHANISM_LABEL, &tokens_saving(removed_tokens))
 }
 
 /// The call label under the badge: `Recall <id> from byte <offset>`. `id` is shown as the

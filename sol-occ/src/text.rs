@@ -29,9 +29,9 @@ pub const TOOL_LABEL: &str = "Update plan";
 /// The badge's saving line.
 pub const BADGE_SAVING: &str = "compacts only when projected savings are positive";
 /// The key of Pi's footer status entry that shows savings (shared by all mechanisms).
-pub const STATUS_KEY: &str = "sol-pi-savings";
+pub const STATUS_KEY: &str = sol_core::tui::STATUS_KEY;
 /// How long the status entry stays before the host clears it, in milliseconds.
-pub const STATUS_CLEAR_MS: u32 = 4000;
+pub const STATUS_CLEAR_MS: u32 = sol_core::tui::STATUS_CLEAR_MS;
 /// Custom message type of the hidden continuation reminders.
 pub const CONTINUATION_MESSAGE_TYPE: &str = "sol-pi-online-context-compact";
 /// Custom entry type recording a compaction Pi refused.
@@ -176,12 +176,12 @@ pub fn plan_result_text(plan: &[PlanStep], advice: &[PlanAdvice]) -> String {
 
 /// The badge's first line: `⚡ SoL-Pi · Online Context Compact`.
 pub fn badge_title() -> String {
-    format!("\u{26A1} SoL-Pi \u{00B7} {MECHANISM_LABEL}")
+    sol_core::tui::badge_title(MECHANISM_LABEL)
 }
 
 /// The badge's second line.
 pub fn badge_saving() -> String {
-    format!("Money saved \u{00B7} {BADGE_SAVING}")
+    sol_core::tui::money_saved(BADGE_SAVING)
 }
 
 /// The call row of `update_plan`: `Plan: <n> steps, <k> completed`.
@@ -197,18 +197,7 @@ pub const RENDER_BOUNDARY: &str = "Progress boundary recorded";
 /// The result row of any other call.
 pub const RENDER_PLAN: &str = "Plan recorded";
 
-/// `n` written with en-US thousands separators (`12,345`).
-pub fn format_count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
+pub use sol_core::tui::format_count;
 
 /// What one compaction saved: `<n> context tokens removed`.
 pub fn saving_text(removed_tokens: u64) -> String {
@@ -217,19 +206,12 @@ pub fn saving_text(removed_tokens: u64) -> String {
 
 /// The two-line notification after a compaction removed tokens (TUI mode only).
 pub fn savings_notice(removed_tokens: u64) -> String {
-    format!(
-        "{}\nMoney saved \u{00B7} {}",
-        badge_title(),
-        saving_text(removed_tokens)
-    )
+    sol_core::tui::savings_notice(MECHANISM_LABEL, &saving_text(removed_tokens))
 }
 
 /// The footer status text shown under [`STATUS_KEY`] for [`STATUS_CLEAR_MS`].
 pub fn status_text(removed_tokens: u64) -> String {
-    format!(
-        "\u{26A1} {MECHANISM_LABEL} \u{00B7} {}",
-        saving_text(removed_tokens)
-    )
+    sol_core::tui::status_text(MECHANISM_LABEL, &saving_text(removed_tokens))
 }
 
 /// The one sentence every boundary compaction asks the summarizer for.

@@ -18,9 +18,9 @@
 /// The mechanism's name in notices.
 pub const MECHANISM_LABEL: &str = "Evidence Reducer";
 /// The key of Pi's footer status entry that shows the saving.
-pub const STATUS_KEY: &str = "sol-pi-savings";
+pub const STATUS_KEY: &str = sol_core::tui::STATUS_KEY;
 /// How long the status entry stays before the host clears it, in milliseconds.
-pub const STATUS_CLEAR_MS: u32 = 4000;
+pub const STATUS_CLEAR_MS: u32 = sol_core::tui::STATUS_CLEAR_MS;
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * 1024;
@@ -56,16 +56,10 @@ pub fn savings_text(bytes_removed: u64) -> String {
 /// The notification: `⚡ SoL-Pi · Evidence Reducer`, a line break, then
 /// `Money saved · <bytes> removed from future prompts`.
 pub fn savings_notice(bytes_removed: u64) -> String {
-    format!(
-        "\u{26A1} SoL-Pi \u{00B7} {MECHANISM_LABEL}\nMoney saved \u{00B7} {}",
-        savings_text(bytes_removed)
-    )
+    sol_core::tui::savings_notice(MECHANISM_LABEL, &savings_text(bytes_removed))
 }
 
 /// The footer status entry: `⚡ Evidence Reducer · <bytes> removed from future prompts`.
 pub fn savings_status(bytes_removed: u64) -> String {
-    format!(
-        "\u{26A1} {MECHANISM_LABEL} \u{00B7} {}",
-        savings_text(bytes_removed)
-    )
+    sol_core::tui::status_text(MECHANISM_LABEL, &savings_text(bytes_removed))
 }

@@ -1,0 +1,49 @@
+//! The savings treatment every mechanism shares in Pi's interactive terminal: the
+//! lightning badge, the "Money saved" line, the notice, the keyed status, and
+//! en-US number formatting. Mechanism crates supply their label and saving.
+//!
+//! ```
+//! use sol_core::tui;
+//!
+//! assert_eq!(tui::badge_title("Observation Pack"), "⚡ SoL-Pi · Observation Pack");
+//! assert_eq!(tui::money_saved("3 tokens"), "Money saved · 3 tokens");
+//! assert_eq!(tui::format_count(1_234_567), "1,234,567");
+//! ```
+
+/// Status key shared by every mechanism, so a newer saving replaces the older one.
+pub const STATUS_KEY: &str = "sol-pi-savings";
+/// How long the status entry stays before the host clears it, in milliseconds.
+pub const STATUS_CLEAR_MS: u32 = 4000;
+
+/// `n` with en-US thousands separators: `1234567` is `1,234,567`.
+pub fn format_count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// The badge's first line: `⚡ SoL-Pi · <label>`.
+pub fn badge_title(label: &str) -> String {
+    format!("\u{26A1} SoL-Pi \u{00B7} {label}")
+}
+
+/// The badge's second line: `Money saved · <saving>`.
+pub fn money_saved(saving: &str) -> String {
+    format!("Money saved \u{00B7} {saving}")
+}
+
+/// The two-line notification: the badge title, a line break, the saving line.
+pub fn savings_notice(label: &str, saving: &str) -> String {
+    format!("{}\n{}", badge_title(label), money_saved(saving))
+}
+
+/// The footer status text shown under [`STATUS_KEY`]: `⚡ <label> · <saving>`.
+pub fn status_text(label: &str, saving: &str) -> String {
+    format!("\u{26A1} {label} \u{00B7} {saving}")
+}
