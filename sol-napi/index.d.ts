@@ -102,6 +102,32 @@ export interface ConfigFailure {
   message: string
 }
 
+/** Why one configuration file failed validation, for the preflight check. */
+export interface ConfigFileFailure {
+  /** Stable code (`unknown_key`, `not_boolean`, ...), as in [`ConfigFailure`]. */
+  code: string
+  /** The offending key, when one is to blame. */
+  key?: string
+  /** The error without the path, lower-case (`unknown key: provider`). */
+  detail: string
+  /** The full message, naming the file, as the extension would show it. */
+  message: string
+}
+
+/** Result of [`validate_config_file`]. */
+export interface ConfigFileOutcome {
+  /** True when `config` is set. */
+  ok: boolean
+  /** The effective configuration. */
+  config?: EffectiveConfig
+  /** True when every mechanism flag is on. */
+  allEnabled: boolean
+  /** Config keys of the mechanisms that are off, in registration order. */
+  disabled: Array<string>
+  /** Set when `ok` is false. */
+  error?: ConfigFileFailure
+}
+
 /** Where to look for `sol-pi.json`, as the extension reads it from Pi. */
 export interface ConfigRequest {
   /** Pi's working directory (`ctx.cwd`). */
@@ -489,6 +515,12 @@ export interface OccFollowUp {
   error?: string
 }
 
+/**
+ * The message reported once when Online Context Compact itself fails; the
+ * session goes on without a compaction.
+ */
+export declare function occInternalError(detail: string): string
+
 /** The measurements of a boundary decision. */
 export interface OccMeasurement {
   /** `ctx.getContextUsage()?.tokens`. */
@@ -772,3 +804,10 @@ export interface ThenRunArgs {
   /** Timeout in seconds, when given. */
   timeout?: number
 }
+
+/**
+ * Validates the configuration file at `path` with the same `sol-core` rules the
+ * extension applies to `sol-pi.json` (used by `scripts/check-sol-pi-config.mjs`).
+ * Unlike [`load_config_outcome`] there is no search: a missing file is an error.
+ */
+export declare function validateConfigFile(path: string): ConfigFileOutcome

@@ -12,6 +12,7 @@ import type { BashToolOptions, ExtensionAPI, ExtensionContext } from "@earendil-
 import { registerActionFusion } from "./action-fusion.ts";
 import { loadNative, type NativeLoad } from "./native.ts";
 import { registerObservationPack } from "./observation-pack.ts";
+import { registerOnlineContextCompact } from "./online-context-compact.ts";
 import { registerReducer } from "./reducer.ts";
 
 export interface SolPiExtensionOptions {
@@ -21,6 +22,8 @@ export interface SolPiExtensionOptions {
 	loadNative?: () => NativeLoad;
 	/** Bash options for Action Fusion's `then_run`; by default read from Pi's settings files. */
 	bashOptions?: BashToolOptions;
+	/** Online Context Compact's retained tail in tokens; overrides Pi's compaction settings. */
+	keepRecentTokens?: number;
 }
 
 /** Builds a SoL-Pi extension factory; `export default` below is the stock one. */
@@ -62,6 +65,14 @@ export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
 					registerReducer(pi, native.addon, {
 						provider: config.evidencePreservingReducerProvider,
 						model: config.evidencePreservingReducerModel,
+					}),
+				);
+			// Last among `context` handlers: it observes what the others projected.
+			if (config.onlineContextCompact)
+				start(() =>
+					registerOnlineContextCompact(pi, ctx, native.addon, {
+						cacheWriteReadRatio: config.cacheWriteReadRatio,
+						keepRecentTokens: options.keepRecentTokens,
 					}),
 				);
 

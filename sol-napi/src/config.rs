@@ -3,7 +3,10 @@
 
 use camino::Utf8Path;
 use napi_derive::napi;
-use sol_core::{ConfigError, ConfigSearch, ConfigSource, LoadedConfig, SolPiConfig, load_config};
+use sol_core::{
+    ConfigError, ConfigSearch, ConfigSource, FileKind, FileSystem, FsErrorKind, LoadedConfig,
+    MAX_CONFIG_BYTES, Mechanism, SolPiConfig, load_config, parse_config,
+};
 
 use crate::NativeFileSystem;
 use crate::boundary::quiet;
@@ -151,6 +154,100 @@ pub fn load_config_outcome(request: ConfigRequest) -> LoadConfigOutcome {
     quiet(|| match load_config(&NativeFileSystem, &search) {
         Ok(loaded) => success(&loaded, &search),
         Err(error) => failure(&error),
+    })
+}
+
+/// Why one configuration file failed validation, for the preflight check.
+#[napi(object)]
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ConfigFileFailure {
+    /// Stable code (`unknown_key`, `not_boolean`, ...), as in [`ConfigFailure`].
+    pub code: String,
+    /// The offending key, when one is to blame.
+    pub key: Option<String>,
+    /// The error without the path, lower-case (`unknown key: provider`).
+    pub detail: String,
+    /// The full message, naming the file, as the extension would show it.
+    pub message: String,
+}
+
+/// Result of [`validate_config_file`].
+#[napi(object)]
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ConfigFileOutcome {
+    /// True when `config` is set.
+    pub ok: bool,
+    /// The effective configuration.
+    pub config: Option<EffectiveConfig>,
+    /// True when every mechanism flag is on.
+    pub all_enabled: bool,
+    /// Config keys of the mechanisms that are off, in registration order.
+    pub disabled: Vec<String>,
+    /// Set when `ok` is false.
+    pub error: Option<ConfigFileFailure>,
+}
+
+/// Reads one named file the way the extension's loader reads a candidate, then validates it.
+fn read_and_parse(path: &Utf8Path) -> Result<SolPiConfig, ConfigError> {
+    let fs = NativeFileSystem;
+    let unreadable = |reason: String| ConfigError::Unreadable {
+        path: path.to_owned(),
+        reason,
+    };
+    match fs
+        .metadata(path)
+        .map_err(|error| unreadable(error.message))?
+    {
+        None => return Err(unreadable("no such file".to_owned())),
+        Some(metadata) => match metadata.kind {
+            FileKind::Dir => return Err(unreadable("is a directory".to_owned())),
+            FileKind::Other => return Err(unreadable("is not a regular file".to_owned())),
+            FileKind::File | FileKind::Symlink => {}
+        },
+    }
+    match fs.read(path, MAX_CONFIG_BYTES) {
+        Ok(bytes) => parse_config(&bytes, path),
+        Err(error) if error.kind == FsErrorKind::NotFound => {
+            Err(unreadable("no such file".to_owned()))
+        }
+        Err(error) => Err(unreadable(error.message)),
+    }
+}
+
+/// Validates the configuration file at `path` with the same `sol-core` rules the
+/// extension applies to `sol-pi.json` (used by `scripts/check-sol-pi-config.mjs`).
+/// Unlike [`load_config_outcome`] there is no search: a missing file is an error.
+// Only Node calls this; the napi macro registers it outside test builds.
+#[cfg_attr(test, allow(dead_code))]
+#[napi(catch_unwind, js_name = "validateConfigFile")]
+pub(crate) fn validate_config_file(path: String) -> ConfigFileOutcome {
+    quiet(|| match read_and_parse(Utf8Path::new(&path)) {
+        Ok(config) => {
+            let disabled: Vec<String> = Mechanism::ALL
+                .into_iter()
+                .filter(|mechanism| !config.is_enabled(*mechanism))
+                .map(|mechanism| mechanism.config_key().to_owned())
+                .collect();
+            ConfigFileOutcome {
+                ok: true,
+                config: Some(EffectiveConfig::from(&config)),
+                all_enabled: disabled.is_empty(),
+                disabled,
+                error: None,
+            }
+        }
+        Err(error) => ConfigFileOutcome {
+            ok: false,
+            config: None,
+            all_enabled: false,
+            disabled: Vec::new(),
+            error: Some(ConfigFileFailure {
+                code: error.code().to_owned(),
+                key: error.key().map(str::to_owned),
+                detail: error.detail(),
+                message: error.to_string(),
+            }),
+        },
     })
 }
 

@@ -1,1 +1,664 @@
-//! Online Context Compact exports (wired in a later change).
+//! Online Context Compact exports: one [`Occ`] instance per loaded extension
+//! wraps the `sol_occ::OccSession` state machine. The host feeds it Pi's
+//! events and carries out what it returns (append a state entry, abort,
+//! compact, send the hidden continuation); no decision is made on the
+//! JavaScript side.
+//!
+//! Inputs cross as plain objects; Pi's messages, branch entries, projection
+//! and settings cross as JSON values and are read by `sol-occ` itself.
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use napi::{Error, Result};
+use napi_derive::napi;
+use serde_json::Value;
+use sol_occ::OccSession;
+use sol_occ::estimate::NativeProjection;
+use sol_occ::plan::{StepStatus, TOOL_NAME};
+use sol_occ::session::{
+    BoundaryMeasurement, CompactionOutcome, CompactionResult, CompactionTrigger, ContextEvent,
+    InputEvent, InputOutcome, SettledAction, TurnEnd, TurnEndOutcome, TurnToolResult,
+    system_prompt_tokens,
+};
+use sol_occ::settings::{ModelRef, OccOptions, resolve_compaction_settings};
+use sol_occ::state::STATE_ENTRY_TYPE;
+use sol_occ::text;
+use sol_occ::tokens::SizedMessage;
+
+use crate::boundary::quiet;
+
+/// The factory options.
+#[napi(object)]
+pub struct OccCreateOptions {
+    /// `cacheWriteReadRatio` from `sol-pi.json`; absent means unknown.
+    pub cache_write_read_ratio: Option<f64>,
+    /// An explicit retained tail that overrides Pi's settings.
+    pub keep_recent_tokens: Option<f64>,
+}
+
+/// Every fixed text and name the host needs, fetched once at registration.
+#[napi(object)]
+pub struct OccTexts {
+    /// `update_plan`.
+    pub tool_name: String,
+    /// The tool's label.
+    pub tool_label: String,
+    /// The tool's description.
+    pub tool_description: String,
+    /// The prompt snippet.
+    pub prompt_snippet: String,
+    /// The prompt guidelines.
+    pub prompt_guidelines: Vec<String>,
+    /// The tool parameters as JSON Schema, with the bounds of `sol_occ::plan`.
+    pub parameters_schema: Value,
+    /// Custom entry type of the state snapshots.
+    pub state_entry_type: String,
+    /// Custom message type of the hidden continuations.
+    pub continuation_message_type: String,
+    /// Custom entry type of refused compactions.
+    pub skip_entry_type: String,
+    /// First badge line.
+    pub badge_title: String,
+    /// Second badge line.
+    pub badge_saving: String,
+    /// Result row while the call runs.
+    pub render_partial: String,
+    /// Result row of a boundary.
+    pub render_boundary: String,
+    /// Result row of any other plan call.
+    pub render_plan: String,
+    /// How long the savings status stays, in milliseconds.
+    pub status_clear_ms: u32,
+}
+
+/// The fixed texts.
+#[napi(catch_unwind)]
+pub fn occ_texts() -> OccTexts {
+    quiet(|| OccTexts {
+        tool_name: TOOL_NAME.to_owned(),
+        tool_label: text::TOOL_LABEL.to_owned(),
+        tool_description: text::TOOL_DESCRIPTION.to_owned(),
+        prompt_snippet: text::PROMPT_SNIPPET.to_owned(),
+        prompt_guidelines: text::PROMPT_GUIDELINES
+            .iter()
+            .map(|line| (*line).to_owned())
+            .collect(),
+        parameters_schema: text::tool_parameters_schema(),
+        state_entry_type: STATE_ENTRY_TYPE.to_owned(),
+        continuation_message_type: text::CONTINUATION_MESSAGE_TYPE.to_owned(),
+        skip_entry_type: text::SKIP_ENTRY_TYPE.to_owned(),
+        badge_title: text::badge_title(),
+        badge_saving: text::badge_saving(),
+        render_partial: text::RENDER_PARTIAL.to_owned(),
+        render_boundary: text::RENDER_BOUNDARY.to_owned(),
+        render_plan: text::RENDER_PLAN.to_owned(),
+        status_clear_ms: text::STATUS_CLEAR_MS,
+    })
+}
+
+/// The call row of `update_plan` for whatever arguments the model sent.
+#[napi(catch_unwind)]
+pub fn occ_render_call(args: Value) -> String {
+    quiet(|| {
+        let steps = args
+            .get("steps")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let completed = steps
+            .iter()
+            .filter(|step| {
+                step.get("status").and_then(Value::as_str) == Some(StepStatus::Completed.as_str())
+            })
+            .count();
+        text::render_call(steps.len(), completed)
+    })
+}
+
+/// The message reported once when Online Context Compact itself fails; the
+/// session goes on without a compaction.
+#[napi(catch_unwind)]
+pub fn occ_internal_error(detail: String) -> String {
+    quiet(|| {
+        let detail: String = detail
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        format!(
+            "SoL-Pi {}: internal error ({detail}); no compaction this time, the session continues.",
+            text::MECHANISM_LABEL
+        )
+    })
+}
+
+/// What `before_provider_request` did.
+#[napi(object)]
+pub struct OccProviderRequest {
+    /// Whether the request was counted.
+    pub counted: bool,
+    /// The context size recorded (0 when not counted).
+    pub context_tokens: f64,
+}
+
+/// The outcome of an `update_plan` call: `text` and `details` on success,
+/// `error` (the tool's error text) otherwise.
+#[napi(object)]
+pub struct OccPlanResult {
+    /// Whether the call was accepted.
+    pub ok: bool,
+    /// The tool result text.
+    pub text: Option<String>,
+    /// The tool result details.
+    pub details: Option<Value>,
+    /// Whether the call completed a registered step.
+    pub boundary: bool,
+    /// The error text of a rejected call.
+    pub error: Option<String>,
+    /// A stable code of a rejected call.
+    pub error_code: Option<String>,
+}
+
+/// One tool result of the ending turn.
+#[napi(object)]
+pub struct OccTurnToolResult {
+    /// `toolCallId`.
+    pub tool_call_id: String,
+    /// `toolName`.
+    pub tool_name: String,
+    /// `isError`.
+    pub is_error: bool,
+}
+
+/// The data of a `turn_end` event.
+#[napi(object)]
+pub struct OccTurnEndInput {
+    /// The assistant message's `stopReason`.
+    pub stop_reason: Option<String>,
+    /// Whether `ctx.signal` is aborted.
+    pub aborted: bool,
+    /// The turn's tool results.
+    pub tool_results: Vec<OccTurnToolResult>,
+}
+
+/// What to do after `turn_end`: `no_boundary`, `skipped` (with `reason`) or
+/// `evaluate` (measure, then call `decideBoundary`).
+#[napi(object)]
+pub struct OccTurnEndOutcome {
+    /// The kind.
+    pub kind: String,
+    /// Why a boundary is skipped.
+    pub reason: Option<String>,
+}
+
+/// The measurements of a boundary decision.
+#[napi(object)]
+pub struct OccMeasurement {
+    /// `ctx.getContextUsage()?.tokens`.
+    pub reported_tokens: Option<f64>,
+    /// `ctx.getContextUsage()?.contextWindow`.
+    pub usage_context_window: Option<f64>,
+    /// `ctx.model?.contextWindow`.
+    pub model_context_window: Option<f64>,
+    /// `ctx.getSystemPrompt()`.
+    pub system_prompt: String,
+    /// `ctx.sessionManager.getBranch()`, root first.
+    pub branch: Vec<Value>,
+    /// `ctx.sessionManager.buildSessionProjection()` where Pi has it (1.x).
+    pub projection: Option<Value>,
+    /// `pi.getSettings()` where Pi has it (1.x).
+    pub settings: Option<Value>,
+    /// `ctx.model?.provider`.
+    pub model_provider: Option<String>,
+    /// `ctx.model?.id`.
+    pub model_id: Option<String>,
+}
+
+/// A boundary decision.
+#[napi(object)]
+pub struct OccEvaluation {
+    /// Whether the compaction is selected: save the state, then `ctx.abort()`.
+    pub abort: bool,
+    /// The decision's reason code.
+    pub reason: String,
+    /// The whole decision, with its inputs and intermediate values.
+    pub decision: Value,
+    /// The native-cut estimate behind the archive size.
+    pub estimate: Value,
+    /// The compaction settings used.
+    pub keep_recent_tokens: f64,
+    /// The reserve used for window protection.
+    pub reserve_tokens: f64,
+}
+
+/// What to do on `agent_settled`: `release`, `wait` or `compact` (with the
+/// instructions for `ctx.compact()`).
+#[napi(object)]
+pub struct OccSettledAction {
+    /// The kind.
+    pub kind: String,
+    /// `customInstructions` for `compact`.
+    pub custom_instructions: Option<String>,
+}
+
+/// How `ctx.compact()` ended: `completed` with the summary, or the error.
+#[napi(object)]
+pub struct OccCompactionResult {
+    /// `onComplete` (true) or `onError` (false).
+    pub completed: bool,
+    /// The summary of a completed compaction.
+    pub summary: Option<String>,
+    /// The error's `name`.
+    pub name: Option<String>,
+    /// The error's `message`.
+    pub message: Option<String>,
+}
+
+/// The hidden message that continues the task.
+#[napi(object)]
+pub struct OccContinuation {
+    /// Custom message type.
+    pub custom_type: String,
+    /// The reminder.
+    pub content: String,
+    /// `display` (always false).
+    pub display: bool,
+    /// `triggerTurn` (always true).
+    pub trigger_turn: bool,
+}
+
+/// The savings notice (TUI only).
+#[napi(object)]
+pub struct OccSavingsNotice {
+    /// Tokens removed.
+    pub removed_tokens: f64,
+    /// `ctx.ui.notify` text.
+    pub notice: String,
+    /// `ctx.ui.setStatus` key.
+    pub status_key: String,
+    /// `ctx.ui.setStatus` text.
+    pub status_text: String,
+}
+
+/// A custom entry to append.
+#[napi(object)]
+pub struct OccCustomEntry {
+    /// Entry type.
+    pub custom_type: String,
+    /// Entry data.
+    pub data: Value,
+}
+
+/// Everything to do after a boundary compaction ended.
+#[napi(object)]
+pub struct OccFollowUp {
+    /// `completed`, `skipped`, `failed`, `cancelled` or `not_running`.
+    pub outcome: String,
+    /// Estimated tokens removed (`completed`).
+    pub removed_tokens: Option<f64>,
+    /// The refusal code (`skipped`).
+    pub refusal: Option<String>,
+    /// The message that continues the task.
+    pub continuation: Option<OccContinuation>,
+    /// The savings notice.
+    pub savings_notice: Option<OccSavingsNotice>,
+    /// The skip record to append.
+    pub skip_entry: Option<OccCustomEntry>,
+    /// A TUI warning.
+    pub warning: Option<String>,
+    /// An error to report from `agent_settled`.
+    pub error: Option<String>,
+}
+
+fn sized(messages: &[Value]) -> Vec<SizedMessage> {
+    SizedMessage::from_messages(messages)
+}
+
+fn leaf_is_compaction(branch: &[Value]) -> bool {
+    branch
+        .last()
+        .and_then(|entry| entry.get("type"))
+        .and_then(Value::as_str)
+        == Some("compaction")
+}
+
+/// Online Context Compact for one loaded extension.
+#[napi]
+pub struct Occ {
+    session: Mutex<OccSession>,
+}
+
+impl Occ {
+    fn session(&self) -> MutexGuard<'_, OccSession> {
+        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[napi]
+impl Occ {
+    /// Validates the options; throws their error message when invalid.
+    #[napi(constructor, catch_unwind)]
+    pub fn new(options: OccCreateOptions) -> Result<Self> {
+        quiet(|| {
+            let options =
+                OccOptions::new(options.cache_write_read_ratio, options.keep_recent_tokens)
+                    .map_err(|error| Error::from_reason(error.to_string()))?;
+            Ok(Occ {
+                session: Mutex::new(OccSession::new(options)),
+            })
+        })
+    }
+
+    /// Whether the state has not been restored from the branch yet.
+    #[napi(catch_unwind)]
+    pub fn needs_restore(&self) -> bool {
+        quiet(|| self.session().needs_restore())
+    }
+
+    /// Restores the persisted state from `getBranch()` (root first).
+    #[napi(catch_unwind)]
+    pub fn restore(&self, branch: Vec<Value>) {
+        quiet(|| self.session().restore(&branch));
+    }
+
+    /// `session_start`: restore, observe the session's messages, clear transient state.
+    #[napi(catch_unwind)]
+    pub fn session_start(&self, branch: Vec<Value>, messages: Vec<Value>) {
+        quiet(|| self.session().session_start(&branch, sized(&messages)));
+    }
+
+    /// `session_tree`: the same for the new leaf.
+    #[napi(catch_unwind)]
+    pub fn session_tree(&self, branch: Vec<Value>, messages: Vec<Value>) {
+        quiet(|| self.session().session_tree(&branch, sized(&messages)));
+    }
+
+    /// `session_shutdown`.
+    #[napi(catch_unwind)]
+    pub fn session_shutdown(&self) {
+        quiet(|| self.session().session_shutdown());
+    }
+
+    /// `context`: observes the messages and marks the next provider request.
+    #[napi(catch_unwind)]
+    pub fn context(&self, aborted: bool, messages: Vec<Value>) {
+        quiet(|| {
+            self.session()
+                .context(ContextEvent::new(aborted, &messages));
+        });
+    }
+
+    /// `before_provider_request`: counts the request if a `context` marked it.
+    #[napi(catch_unwind)]
+    pub fn before_provider_request(
+        &self,
+        reported_tokens: Option<f64>,
+        system_prompt: String,
+    ) -> OccProviderRequest {
+        quiet(|| {
+            let outcome = self
+                .session()
+                .before_provider_request(reported_tokens, system_prompt_tokens(&system_prompt));
+            OccProviderRequest {
+                counted: outcome.counted,
+                context_tokens: outcome.context_tokens as f64,
+            }
+        })
+    }
+
+    /// `message_end`: an assistant message ends the counted request.
+    #[napi(catch_unwind)]
+    pub fn message_end(&self, role: String) {
+        quiet(|| self.session().message_end(&role));
+    }
+
+    /// `input`: `correction`, `handoff` or `continue`.
+    #[napi(catch_unwind)]
+    pub fn input(&self, text: String, streaming_behavior: Option<String>) -> String {
+        quiet(|| {
+            let outcome = self.session().input(&InputEvent {
+                text,
+                streaming_behavior,
+            });
+            match outcome {
+                InputOutcome::Correction => "correction",
+                InputOutcome::Handoff => "handoff",
+                InputOutcome::Continue => "continue",
+            }
+            .to_owned()
+        })
+    }
+
+    /// Executes `update_plan`.
+    #[napi(catch_unwind)]
+    pub fn update_plan(&self, tool_call_id: String, args: Value, aborted: bool) -> OccPlanResult {
+        quiet(
+            || match self.session().update_plan(&tool_call_id, &args, aborted) {
+                Ok(output) => OccPlanResult {
+                    ok: true,
+                    boundary: output.details.boundary,
+                    details: serde_json::to_value(&output.details).ok(),
+                    text: Some(output.text),
+                    error: None,
+                    error_code: None,
+                },
+                Err(error) => OccPlanResult {
+                    ok: false,
+                    text: None,
+                    details: None,
+                    boundary: false,
+                    error: Some(error.to_string()),
+                    error_code: Some(error.code().to_owned()),
+                },
+            },
+        )
+    }
+
+    /// `turn_end`: takes the pending boundary and says whether to evaluate it.
+    #[napi(catch_unwind)]
+    pub fn turn_end(&self, turn: OccTurnEndInput) -> OccTurnEndOutcome {
+        quiet(|| {
+            let turn = TurnEnd {
+                stop_reason: turn.stop_reason,
+                aborted: turn.aborted,
+                tool_results: turn
+                    .tool_results
+                    .into_iter()
+                    .map(|result| TurnToolResult {
+                        tool_call_id: result.tool_call_id,
+                        tool_name: result.tool_name,
+                        is_error: result.is_error,
+                    })
+                    .collect(),
+            };
+            let (kind, reason) = match self.session().turn_end(&turn) {
+                TurnEndOutcome::NoBoundary => ("no_boundary", None),
+                TurnEndOutcome::Skipped(skip) => ("skipped", Some(skip.code().to_owned())),
+                TurnEndOutcome::Evaluate => ("evaluate", None),
+            };
+            OccTurnEndOutcome {
+                kind: kind.to_owned(),
+                reason,
+            }
+        })
+    }
+
+    /// Decides the boundary `turnEnd` accepted; `null` without one.
+    #[napi(catch_unwind)]
+    pub fn decide_boundary(&self, measurement: OccMeasurement) -> Option<OccEvaluation> {
+        quiet(|| {
+            let leaf_compaction = leaf_is_compaction(&measurement.branch);
+            let projection = match &measurement.projection {
+                Some(projection) => {
+                    NativeProjection::from_session_projection(projection, leaf_compaction)
+                }
+                None => NativeProjection::from_branch(&measurement.branch),
+            };
+            let model = match (measurement.model_provider, measurement.model_id) {
+                (Some(provider), Some(id)) => Some(ModelRef { provider, id }),
+                _ => None,
+            };
+            let mut session = self.session();
+            let settings = resolve_compaction_settings(
+                measurement.settings.as_ref(),
+                model.as_ref(),
+                session.options().keep_recent_tokens,
+            );
+            let evaluation = session.decide_boundary(&BoundaryMeasurement {
+                reported_tokens: measurement.reported_tokens,
+                usage_context_window: measurement.usage_context_window,
+                model_context_window: measurement.model_context_window,
+                system_prompt_tokens: system_prompt_tokens(&measurement.system_prompt),
+                projection,
+                settings,
+            })?;
+            Some(OccEvaluation {
+                abort: evaluation.abort,
+                reason: evaluation.decision.reason.code().to_owned(),
+                decision: serde_json::to_value(&evaluation.decision).unwrap_or(Value::Null),
+                estimate: serde_json::to_value(&evaluation.estimate).unwrap_or(Value::Null),
+                keep_recent_tokens: settings.keep_recent_tokens as f64,
+                reserve_tokens: settings.reserve_tokens as f64,
+            })
+        })
+    }
+
+    /// `agent_settled`: starts the selected compaction once Pi is idle.
+    #[napi(catch_unwind)]
+    pub fn agent_settled(&self, idle: bool) -> OccSettledAction {
+        quiet(|| match self.session().agent_settled(idle) {
+            SettledAction::Release => OccSettledAction {
+                kind: "release".to_owned(),
+                custom_instructions: None,
+            },
+            SettledAction::Wait => OccSettledAction {
+                kind: "wait".to_owned(),
+                custom_instructions: None,
+            },
+            SettledAction::Compact {
+                custom_instructions,
+            } => OccSettledAction {
+                kind: "compact".to_owned(),
+                custom_instructions: Some(custom_instructions),
+            },
+        })
+    }
+
+    /// `session_before_compact`: whether to cancel (threshold compaction while
+    /// a boundary compaction is selected).
+    #[napi(catch_unwind)]
+    pub fn should_cancel_compaction(&self, reason: String) -> bool {
+        quiet(|| {
+            self.session()
+                .should_cancel_compaction(CompactionTrigger::parse(&reason))
+        })
+    }
+
+    /// `session_before_tree`: whether to refuse tree navigation.
+    #[napi(catch_unwind)]
+    pub fn should_cancel_tree_navigation(&self, pi_refuses_during_compaction: bool) -> bool {
+        quiet(|| {
+            self.session()
+                .should_cancel_tree_navigation(pi_refuses_during_compaction)
+        })
+    }
+
+    /// Whether a boundary compaction is selected and waiting for the run to settle.
+    #[napi(catch_unwind)]
+    pub fn is_compaction_selected(&self) -> bool {
+        quiet(|| self.session().is_compaction_selected())
+    }
+
+    /// Whether a boundary compaction is running.
+    #[napi(catch_unwind)]
+    pub fn is_compacting(&self) -> bool {
+        quiet(|| self.session().is_compacting())
+    }
+
+    /// `session_compact`: records the compaction and observes the compacted messages.
+    #[napi(catch_unwind)]
+    pub fn session_compact(&self, from_extension: bool, messages: Vec<Value>) {
+        quiet(|| {
+            self.session()
+                .session_compact(from_extension, sized(&messages));
+        });
+    }
+
+    /// The end of `ctx.compact()`.
+    #[napi(catch_unwind)]
+    pub fn compaction_finished(&self, result: OccCompactionResult) -> OccFollowUp {
+        quiet(|| {
+            let result = if result.completed {
+                CompactionResult::Completed {
+                    summary: result.summary.unwrap_or_default(),
+                }
+            } else {
+                CompactionResult::Failed {
+                    name: result.name,
+                    message: result.message.unwrap_or_default(),
+                }
+            };
+            let follow_up = self.session().compaction_finished(&result);
+            let (outcome, removed_tokens, refusal) = match follow_up.outcome {
+                CompactionOutcome::Completed { removed_tokens } => {
+                    ("completed", Some(removed_tokens as f64), None)
+                }
+                CompactionOutcome::Skipped { refusal } => {
+                    ("skipped", None, Some(refusal.code().to_owned()))
+                }
+                CompactionOutcome::Failed => ("failed", None, None),
+                CompactionOutcome::Cancelled => ("cancelled", None, None),
+                CompactionOutcome::NotRunning => ("not_running", None, None),
+            };
+            OccFollowUp {
+                outcome: outcome.to_owned(),
+                removed_tokens,
+                refusal,
+                continuation: follow_up.continuation.map(|c| OccContinuation {
+                    custom_type: c.custom_type.to_owned(),
+                    content: c.content,
+                    display: c.display,
+                    trigger_turn: c.trigger_turn,
+                }),
+                savings_notice: follow_up.savings_notice.map(|n| OccSavingsNotice {
+                    removed_tokens: n.removed_tokens as f64,
+                    notice: n.notice,
+                    status_key: n.status_key.to_owned(),
+                    status_text: n.status_text,
+                }),
+                skip_entry: follow_up.skip_entry.map(|e| OccCustomEntry {
+                    custom_type: e.custom_type.to_owned(),
+                    data: e.data,
+                }),
+                warning: follow_up.warning,
+                error: follow_up.error,
+            }
+        })
+    }
+
+    /// The state snapshot to append, if it changed since the last call.
+    #[napi(catch_unwind)]
+    pub fn take_state_entry(&self) -> Option<Value> {
+        quiet(|| {
+            self.session()
+                .take_state_entry()
+                .map(|state| state.to_value())
+        })
+    }
+
+    /// The current state (for diagnostics and tests).
+    #[napi(catch_unwind)]
+    pub fn state(&self) -> Value {
+        quiet(|| self.session().state().to_value())
+    }
+
+    /// The request mark: `clear`, `marked` or `counted`.
+    #[napi(catch_unwind)]
+    pub fn request_mark(&self) -> String {
+        quiet(|| {
+            serde_json::to_value(self.session().request_mark())
+                .ok()
+                .and_then(|value| value.as_str().map(str::to_owned))
+                .unwrap_or_default()
+        })
+    }
+}

@@ -1,0 +1,183 @@
+// Online Context Compact test support: a real AgentSession like support.mjs, but
+// with a faux provider whose stream functions call `options.onPayload` first (as
+// real HTTP providers do), so `before_provider_request` fires; a router that
+// answers Pi's compaction summarization requests apart from the scripted agent
+// turns; and readers for the session entries OCC writes.
+import * as path from "node:path";
+
+import { ai, pi, repoRoot, writeJson } from "./support.mjs";
+
+export const STATE_TYPE = "sol-pi-online-context-state-v1";
+export const CONTINUATION_TYPE = "sol-pi-online-context-compact";
+export const SKIP_TYPE = "sol-pi-online-context-compact-skipped";
+export const DECISION_EVENT = "sol-pi:online-context-compact:decision";
+const KEEP_RECENT_FIXTURE = path.join(repoRoot, "sol-napi", "test", "fixtures", "occ-keep-recent-extension.ts");
+const SUMMARIZER = "You are a context summarization assistant";
+
+const textOf = (m) => (typeof m.content === "string" ? m.content : (m.content ?? []).map((b) => b.text ?? "").join("\n"));
+
+export const piMajor = Number(pi.VERSION.split(".")[0]);
+
+export function enableOcc(ws, ratio = 0, extra = {}) {
+	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, onlineContextCompact: true, cacheWriteReadRatio: ratio, ...extra });
+}
+
+
+/** Whether a provider request is Pi's compaction summarizer. */
+export function isSummarization(context) {
+	if (typeof context.systemPrompt === "string" && context.systemPrompt.startsWith(SUMMARIZER)) return true;
+	const messages = context.messages ?? [];
+	if (messages.some((m) => m.role === "system" && textOf(m).startsWith(SUMMARIZER))) return true;
+	const users = messages.filter((m) => m.role === "user");
+	return users.length === 1 && messages.every((m) => m.role === "user" || m.role === "system") && /^(<conversation>\n|# Conversation\n)/.test(textOf(users[0]));
+}
+
+/** The full text of every message of a provider context. */
+export const contextText = (context) => (context.messages ?? []).map(textOf).join("\n");
+
+export function toolCall(name, args, id) {
+	return ai.fauxAssistantMessage([ai.fauxToolCall(name, args, { id })], { stopReason: "toolUse" });
+}
+
+export const plan = (...steps) => ({ steps: steps.map(([id, status, goal]) => ({ id, goal: goal ?? `Goal ${id}`, status })) });
+
+/**
+ * Starts a session with SoL-Pi (OCC enabled by the caller's sol-pi.json), the
+ * payload-calling faux provider, and a router: summarization requests get
+ * `summary(context)` (a string or an AssistantMessage), agent requests the next of
+ * `script` (strings, messages, or functions of the context).
+ */
+export async function startOccSession({
+	cwd,
+	agentDir,
+	script,
+	summary = () => "## Goal\nThe compacted task.\n\n## Progress\nStep a is done.",
+	settings = { compaction: { enabled: false, keepRecentTokens: 150 } },
+	extensionFactories = [],
+	mode = "print",
+	sessionManager = pi.SessionManager.inMemory(cwd),
+	// OCC's explicit retained tail (the fixture extension); Pi 0.84.2 has no getSettings().
+	explicitKeepRecent = piMajor === 0,
+	earlierExtensionPaths = [],
+}) {
+	const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
+	process.env.PI_CODING_AGENT_DIR = agentDir;
+	const core = ai.createFauxCore({ provider: "sol-faux", models: [{ id: "faux-1", contextWindow: 100000 }] });
+	const payloads = [];
+	const withPayloadHook = (fn) => (model, context, options) => {
+		if (options?.onPayload) {
+			const payload = { occTestPayload: true, n: payloads.length };
+			const record = { payload: structuredClone(payload), result: undefined };
+			payloads.push(record);
+			record.done = Promise.resolve(options.onPayload(payload, model)).then((result) => (record.result = result));
+		}
+		return fn(model, context, options);
+	};
+	const provider = ai.createProvider({
+		id: core.provider,
+		auth: { apiKey: { name: "Faux", resolve: async () => ({ auth: {} }) } },
+		models: core.models,
+		api: {
+			stream: withPayloadHook(core.stream),
+			streamSimple: withPayloadHook(core.streamSimple),
+			fetchDeferred: core.fetchDeferred,
+			cancelDeferred: core.cancelDeferred,
+		},
+	});
+	const queue = [...script];
+	const calls = []; // {kind: "agent" | "summary", context}
+	const asMessage = (reply, context) => {
+		const value = typeof reply === "function" ? reply(context) : reply;
+		return typeof value === "string" ? ai.fauxAssistantMessage(value) : value;
+	};
+	const router = (context) => {
+		if (isSummarization(context)) {
+			calls.push({ kind: "summary", context });
+			return asMessage(summary, context);
+		}
+		calls.push({ kind: "agent", context });
+		if (queue.length === 0) return ai.fauxAssistantMessage("script exhausted");
+		return asMessage(queue.shift(), context);
+	};
+	core.setResponses(Array.from({ length: 64 }, () => router));
+
+	const modelRuntime = await pi.ModelRuntime.create({
+		authPath: path.join(agentDir, "auth.json"),
+		modelsPath: path.join(agentDir, "models.json"),
+	});
+	modelRuntime.registerNativeProvider(provider);
+	const settingsManager = pi.SettingsManager.inMemory(settings, { projectTrusted: true });
+	const decisions = [];
+	const events = [];
+	const observer = (api) => {
+		api.events.on(DECISION_EVENT, (evaluation) => decisions.push(evaluation));
+		api.on("agent_settled", () => events.push("agent_settled"));
+		api.on("session_before_compact", (event) => {
+			events.push(`before_compact:${event.reason}`);
+		});
+		api.on("session_compact", (event) => events.push(`compact:${event.reason ?? "?"}`));
+	};
+	const factories = [observer, ...extensionFactories];
+	const resourceLoader = new pi.DefaultResourceLoader({
+		cwd,
+		agentDir,
+		settingsManager,
+		additionalExtensionPaths: [...earlierExtensionPaths, explicitKeepRecent ? KEEP_RECENT_FIXTURE : repoRoot],
+		extensionFactories: factories,
+		noSkills: true,
+		noPromptTemplates: true,
+		noThemes: true,
+		noContextFiles: true,
+	});
+	await resourceLoader.reload();
+	const loaded = resourceLoader.getExtensions();
+	const { session } = await pi.createAgentSession({
+		cwd,
+		agentDir,
+		model: core.getModel(),
+		thinkingLevel: "off",
+		modelRuntime,
+		resourceLoader,
+		sessionManager,
+		settingsManager,
+	});
+	const errors = [];
+	const uiCalls = [];
+	const bindings = { onError: (error) => errors.push(error) };
+	if (mode === "tui") {
+		const ui = new Proxy({}, { get: (_t, method) => (...args) => void uiCalls.push({ method, args }) });
+		Object.assign(bindings, { mode: "tui", uiContext: ui });
+	}
+	await session.bindExtensions(bindings);
+	return {
+		session,
+		sessionManager,
+		loaded,
+		errors,
+		calls,
+		payloads,
+		decisions,
+		events,
+		uiCalls,
+		agentCalls: () => calls.filter((c) => c.kind === "agent"),
+		summaryCalls: () => calls.filter((c) => c.kind === "summary"),
+		close() {
+			session.dispose();
+			if (previousAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
+			else process.env.PI_CODING_AGENT_DIR = previousAgentDir;
+		},
+	};
+}
+
+/** The entries of the session, root first. */
+export const entries = (run) => run.sessionManager.getEntries();
+export const compactions = (run) => entries(run).filter((e) => e.type === "compaction");
+export const continuations = (run) => entries(run).filter((e) => e.type === "custom_message" && e.customType === CONTINUATION_TYPE);
+export const skips = (run) => entries(run).filter((e) => e.type === "custom" && e.customType === SKIP_TYPE);
+export const states = (run) => entries(run).filter((e) => e.type === "custom" && e.customType === STATE_TYPE);
+export const lastState = (run) => states(run).at(-1)?.data;
+export const indexOf = (run, entry) => entries(run).findIndex((e) => e.id === entry.id);
+/** The last assistant message entry with text. */
+export const lastAssistantEntry = (run) =>
+	entries(run).filter((e) => e.type === "message" && e.message.role === "assistant" && textOf(e.message).trim() !== "").at(-1);
+export { textOf };
