@@ -37,7 +37,10 @@ export declare class Occ {
   turnEnd(turn: OccTurnEndInput): OccTurnEndOutcome
   /** Decides the boundary `turnEnd` accepted; `null` without one. */
   decideBoundary(measurement: OccMeasurement): OccEvaluation | null
-  /** `agent_settled`: starts the selected compaction once Pi is idle. */
+  /**
+   * `agent_settled`: starts the selected compaction if Pi is idle, else drops
+   * it (a selection is valid only for the settlement of the run it stopped).
+   */
   agentSettled(idle: boolean): OccSettledAction
   /**
    * `session_before_compact`: whether to cancel (threshold compaction while
@@ -586,14 +589,16 @@ export interface OccSavingsNotice {
 }
 
 /**
- * What to do on `agent_settled`: `release`, `wait` or `compact` (with the
- * instructions for `ctx.compact()`).
+ * What to do on `agent_settled`: `release`, `wait`, `compact` (with the
+ * instructions for `ctx.compact()`) or `dropped` (with the skip record to append).
  */
 export interface OccSettledAction {
   /** The kind. */
   kind: string
   /** `customInstructions` for `compact`. */
   customInstructions?: string
+  /** The record of a selection dropped because Pi was not idle (`dropped`). */
+  skipEntry?: OccCustomEntry
 }
 
 /** The fixed texts. */

@@ -293,6 +293,13 @@ export function registerOnlineContextCompact(
 			parent = held;
 			return;
 		}
+		if (action?.kind === "dropped") {
+			// Pi was not idle at the settlement of the run the boundary stopped: the selection
+			// is dropped (recorded), never kept for a later, unrelated settlement.
+			guard(c, () => {
+				if (action.skipEntry) pi.appendEntry(action.skipEntry.customType, action.skipEntry.data);
+			});
+		}
 		if (action?.kind !== "compact") {
 			held?.release();
 			return;

@@ -230,14 +230,16 @@ pub struct OccEvaluation {
     pub reserve_tokens: f64,
 }
 
-/// What to do on `agent_settled`: `release`, `wait` or `compact` (with the
-/// instructions for `ctx.compact()`).
+/// What to do on `agent_settled`: `release`, `wait`, `compact` (with the
+/// instructions for `ctx.compact()`) or `dropped` (with the skip record to append).
 #[napi(object)]
 pub struct OccSettledAction {
     /// The kind.
     pub kind: String,
     /// `customInstructions` for `compact`.
     pub custom_instructions: Option<String>,
+    /// The record of a selection dropped because Pi was not idle (`dropped`).
+    pub skip_entry: Option<OccCustomEntry>,
 }
 
 /// How `ctx.compact()` ended: `completed` with the summary, or the error.
@@ -522,23 +524,35 @@ impl Occ {
         })
     }
 
-    /// `agent_settled`: starts the selected compaction once Pi is idle.
+    /// `agent_settled`: starts the selected compaction if Pi is idle, else drops
+    /// it (a selection is valid only for the settlement of the run it stopped).
     #[napi(catch_unwind)]
     pub fn agent_settled(&self, idle: bool) -> OccSettledAction {
         quiet(|| match self.session().agent_settled(idle) {
             SettledAction::Release => OccSettledAction {
                 kind: "release".to_owned(),
                 custom_instructions: None,
+                skip_entry: None,
             },
             SettledAction::Wait => OccSettledAction {
                 kind: "wait".to_owned(),
                 custom_instructions: None,
+                skip_entry: None,
+            },
+            SettledAction::Dropped { skip_entry } => OccSettledAction {
+                kind: "dropped".to_owned(),
+                custom_instructions: None,
+                skip_entry: Some(OccCustomEntry {
+                    custom_type: skip_entry.custom_type.to_owned(),
+                    data: skip_entry.data,
+                }),
             },
             SettledAction::Compact {
                 custom_instructions,
             } => OccSettledAction {
                 kind: "compact".to_owned(),
                 custom_instructions: Some(custom_instructions),
+                skip_entry: None,
             },
         })
     }

@@ -59,17 +59,24 @@ export async function startOccSession({
 	// OCC's explicit retained tail (the fixture extension); Pi 0.84.2 has no getSettings().
 	explicitKeepRecent = piMajor === 0,
 	earlierExtensionPaths = [],
+	// The faux model's context window.
+	contextWindow = 100000,
+	// Call onPayload twice per provider request: the second call is a before_provider_request
+	// without a context event, like a Pi 1.x cache-warming replay.
+	replayPayloads = false,
 }) {
 	const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
 	process.env.PI_CODING_AGENT_DIR = agentDir;
-	const core = ai.createFauxCore({ provider: "sol-faux", models: [{ id: "faux-1", contextWindow: 100000 }] });
+	const core = ai.createFauxCore({ provider: "sol-faux", models: [{ id: "faux-1", contextWindow }] });
 	const payloads = [];
 	const withPayloadHook = (fn) => (model, context, options) => {
 		if (options?.onPayload) {
-			const payload = { occTestPayload: true, n: payloads.length };
-			const record = { payload: structuredClone(payload), result: undefined };
-			payloads.push(record);
-			record.done = Promise.resolve(options.onPayload(payload, model)).then((result) => (record.result = result));
+			for (let i = 0; i < (replayPayloads ? 2 : 1); i++) {
+				const payload = { occTestPayload: true, n: payloads.length, replay: i > 0 };
+				const record = { payload: structuredClone(payload), result: undefined };
+				payloads.push(record);
+				record.done = Promise.resolve(options.onPayload(payload, model)).then((result) => (record.result = result));
+			}
 		}
 		return fn(model, context, options);
 	};
@@ -167,6 +174,20 @@ export async function startOccSession({
 			else process.env.PI_CODING_AGENT_DIR = previousAgentDir;
 		},
 	};
+}
+
+/** The SoL-Pi extension as loaded (the one that registered `update_plan`). */
+export function solPiExtension(run) {
+	const ext = run.loaded.extensions.find((e) => e.tools?.has?.("update_plan"));
+	if (!ext) throw new Error("SoL-Pi's extension (update_plan) is not loaded");
+	return ext;
+}
+
+/** SoL-Pi's only handler for `event` (Online Context Compact registers the lifecycle handlers). */
+export function solPiHandler(run, event) {
+	const handlers = solPiExtension(run).handlers.get(event) ?? [];
+	if (handlers.length !== 1) throw new Error(`expected one SoL-Pi ${event} handler, found ${handlers.length}`);
+	return handlers[0];
 }
 
 /** The entries of the session, root first. */

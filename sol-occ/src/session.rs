@@ -14,7 +14,9 @@
 //!    call succeeded; on [`TurnEndOutcome::Evaluate`] the host measures the context and calls
 //!    [`OccSession::decide_boundary`]. If the decision compacts, the host calls `ctx.abort()`.
 //! 3. `agent_settled` → [`OccSession::agent_settled`] returns [`SettledAction::Compact`] with
-//!    the instructions once Pi is idle; the host calls `ctx.compact()`.
+//!    the instructions if Pi is idle; the host calls `ctx.compact()`. The selection is valid
+//!    only for this settlement, which ends the stopped run: if Pi is not idle there it is
+//!    dropped and recorded ([`SettledAction::Dropped`]), never carried to a later one.
 //! 4. `session_compact` → [`OccSession::session_compact`] records the compaction and its
 //!    cache debt.
 //! 5. `onComplete` / `onError` → [`OccSession::compaction_finished`] says whether to send a
@@ -299,7 +301,7 @@ pub struct BoundaryEvaluation {
     /// The cut-point estimate behind the archive size.
     pub estimate: NativeCutEstimate,
     /// Whether the compaction is selected: the host saves the state and calls
-    /// `ctx.abort()`; the compaction runs from the next idle `agent_settled`.
+    /// `ctx.abort()`; the compaction runs from the next `agent_settled` if Pi is idle there.
     pub abort: bool,
 }
 
@@ -309,9 +311,18 @@ pub struct BoundaryEvaluation {
 pub enum SettledAction {
     /// Nothing selected: release any waiting continuation and return.
     Release,
-    /// A compaction is selected but Pi is not idle yet, or one is already running: keep
-    /// everything as it is and return.
+    /// A boundary compaction is already running (a nested settlement): keep everything as it
+    /// is and return.
     Wait,
+    /// A compaction was selected, but Pi was not idle at the `agent_settled` that ends the
+    /// run the selection stopped. The selection is valid only for that settlement, so it is
+    /// dropped (no compaction now or at any later, unrelated settlement): append the
+    /// `skip_entry` that records why, release any waiting continuation and return. No
+    /// continuation is sent: Pi is busy with another run.
+    Dropped {
+        /// The [`text::SKIP_ENTRY_TYPE`] record with reason [`SELECTION_DROPPED_NOT_IDLE`].
+        skip_entry: CustomEntry,
+    },
     /// Call `ctx.compact({customInstructions})` and report its outcome through
     /// [`OccSession::compaction_finished`].
     Compact {
@@ -401,6 +412,11 @@ pub const SUMMARY_TOKEN_CAP_SUFFIX: &str =
     "failed: generation hit the token cap and the summary is incomplete";
 /// The labels Pi puts before [`SUMMARY_TOKEN_CAP_SUFFIX`].
 pub const SUMMARY_TOKEN_CAP_LABELS: [&str; 2] = ["Summarization", "Turn prefix summarization"];
+/// The skip reason of a selection dropped because Pi was not idle at the `agent_settled` that
+/// ended the stopped run ([`SettledAction::Dropped`]).
+pub const SELECTION_DROPPED_NOT_IDLE: &str = "not_idle_at_settle";
+/// The message of that skip record.
+pub const SELECTION_DROPPED_MESSAGE: &str = "Pi was not idle when the run stopped at the plan boundary settled; the selected compaction was dropped";
 /// Pi's error message when a compaction was cancelled.
 pub const COMPACTION_CANCELLED: &str = "Compaction cancelled";
 /// The error name of an aborted operation.
@@ -884,12 +900,31 @@ impl OccSession {
         })
     }
 
-    /// `agent_settled`: starts the selected compaction once Pi is idle.
+    /// `agent_settled`: starts the selected compaction if Pi is idle.
+    ///
+    /// A selection is valid only for the first `agent_settled` after it, the one that ends
+    /// the run the boundary stopped: if Pi is not idle there, the selection is dropped
+    /// ([`SettledAction::Dropped`]) rather than kept for a later settlement, which would
+    /// compact at an unrelated point of the conversation.
     pub fn agent_settled(&mut self, idle: bool) -> SettledAction {
         match &self.phase {
             Phase::Idle => SettledAction::Release,
             Phase::Compacting(..) => SettledAction::Wait,
-            Phase::Selected(_) if !idle => SettledAction::Wait,
+            Phase::Selected(selection) if !idle => {
+                let data = skip_entry_data(
+                    SELECTION_DROPPED_NOT_IDLE,
+                    SELECTION_DROPPED_MESSAGE,
+                    &self.state,
+                    selection,
+                );
+                self.phase = Phase::Idle;
+                SettledAction::Dropped {
+                    skip_entry: CustomEntry {
+                        custom_type: text::SKIP_ENTRY_TYPE,
+                        data,
+                    },
+                }
+            }
             Phase::Selected(selection) => {
                 let selection = selection.clone();
                 let debt = CacheDebt {
@@ -989,7 +1024,7 @@ impl OccSession {
                         ));
                         follow_up.skip_entry = Some(CustomEntry {
                             custom_type: text::SKIP_ENTRY_TYPE,
-                            data: skip_entry_data(refusal, message, &self.state, &selection),
+                            data: skip_entry_data(refusal.code(), message, &self.state, &selection),
                         });
                         follow_up.warning = Some(text::skip_warning(message));
                         follow_up
@@ -1008,16 +1043,12 @@ impl OccSession {
     }
 }
 
-/// The data of a [`text::SKIP_ENTRY_TYPE`] entry.
-fn skip_entry_data(
-    refusal: NativeRefusal,
-    message: &str,
-    state: &OccState,
-    selection: &Selection,
-) -> Value {
+/// The data of a [`text::SKIP_ENTRY_TYPE`] entry: a native refusal's code or
+/// [`SELECTION_DROPPED_NOT_IDLE`].
+fn skip_entry_data(reason: &str, message: &str, state: &OccState, selection: &Selection) -> Value {
     json!({
         "version": 1,
-        "reason": refusal.code(),
+        "reason": reason,
         "message": message,
         "epoch": state.epoch,
         "requestCount": state.request_count,

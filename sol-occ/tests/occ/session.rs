@@ -162,6 +162,29 @@ fn restore_is_lazy_and_reads_the_branch() {
 }
 
 #[test]
+fn a_selection_not_idle_at_its_settlement_is_dropped_and_never_compacts_later() {
+    let mut d = selected_boundary();
+    let SettledAction::Dropped { skip_entry } = d.occ.agent_settled(false) else {
+        panic!("Pi was not idle at the settlement of the stopped run");
+    };
+    assert_eq!(skip_entry.custom_type, text::SKIP_ENTRY_TYPE);
+    assert_eq!(skip_entry.data["reason"], "not_idle_at_settle");
+    assert_eq!(skip_entry.data["decisionReason"], "economic");
+    assert!(skip_entry.data["archiveTokens"].as_u64().is_some());
+    assert!(!d.occ.is_compaction_selected() && !d.occ.is_compacting());
+    assert!(
+        !d.occ.should_cancel_compaction(CompactionTrigger::Threshold),
+        "nothing is selected any more"
+    );
+    // The next, unrelated settlement (idle) does not compact at its point.
+    d.request(8_000);
+    assert_eq!(d.occ.agent_settled(true), SettledAction::Release);
+    assert_eq!(d.occ.agent_settled(true), SettledAction::Release);
+    // The retry block is untouched: a later boundary is evaluated normally.
+    assert!(!d.occ.is_retry_blocked());
+}
+
+#[test]
 fn the_main_flow_compacts_once_and_continues() {
     let mut d = selected_boundary();
     assert!(d.occ.is_compaction_selected());
@@ -169,11 +192,6 @@ fn the_main_flow_compacts_once_and_continues() {
     assert!(!d.occ.should_cancel_compaction(CompactionTrigger::Manual));
     assert!(!d.occ.should_cancel_compaction(CompactionTrigger::Overflow));
 
-    assert_eq!(
-        d.occ.agent_settled(false),
-        SettledAction::Wait,
-        "Pi is not idle yet"
-    );
     let SettledAction::Compact {
         custom_instructions,
     } = d.occ.agent_settled(true)

@@ -7,7 +7,7 @@ use proptest::sample::select;
 use serde_json::Value;
 use sol_occ::session::{
     CompactionOutcome, CompactionResult, CompactionTrigger, ContextEvent, InputEvent, OccSession,
-    RequestMark, TurnEnd, TurnToolResult,
+    RequestMark, SELECTION_DROPPED_NOT_IDLE, SettledAction, TurnEnd, TurnToolResult,
 };
 use sol_occ::settings::OccOptions;
 use sol_occ::state::OccState;
@@ -223,7 +223,20 @@ fn apply(driver: &mut Driver, event: &Event, tally: &mut Tally) {
             }
         }
         Event::Settled { idle } => {
-            occ.agent_settled(*idle);
+            let selected = occ.is_compaction_selected();
+            let compacting = occ.is_compacting();
+            match occ.agent_settled(*idle) {
+                SettledAction::Compact { .. } => assert!(selected && *idle),
+                SettledAction::Dropped { skip_entry } => {
+                    assert!(selected && !idle);
+                    assert_eq!(skip_entry.data["reason"], SELECTION_DROPPED_NOT_IDLE);
+                }
+                SettledAction::Wait => assert!(compacting),
+                SettledAction::Release => assert!(!selected && !compacting),
+            }
+            // A selection is valid for one settlement only: it never survives to a later,
+            // unrelated one.
+            assert!(!occ.is_compaction_selected());
         }
         Event::Finished(result) => {
             let running = occ.is_compacting();
