@@ -3,7 +3,8 @@
 #   Rust: fmt, clippy -D warnings, unit + property + snapshot tests (all features)
 #   Addon: the committed generated loader (index.js / index.d.ts) matches the build
 #   TypeScript: type check of the extension
-#   JS: the integration suite through real Pi, once per version of the matrix
+#   Per version of the Pi matrix: type check of the extension against that version's types,
+#   check-pi-compat --strict against that install, and the complete JS integration suite
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$root"
@@ -29,6 +30,10 @@ npm run --silent typecheck
 passed=0 failed=0 bad_versions=()
 log="$(mktemp)"
 for v in "${PI_MATRIX_VERSIONS[@]}"; do
+	echo "== TypeScript against Pi $v's types"
+	if ! bash scripts/typecheck-pi.sh "$v"; then bad_versions+=("$v"); fi
+	echo "== check-pi-compat --strict on Pi $v"
+	if ! node scripts/check-pi-compat.mjs --strict --pi-root "$(pi_root_for "$v")"; then bad_versions+=("$v"); fi
 	echo "== JS integration suite on Pi $v"
 	if ! bash scripts/test-js.sh "$v" 2>&1 | tee "$log"; then bad_versions+=("$v"); fi
 	p=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$log" | tail -1)
