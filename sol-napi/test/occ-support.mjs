@@ -5,7 +5,7 @@
 // turns; and readers for the session entries OCC writes.
 import * as path from "node:path";
 
-import { ai, pi, repoRoot, writeJson } from "./support.mjs";
+import { ai, pi, repoRoot, startSession, writeJson } from "./support.mjs";
 
 export const STATE_TYPE = "sol-pi-online-context-state-v1";
 export const CONTINUATION_TYPE = "sol-pi-online-context-compact";
@@ -65,8 +65,6 @@ export async function startOccSession({
 	// without a context event, like a Pi 1.x cache-warming replay.
 	replayPayloads = false,
 }) {
-	const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
-	process.env.PI_CODING_AGENT_DIR = agentDir;
 	const core = ai.createFauxCore({ provider: "sol-faux", models: [{ id: "faux-1", contextWindow }] });
 	const payloads = [];
 	const withPayloadHook = (fn) => (model, context, options) => {
@@ -108,12 +106,6 @@ export async function startOccSession({
 	};
 	core.setResponses(Array.from({ length: 64 }, () => router));
 
-	const modelRuntime = await pi.ModelRuntime.create({
-		authPath: path.join(agentDir, "auth.json"),
-		modelsPath: path.join(agentDir, "models.json"),
-	});
-	modelRuntime.registerNativeProvider(provider);
-	const settingsManager = pi.SettingsManager.inMemory(settings, { projectTrusted: true });
 	const decisions = [];
 	const events = [];
 	const observer = (api) => {
@@ -124,55 +116,26 @@ export async function startOccSession({
 		});
 		api.on("session_compact", (event) => events.push(`compact:${event.reason ?? "?"}`));
 	};
-	const factories = [observer, ...extensionFactories];
-	const resourceLoader = new pi.DefaultResourceLoader({
+	const run = await startSession({
 		cwd,
 		agentDir,
-		settingsManager,
-		additionalExtensionPaths: [...earlierExtensionPaths, explicitKeepRecent ? KEEP_RECENT_FIXTURE : repoRoot],
-		extensionFactories: factories,
-		noSkills: true,
-		noPromptTemplates: true,
-		noThemes: true,
-		noContextFiles: true,
-	});
-	await resourceLoader.reload();
-	const loaded = resourceLoader.getExtensions();
-	const { session } = await pi.createAgentSession({
-		cwd,
-		agentDir,
-		model: core.getModel(),
-		thinkingLevel: "off",
-		modelRuntime,
-		resourceLoader,
+		settings,
+		mode,
 		sessionManager,
-		settingsManager,
+		earlierExtensionPaths,
+		extensionPath: explicitKeepRecent ? KEEP_RECENT_FIXTURE : repoRoot,
+		extensionFactories: [observer, ...extensionFactories],
+		faux: { provider, getModel: () => core.getModel() },
 	});
-	const errors = [];
-	const uiCalls = [];
-	const bindings = { onError: (error) => errors.push(error) };
-	if (mode === "tui") {
-		const ui = new Proxy({}, { get: (_t, method) => (...args) => void uiCalls.push({ method, args }) });
-		Object.assign(bindings, { mode: "tui", uiContext: ui });
-	}
-	await session.bindExtensions(bindings);
 	return {
-		session,
+		...run,
 		sessionManager,
-		loaded,
-		errors,
 		calls,
 		payloads,
 		decisions,
 		events,
-		uiCalls,
 		agentCalls: () => calls.filter((c) => c.kind === "agent"),
 		summaryCalls: () => calls.filter((c) => c.kind === "summary"),
-		close() {
-			session.dispose();
-			if (previousAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
-			else process.env.PI_CODING_AGENT_DIR = previousAgentDir;
-		},
 	};
 }
 

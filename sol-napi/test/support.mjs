@@ -92,12 +92,17 @@ export async function startSession({
 	replies = ["done"],
 	sessionManager = pi.SessionManager.inMemory(cwd),
 	extraProviders = [],
+	// A prepared faux provider ({provider, getModel}) instead of one scripted with `replies`.
+	faux: preparedFaux,
 }) {
 	const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
 	// getAgentDir() reads this, as it does for the real CLI.
 	process.env.PI_CODING_AGENT_DIR = agentDir;
-	const faux = ai.fauxProvider({ provider: "sol-faux", models: [{ id: "faux-1", contextWindow: 100000 }] });
-	faux.setResponses(replies.map((reply) => (typeof reply === "string" ? ai.fauxAssistantMessage(reply) : reply)));
+	let faux = preparedFaux;
+	if (!faux) {
+		faux = ai.fauxProvider({ provider: "sol-faux", models: [{ id: "faux-1", contextWindow: 100000 }] });
+		faux.setResponses(replies.map((reply) => (typeof reply === "string" ? ai.fauxAssistantMessage(reply) : reply)));
+	}
 	const modelRuntime = await pi.ModelRuntime.create({
 		authPath: path.join(agentDir, "auth.json"),
 		modelsPath: path.join(agentDir, "models.json"),
