@@ -110,7 +110,8 @@ export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 		}
 		if (ready.length === 0) return;
 
-		const request = messages.reduce((count, message) => count + (message.role === "assistant" ? 1 : 0), 1);
+		// The walk above ended at the first message: it counted every assistant message.
+		const request = assistantsAfter + 1;
 		const records: NativeAddon.ObsLedgerEvent[] = [];
 		let removed = 0;
 		for (const [message, prepared, prior] of ready) {
