@@ -155,12 +155,13 @@ fn prepare_one(store: &ObservationStore<'_>, candidate: &ObsCandidate) -> ObsPre
     if !is_packable(&candidate.text) {
         return ObsPrepared::skipped();
     }
-    let observation = observe(
+    // One SHA-256 of the text: the store derives the observation it archives.
+    let (observation, stored) = store.observe_and_store(
         &candidate.tool_name,
         &candidate.tool_call_id,
         &candidate.text,
     );
-    if let Err(error) = store.ensure_stored(&observation, &candidate.text) {
+    if let Err(error) = stored {
         return ObsPrepared::failed(Some(text::fail_open(&error.to_string())));
     }
     let replacement = placeholder(&observation, &candidate.text);

@@ -262,10 +262,29 @@ impl<'a> ObservationStore<'a> {
     /// one must describe the same observation. `obs` must come from
     /// [`observe`](crate::observe) on `text`; this is checked.
     pub fn ensure_stored(&self, obs: &Observation, text: &str) -> Result<StoreOutcome, StoreError> {
-        let id = &obs.id;
         if text.len() as u64 != obs.bytes || sha256_hex(text.as_bytes()) != obs.content_hash {
-            return Err(StoreError::ObservationMismatch { id: id.clone() });
+            return Err(StoreError::ObservationMismatch { id: obs.id.clone() });
         }
+        self.store_observed(obs, text)
+    }
+
+    /// Observes `text` (see [`observe`](crate::observe)) and archives it like
+    /// [`ensure_stored`](Self::ensure_stored), hashing the text once: the observation is
+    /// derived here, so it cannot disagree with the text.
+    pub fn observe_and_store(
+        &self,
+        tool_name: &str,
+        tool_call_id: &str,
+        text: &str,
+    ) -> (Observation, Result<StoreOutcome, StoreError>) {
+        let obs = crate::observe(tool_name, tool_call_id, text);
+        let outcome = self.store_observed(&obs, text);
+        (obs, outcome)
+    }
+
+    /// [`ensure_stored`](Self::ensure_stored) for an observation known to describe `text`.
+    fn store_observed(&self, obs: &Observation, text: &str) -> Result<StoreOutcome, StoreError> {
+        let id = &obs.id;
         let objects = self.objects_dir();
         self.fs
             .create_dir_private(&objects)

@@ -651,3 +651,18 @@ fn a_failed_ledger_append_is_reported() {
     assert_eq!(source.kind, FsErrorKind::SymlinkRefused);
     assert_eq!(memory.file("/outside/log").as_deref(), Some(&b""[..]));
 }
+
+#[test]
+fn observe_and_store_archives_what_observe_describes() {
+    let fs = MemoryFileSystem::new();
+    let store = ObservationStore::new(&fs, DIR);
+    let (obs, outcome) = store.observe_and_store("bash", "call_9", CARGO_TEST_LOG);
+    assert_eq!(obs, sol_obspack::observe("bash", "call_9", CARGO_TEST_LOG));
+    assert_eq!(outcome, Ok(StoreOutcome::Created));
+    assert_eq!(
+        store.read_verified(&obs.id).expect("recall"),
+        CARGO_TEST_LOG.as_bytes()
+    );
+    let (_, again) = store.observe_and_store("bash", "call_9", CARGO_TEST_LOG);
+    assert_eq!(again, Ok(StoreOutcome::Reused));
+}
