@@ -64,6 +64,12 @@ export async function startOccSession({
 	// Call onPayload twice per provider request: the second call is a before_provider_request
 	// without a context event, like a Pi 1.x cache-warming replay.
 	replayPayloads = false,
+	// Reply timestamps. "provider": each reply is stamped after every entry already in the
+	// session, as a real provider's round trip guarantees (Pi compares timestamps in
+	// milliseconds: a reply stamped in the millisecond of a compaction counts as older than
+	// it). "same-ms": every reply carries the first reply's timestamp, like a provider fast
+	// enough to answer a whole run within one millisecond.
+	replyTimestamps = "provider",
 }) {
 	const core = ai.createFauxCore({ provider: "sol-faux", models: [{ id: "faux-1", contextWindow }] });
 	const payloads = [];
@@ -91,9 +97,21 @@ export async function startOccSession({
 	});
 	const queue = [...script];
 	const calls = []; // {kind: "agent" | "summary", context}
+	let firstReplyAt;
+	let lastStamp = 0;
+	const stamp = (message) => {
+		if (replyTimestamps === "same-ms") {
+			firstReplyAt ??= Date.now();
+			return { ...message, timestamp: firstReplyAt };
+		}
+		// Script messages are built before the session starts; a real reply is made now.
+		const newestEntry = Math.max(0, ...sessionManager.getEntries().map((e) => Date.parse(e.timestamp) || 0));
+		lastStamp = Math.max(Date.now(), newestEntry + 1, lastStamp + 1);
+		return { ...message, timestamp: lastStamp };
+	};
 	const asMessage = (reply, context) => {
 		const value = typeof reply === "function" ? reply(context) : reply;
-		return typeof value === "string" ? ai.fauxAssistantMessage(value) : value;
+		return stamp(typeof value === "string" ? ai.fauxAssistantMessage(value) : value);
 	};
 	const router = (context) => {
 		if (isSummarization(context)) {

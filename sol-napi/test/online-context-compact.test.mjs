@@ -209,12 +209,13 @@ test(`Pi ${piVersion}: the removable estimate is bounded by what Pi summarized`,
 	assert.ok(estimate.removableTokens > 0);
 });
 
-test(`Pi ${piVersion}: two consecutive boundaries compact twice and continue each time`, async (t) => {
+async function twoConsecutiveBoundaries(t, replyTimestamps) {
 	const ws = makeWorkspace(t);
 	enableOcc(ws, 0);
 	const filler = "More work output for the second step. ".repeat(200);
 	const run = await startOccSession({
 		...ws,
+		replyTimestamps,
 		script: [
 			toolCall("update_plan", plan(["a", "in_progress"], ["b", "pending"], ["c", "pending"]), "p1"),
 			toolCall("update_plan", plan(["a", "completed"], ["b", "in_progress"], ["c", "pending"]), "p2"),
@@ -249,7 +250,14 @@ test(`Pi ${piVersion}: two consecutive boundaries compact twice and continue eac
 	assert.equal(run.session.getLastAssistantText(), "finished after two compactions");
 	assert.equal(lastState(run).nativeCompactionCount, 2);
 	assert.equal(run.events.filter((e) => e === "agent_settled").length, 3, run.events.join(","));
-});
+}
+
+test(`Pi ${piVersion}: two consecutive boundaries compact twice and continue each time`, (t) => twoConsecutiveBoundaries(t, "provider"));
+
+// Messages Pi makes in one millisecond share their identity (role and timestamp); the estimate
+// tells them apart by order, so a fast provider still gets its boundaries priced.
+test(`Pi ${piVersion}: a provider answering a whole run within one millisecond still compacts at both boundaries`, (t) =>
+	twoConsecutiveBoundaries(t, "same-ms"));
 
 test(`Pi ${piVersion}: a high cache price defers the boundary: no abort, no compaction`, async (t) => {
 	const ws = makeWorkspace(t);

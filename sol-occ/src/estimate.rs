@@ -8,8 +8,9 @@
 //! [`estimate_native_cut`] repeats that walk over Pi's canonical projection of the branch
 //! ([`NativeProjection`]) and prices each removed message at its size in the latest context
 //! the extension observed ([`ObservedContext`]), so ObservationPack placeholders count at
-//! their projected size. A removed message that has no unique counterpart in that view
-//! (dropped by a transformer, added after the last `context` event, or ambiguous) adds
+//! their projected size. A removed message that has no counterpart in that view
+//! (dropped by a transformer, added after the last `context` event, or in a group of
+//! same-millisecond messages that is larger in that view than in the projection) adds
 //! nothing, and a matched one adds the smaller of its two sizes: the estimate never exceeds
 //! what Pi would actually remove.
 //!
@@ -316,25 +317,29 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 }
 
 /// The sizes of the messages in the latest context the extension observed, by identity.
+///
+/// Messages that Pi created in the same millisecond share an identity
+/// ([`crate::tokens::message_key`]). Both views list them in the same order, and messages
+/// added since the last `context` event come after the ones it saw, so the n-th message of
+/// a group in Pi's projection is priced at the n-th of the same group here. A group that is
+/// larger here than in the projection (a transformer added a message with that identity)
+/// is not trusted at all.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ObservedContext {
-    /// Size of each identified message; `None` when the identity occurs more than once.
-    by_key: BTreeMap<String, Option<u64>>,
+    /// Sizes of the identified messages, grouped by identity, in context order.
+    by_key: BTreeMap<String, Vec<u64>>,
     total: u64,
 }
 
 impl ObservedContext {
     /// Indexes the messages of one `context` event.
     pub fn new(messages: &[SizedMessage]) -> ObservedContext {
-        let mut by_key: BTreeMap<String, Option<u64>> = BTreeMap::new();
+        let mut by_key: BTreeMap<String, Vec<u64>> = BTreeMap::new();
         let mut total = 0u64;
         for message in messages {
             total = total.saturating_add(message.tokens);
             if let Some(key) = &message.key {
-                by_key
-                    .entry(key.clone())
-                    .and_modify(|slot| *slot = None)
-                    .or_insert(Some(message.tokens));
+                by_key.entry(key.clone()).or_default().push(message.tokens);
             }
         }
         ObservedContext { by_key, total }
@@ -345,9 +350,14 @@ impl ObservedContext {
         self.total
     }
 
-    /// The observed size of the message with this identity, if exactly one has it.
-    pub fn size_of(&self, key: &str) -> Option<u64> {
-        self.by_key.get(key).copied().flatten()
+    /// The observed size of the `occurrence`-th message (0-based, in order) with this
+    /// identity, in a projection that holds `group_len` messages with it.
+    pub fn size_of(&self, key: &str, occurrence: usize, group_len: usize) -> Option<u64> {
+        let sizes = self.by_key.get(key)?;
+        if sizes.len() > group_len {
+            return None;
+        }
+        sizes.get(occurrence).copied()
     }
 }
 
@@ -433,16 +443,30 @@ pub fn estimate_native_cut(
     let start = projection.history_start();
     let cut = find_cut_index(entries, start, entries.len(), keep_recent_tokens);
 
-    let mut canonical_counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for key in projection.messages().filter_map(|m| m.key.as_deref()) {
-        *canonical_counts.entry(key).or_default() += 1;
-    }
-    let price = |message: &SizedMessage| -> Option<u64> {
+    // Each projected message's place within its identity group, and each group's size.
+    let mut group_len: BTreeMap<&str, usize> = BTreeMap::new();
+    let occurrence: Vec<Vec<usize>> = entries
+        .iter()
+        .map(|entry| {
+            entry
+                .messages
+                .iter()
+                .map(|message| {
+                    message.key.as_deref().map_or(0, |key| {
+                        let seen = group_len.entry(key).or_default();
+                        *seen += 1;
+                        *seen - 1
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let price = |message: &SizedMessage, occurrence: usize| -> Option<u64> {
         let key = message.key.as_deref()?;
-        if canonical_counts.get(key).copied() != Some(1) {
-            return None;
-        }
-        observed.size_of(key).map(|seen| seen.min(message.tokens))
+        let len = group_len.get(key).copied()?;
+        observed
+            .size_of(key, occurrence, len)
+            .map(|seen| seen.min(message.tokens))
     };
 
     let mut estimate = NativeCutEstimate {
@@ -450,17 +474,16 @@ pub fn estimate_native_cut(
         first_kept_entry_id: entries.get(cut).and_then(|entry| entry.id.clone()),
         ..NativeCutEstimate::default()
     };
-    let removed = entries[start..cut]
-        .iter()
-        .filter(|entry| entry.kind != EntryKind::Compaction)
-        .flat_map(|entry| entry.messages.iter())
-        .filter(|message| message.role != MessageRole::System);
-    for message in removed {
+    let removed = (start..cut)
+        .filter(|&index| entries[index].kind != EntryKind::Compaction)
+        .flat_map(|index| entries[index].messages.iter().zip(&occurrence[index]))
+        .filter(|(message, _)| message.role != MessageRole::System);
+    for (message, &occurrence) in removed {
         estimate.removed_messages += 1;
         estimate.canonical_removed_tokens = estimate
             .canonical_removed_tokens
             .saturating_add(message.tokens);
-        if let Some(tokens) = price(message) {
+        if let Some(tokens) = price(message, occurrence) {
             estimate.priced_messages += 1;
             estimate.removable_tokens = estimate.removable_tokens.saturating_add(tokens);
         }
@@ -469,7 +492,8 @@ pub fn estimate_native_cut(
         estimate.previous_summary_tokens = entries[start - 1]
             .messages
             .iter()
-            .filter_map(price)
+            .zip(&occurrence[start - 1])
+            .filter_map(|(message, &occurrence)| price(message, occurrence))
             .fold(0u64, u64::saturating_add);
         estimate.removable_tokens = estimate
             .removable_tokens

@@ -148,11 +148,14 @@ fn role_of(message: &Value) -> &str {
 }
 
 /// The identity of a message across two views of the conversation (Pi's canonical
-/// projection and the copy a `context` handler sees): role and timestamp, plus the tool
-/// call id for tool results. `None` without a timestamp.
+/// projection and the copy a `context` handler sees): its role and the timestamp Pi gave it.
+/// `None` without a timestamp.
 ///
 /// Context transformers such as ObservationPack change a message's content but keep these
-/// fields, so the key finds the projected version of a stored message.
+/// fields, so the key finds the projected version of a stored message. Messages made in the
+/// same millisecond share a key and are told apart by their order
+/// ([`crate::estimate::ObservedContext`]); the tool-call id is not part of it, because
+/// providers reuse and omit those ids.
 pub fn message_key(message: &Value) -> Option<String> {
     let role = role_of(message);
     let timestamp = match message.get("timestamp")? {
@@ -160,10 +163,7 @@ pub fn message_key(message: &Value) -> Option<String> {
         Value::String(text) => text.clone(),
         _ => return None,
     };
-    match message.get("toolCallId").and_then(Value::as_str) {
-        Some(call) if role == "toolResult" => Some(format!("{role}@{timestamp}#{call}")),
-        _ => Some(format!("{role}@{timestamp}")),
-    }
+    Some(format!("{role}@{timestamp}"))
 }
 
 /// Pi's estimate of a message's size, `ceil(chars / 4)`; 0 for unknown roles.

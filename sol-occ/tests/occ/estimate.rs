@@ -185,7 +185,8 @@ fn dropped_unseen_and_ambiguous_messages_contribute_nothing() {
         (200, 4, 2)
     );
 
-    // Two observed messages share an identity: neither is trusted.
+    // The context holds two messages with an identity the projection has once: the group
+    // disagrees between the views and none of it is trusted.
     let mut twin = canonical[1].clone();
     twin["content"] = json!([{"type": "text", "text": "short"}]);
     let ambiguous = vec![
@@ -296,4 +297,44 @@ fn iso_timestamps_become_epoch_milliseconds() {
     );
     assert_eq!(iso_to_epoch_ms("2026-13-02T09:15:24.294Z"), None);
     assert_eq!(iso_to_epoch_ms("yesterday"), None);
+}
+
+#[test]
+fn messages_made_in_the_same_millisecond_are_priced_in_order() {
+    // A fast provider: the assistant turns and their results all carry one timestamp, and a
+    // provider that omits tool-call ids gives every result the same empty id.
+    let canonical = vec![
+        user(1, 400),
+        assistant(2, 400),
+        tool_result(2, "", 1_200),
+        assistant(2, 800),
+        tool_result(2, "", 2_000),
+        user(3, 800),
+    ];
+    let mut projected = canonical.clone();
+    // ObservationPack replaced the second result in the context view.
+    projected[4]["content"] = json!([{"type": "text", "text": "p".repeat(40)}]);
+    let projection = NativeProjection::from_branch(&branch_of(&canonical));
+    let estimate = estimate_native_cut(&projection, 150, &observed(&projected));
+    assert_eq!(estimate.removed_messages, 5);
+    assert_eq!(estimate.priced_messages, 5);
+    assert_eq!(estimate.removable_tokens, 100 + 100 + 300 + 200 + 10);
+}
+
+#[test]
+fn same_millisecond_messages_added_after_the_last_context_are_not_priced() {
+    let canonical = vec![
+        user(1, 400),
+        assistant(2, 400),
+        tool_result(2, "", 1_200),
+        assistant(2, 800),
+        user(3, 800),
+    ];
+    // The last context event predates the second assistant message of the group.
+    let seen = canonical[..3].to_vec();
+    let projection = NativeProjection::from_branch(&branch_of(&canonical));
+    let estimate = estimate_native_cut(&projection, 150, &observed(&seen));
+    assert_eq!(estimate.removed_messages, 4);
+    assert_eq!(estimate.priced_messages, 3);
+    assert_eq!(estimate.removable_tokens, 100 + 100 + 300);
 }

@@ -184,4 +184,28 @@ proptest! {
         let (real, _) = oracle_removed(&projection, oracle_cut(&projection, keep));
         prop_assert_eq!(estimate.removable_tokens, real);
     }
+
+    #[test]
+    fn messages_sharing_an_identity_are_paired_in_order(
+        projection in projection(),
+        keep in 0u64..1_500,
+        pool in 1u8..4,
+    ) {
+        // Messages made in the same millisecond share a key: draw every key from a pool of
+        // one to three, observe the same messages in the same order, and every removed
+        // message is still priced at its own size.
+        let mut projection = projection;
+        let mut next = 0u8;
+        for entry in &mut projection.entries {
+            for message in &mut entry.messages {
+                message.key = Some(format!("same-ms{}", next % pool));
+                next = next.wrapping_add(1);
+            }
+        }
+        let seen: Vec<SizedMessage> = projection.messages().cloned().collect();
+        let estimate = estimate_native_cut(&projection, keep, &ObservedContext::new(&seen));
+        let (real, count) = oracle_removed(&projection, oracle_cut(&projection, keep));
+        prop_assert_eq!(estimate.removable_tokens, real);
+        prop_assert_eq!(estimate.priced_messages, count);
+    }
 }
