@@ -13,6 +13,8 @@ macro_rules! assert_text_snapshot {
     }};
 }
 
+#[path = "fusion/guard.rs"]
+mod guard;
 #[path = "fusion/path_fixtures.rs"]
 mod path_fixtures;
 #[path = "fusion/path_props.rs"]
