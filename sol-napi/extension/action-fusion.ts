@@ -147,9 +147,11 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 
 		// Hash guard: the target must not change between the mutation and the command. Each
 		// look runs on the thread pool; Rust reads only a bounded regular file and decides.
-		const before = await addon.fileDigest(target);
+		// A rejected look (a panic in Rust) counts as an unreadable target: the command is skipped.
+		const look = (file: string) => addon.fileDigest(file).catch((error: unknown) => ({ error: messageOf(error) }));
+		const before = await look(target);
 		await new Promise<void>((resolve) => setImmediate(resolve));
-		const after = await addon.fileDigest(target);
+		const after = await look(target);
 		const guard = addon.fusionGuard(before, after);
 		if (!guard.run) {
 			const skipped = guard.skipped ?? "";

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { execFileSync, fork, spawn } from "node:child_process";
 import * as fs from "node:fs";
+import { createRequire } from "node:module";
 import * as path from "node:path";
 import { test } from "node:test";
 
@@ -132,4 +133,18 @@ test(`Pi ${piVersion}: a then_run that Pi's bash could not run is refused before
 	for (const name of ["huge-timeout.txt", "over-max.txt", "nul.txt", "long.txt"]) assert.equal(fs.existsSync(path.join(ws.cwd, name)), false, name);
 	assert.equal(fs.readFileSync(path.join(ws.cwd, "kept.txt"), "utf8"), "original\n");
 	assert.equal(fs.existsSync(marker), false, "no command ran");
+});
+
+test("every shared then_run case is planned through the addon as the Rust tests expect", () => {
+	const addon = createRequire(import.meta.url)("../index.js");
+	const cases = JSON.parse(fs.readFileSync(path.join(repoRoot, "fixtures", "fusion", "then_run.json"), "utf8"));
+	assert.ok(cases.length >= 20);
+	for (const c of cases) {
+		const thenRun = c.command_bytes === undefined ? c.then_run : { command: "x".repeat(c.command_bytes) };
+		const plan = addon.fusionPlanCall({ path: "a.txt", thenRunJson: JSON.stringify(thenRun), cwd: "/work", home: "/home/u", windows: false });
+		const label = JSON.stringify(c).slice(0, 120);
+		assert.equal(plan.ok, c.error_code === null, `${label}: ${plan.error}`);
+		assert.equal(plan.errorCode, c.error_code ?? undefined, label);
+		if (!plan.ok) assert.match(plan.error, /the file was not modified$/, label);
+	}
 });
