@@ -17,9 +17,9 @@ const variants = {
 	"mixed fused and plain": (i) => i % 2 === 0,
 };
 
-// Five assistant messages of ten edits each: a queue that ordered calls by chance would
+// Eight assistant messages of ten edits each: a queue that ordered calls by chance would
 // have to win every one of them.
-const rounds = 5;
+const rounds = 8;
 
 for (const [variant, fused] of Object.entries(variants)) {
 	test(`Pi ${piVersion}: ten dependent edits of one file in one message run in order (${variant})`, async (t) => {
