@@ -3,8 +3,12 @@
 // mutation queue takes each call's place in line when the call starts. Fused and
 // plain calls share the queue, and a file URL, an @ path, an absolute path, a path
 // through a linked folder and one through a chain of links all name the same file.
+//
+// The order must not depend on which file-system lookup finishes first: during each
+// test, asynchronous realpath lookups started together finish in reverse order.
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
+import { createRequire, syncBuiltinESMExports } from "node:module";
 import * as path from "node:path";
 import { test } from "node:test";
 import { pathToFileURL } from "node:url";
@@ -17,19 +21,44 @@ const variants = {
 	"mixed fused and plain": (i) => i % 2 === 0,
 };
 
-// Eight assistant messages of ten edits each: a queue that ordered calls by chance would
-// have to win every one of them.
-const rounds = 8;
+const rounds = 3;
+const fsPromises = createRequire(import.meta.url)("node:fs/promises");
+
+/**
+ * Until the test ends, `fs.promises.realpath` calls started in the same turn of the event
+ * loop run one after the other, last started first. Pi's own mutation queue looks up one
+ * path at a time, so it is unaffected; a queue that waited for its lookup before taking
+ * its place would let the last call of a message go first.
+ */
+function reverseRealpathOrder(t) {
+	const original = fsPromises.realpath;
+	let batch = [];
+	fsPromises.realpath = (...args) =>
+		new Promise((resolve, reject) => {
+			batch.push(() => original(...args).then(resolve, reject));
+			if (batch.length > 1) return;
+			setImmediate(() => {
+				const lookups = batch.reverse();
+				batch = [];
+				lookups.reduce((previous, lookup) => previous.then(lookup), Promise.resolve());
+			});
+		});
+	syncBuiltinESMExports();
+	t.after(() => {
+		fsPromises.realpath = original;
+		syncBuiltinESMExports();
+	});
+}
 
 for (const [variant, fused] of Object.entries(variants)) {
 	test(`Pi ${piVersion}: ten dependent edits of one file in one message run in order (${variant})`, async (t) => {
 		const ws = makeWorkspace(t);
 		writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, actionFusion: true });
+		reverseRealpathOrder(t);
 		const file = path.join(ws.cwd, "order.txt");
 		fs.writeFileSync(file, "<v0>\n");
 		fs.symlinkSync(ws.cwd, path.join(ws.root, "linked"));
-		// A path through 30 links ("here" -> ".") takes longer to canonicalize than a plain one:
-		// a queue that takes its place only after an asynchronous lookup would let the next call in first.
+		// Every other call goes through 30 links ("here" -> ".").
 		fs.symlinkSync(".", path.join(ws.cwd, "here"));
 		const throughLinks = `${"here/".repeat(30)}order.txt`;
 		const spellings = ["order.txt", "@order.txt", pathToFileURL(file).href, file, path.join(ws.root, "linked", "order.txt")];
