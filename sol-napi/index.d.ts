@@ -162,16 +162,23 @@ export interface EffectiveConfig {
 }
 
 /**
- * Hashes a file (following links, streaming, no size limit): the hash guard
- * before a follow-up command compares two of these.
+ * Looks at a fused call's target for the hash guard, off the JavaScript thread
+ * (a Promise resolved from the libuv thread pool). Only a regular file is read,
+ * and only within the size cap and time budget of `sol_fusion::guard`; a FIFO,
+ * device, socket or directory is never opened.
  */
-export declare function fileDigest(path: string): FileDigest
+export declare function fileDigest(path: string): Promise<FileDigest>
 
-/** SHA-256 of a file's bytes, or why it could not be read. */
+/** One look at a fused call's target, as data: exactly one field is set. */
 export interface FileDigest {
-  /** Lower-case hex digest. */
+  /** Lower-case hex SHA-256 of a regular file read to the end. */
   digest?: string
-  /** The read error. */
+  /**
+   * Why the target was not hashed: a code of `sol_fusion::guard::Unguarded`
+   * (`fifo`, `device`, `socket`, `directory`, `other`, `too_large`, `too_slow`).
+   */
+  unguarded?: string
+  /** The error when the target could not be looked at or read. */
   error?: string
 }
 
@@ -219,17 +226,37 @@ export declare function fusionFailedBlock(commandText: string): string
 /** The whole error message when the command failed and the host must throw. */
 export declare function fusionFailedText(mutationText: string, commandText: string): string
 
+/** Decides from the look right after the mutation and the look right before the command. */
+export declare function fusionGuard(before: FileDigest, after: FileDigest): FusionGuard
+
+/**
+ * What the hash guard decided: run the command (with a one-line note when the guard
+ * could not be applied), or skip it with the `[then_run:skipped]` block.
+ */
+export interface FusionGuard {
+  /** True: run the command. */
+  run: boolean
+  /** The line to show before the command's block when the guard was not applied. */
+  note?: string
+  /** The `[then_run:skipped]` block when the command must not run. */
+  skipped?: string
+}
+
 /** The one warning when the active tool no longer accepts `then_run`. */
 export declare function fusionInertWarning(toolName: string): string
 
 /** Checks `then_run` and resolves the target path of an `edit`/`write` call. */
 export declare function fusionPlanCall(request: FusionCallRequest): FusionCallPlan
 
+/**
+ * The key of the per-file queue, computed synchronously so that a call takes its place
+ * in line the moment it starts: the canonical form of the deepest existing ancestor of
+ * `target` with the missing part appended, or `target` itself when that fails.
+ */
+export declare function fusionQueueKey(target: string): string
+
 /** The message when Pi's shell settings cannot be read and Action Fusion stays off. */
 export declare function fusionSettingsUnreadable(details: string): string
-
-/** The text when the target changed (or became unreadable) before the command. */
-export declare function fusionSkippedAfterChange(unreadableError?: string | undefined | null): string
 
 /** The error text when the mutation failed and the command was skipped. */
 export declare function fusionSkippedAfterMutationFailure(mutationError: string): string

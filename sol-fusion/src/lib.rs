@@ -9,6 +9,8 @@
 //! - [`path`]: which absolute file a tool call targets, from `@` mentions, `file://` URLs,
 //!   `~` and Windows shell drive paths ([`path::resolve_tool_path`]);
 //! - [`then_run`]: validation of the `then_run` argument ([`then_run::parse_then_run`]);
+//! - [`guard`]: the hash guard's rule: whether the command runs, from two looks at the
+//!   target after the mutation ([`guard::decide`]), and its limits;
 //! - [`text`]: every text the model or a person reads: the `[then_run:…]` result texts,
 //!   the schema descriptions, the savings badge, notice and status line, and how a
 //!   returned command result is classified.
@@ -17,7 +19,9 @@
 //!
 //! It never reads or writes a file, never runs a command, reads no clock and no environment
 //! and starts no process. The host performs the mutation with its own `edit`/`write` tool,
-//! hashes the target, runs the follow-up through its own shell and passes the results in.
+//! hashes the target (a regular file only, within [`guard::MAX_DIGEST_BYTES`] and
+//! [`guard::DIGEST_TIME_BUDGET_MS`]), runs the follow-up through its own shell and passes
+//! the results in.
 //! `clippy.toml` at the workspace root forbids the std functions that would break this.
 //!
 //! The mechanism is opt-in: it is active only when `sol-pi.json` sets `actionFusion` to
@@ -28,6 +32,7 @@
 //! ```
 //! use serde_json::json;
 //! use sol_core::SolPiConfig;
+//! use sol_fusion::guard::{self, GuardDecision, TargetLook};
 //! use sol_fusion::path::{resolve_tool_path, PathContext, Platform};
 //! use sol_fusion::text::{self, CommandOutcome};
 //! use sol_fusion::then_run::parse_then_run;
@@ -53,11 +58,15 @@
 //! let target = resolve_tool_path(args["path"].as_str().unwrap_or_default(), &ctx)?;
 //! assert_eq!(target, "/work/app/src/main loop.rs");
 //!
-//! // 3. The host writes the file, checks its hash, runs the command, and reports back.
+//! // 3. The host writes the file and looks at the target twice (here: the same digest).
+//! let look = TargetLook::Digest("5d41402abc4b2a76b9719d911017c592".to_owned());
+//! assert_eq!(guard::decide(&look, &look), GuardDecision::Run { note: None });
+//!
+//! // 4. It runs the command and reports back.
 //! let mutation_text = "Successfully wrote 13 bytes to src/main loop.rs";
 //! let (is_error, exit_code, output) = (false, Some(0.0), "Finished `dev` profile");
 //!
-//! // 4. Build the combined observation the model receives.
+//! // 5. Build the combined observation the model receives.
 //! let observation = match text::classify_command(is_error, exit_code) {
 //!     CommandOutcome::Succeeded => {
 //!         format!("{mutation_text}\n{}", text::succeeded_block(output))
@@ -74,6 +83,7 @@
 //! In Pi the success block is a separate text content block after the mutation's own
 //! blocks; a harness with plain-text observations can join them as above.
 
+pub mod guard;
 pub mod path;
 pub mod text;
 pub mod then_run;

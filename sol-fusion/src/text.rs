@@ -188,12 +188,14 @@ pub fn then_run_description(tool: MutationTool) -> &'static str {
 
 /// The schema description of `then_run.command`.
 pub fn command_description() -> &'static str {
-    "The bash command to run in the working directory once the file change has succeeded."
+    "The bash command to run in the working directory once the file change has succeeded \
+     (at most 65536 bytes, no NUL characters)."
 }
 
 /// The schema description of `then_run.timeout`.
 pub fn timeout_description() -> &'static str {
-    "Optional timeout for the command, in seconds. There is no default timeout."
+    "Optional timeout for the command, in seconds, greater than 0 and at most 2147483. \
+     There is no default timeout."
 }
 
 /// A one-line warning for when the active `tool_name` tool no longer accepts `then_run`.

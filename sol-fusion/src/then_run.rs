@@ -27,12 +27,26 @@ pub const COMMAND_KEY: &str = "command";
 /// The key of the optional timeout, in seconds, inside `then_run`.
 pub const TIMEOUT_KEY: &str = "timeout";
 
+/// The longest timer Pi's bash tool accepts, in milliseconds: Node's `setTimeout` holds at
+/// most 2^31 - 1 ms and fires at once for anything longer, so Pi refuses a larger timeout
+/// when the command starts, which for a fused call is after the file was changed.
+pub const MAX_TIMEOUT_MS: f64 = 2_147_483_647.0;
+/// [`MAX_TIMEOUT_MS`] in seconds, as the error text gives it (about 24.8 days).
+pub const MAX_TIMEOUT_SECONDS: f64 = MAX_TIMEOUT_MS / 1000.0;
+
+/// The longest `then_run.command` accepted, in UTF-8 bytes. On Linux the shell receives the
+/// command as one argument (`bash -c <command>`), and one argument may hold at most
+/// 131,072 bytes with its terminating NUL (`MAX_ARG_STRLEN`); Pi also puts the
+/// `shellCommandPrefix` setting in front of it. Half of that limit leaves the prefix room.
+pub const MAX_COMMAND_BYTES: usize = 65_536;
+
 /// A validated `then_run` request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ThenRun {
     /// The bash command, exactly as the model wrote it (not trimmed).
     pub command: String,
-    /// The timeout in seconds, finite and greater than 0; `None` means no timeout.
+    /// The timeout in seconds, greater than 0 and at most [`MAX_TIMEOUT_SECONDS`]; `None`
+    /// means no timeout.
     pub timeout_seconds: Option<f64>,
 }
 
@@ -72,12 +86,33 @@ pub enum ThenRunError {
         "then_run.command must be a non-empty string, got an empty or blank string; the file was not modified"
     )]
     EmptyCommand,
+    /// `then_run.command` is longer than [`MAX_COMMAND_BYTES`].
+    #[error(
+        "then_run.command is {bytes} bytes long, more than the {MAX_COMMAND_BYTES} bytes a shell command may have here; put a long script in a file and run that file; the file was not modified"
+    )]
+    CommandTooLong {
+        /// The command's length in UTF-8 bytes.
+        bytes: usize,
+    },
+    /// `then_run.command` contains U+0000, which no process argument can carry.
+    #[error(
+        "then_run.command contains a NUL character (U+0000), which a shell command cannot carry; the file was not modified"
+    )]
+    CommandHasNul,
     /// `then_run.timeout` is present but not a finite number greater than 0.
     #[error(
         "then_run.timeout must be a number of seconds greater than 0, or left out for no timeout; got {found}; the file was not modified"
     )]
     InvalidTimeout {
         /// The value that was given: the number itself, or its JSON kind.
+        found: String,
+    },
+    /// `then_run.timeout` is longer than Pi's bash tool accepts ([`MAX_TIMEOUT_SECONDS`]).
+    #[error(
+        "then_run.timeout must be at most {MAX_TIMEOUT_SECONDS} seconds (about 24.8 days), the longest timer Pi's bash tool accepts, or left out for no timeout; got {found}; the file was not modified"
+    )]
+    TimeoutTooLong {
+        /// The number that was given.
         found: String,
     },
 }
@@ -91,7 +126,10 @@ impl ThenRunError {
             ThenRunError::MissingCommand => "missing_command",
             ThenRunError::CommandNotString { .. } => "command_not_string",
             ThenRunError::EmptyCommand => "empty_command",
+            ThenRunError::CommandTooLong { .. } => "command_too_long",
+            ThenRunError::CommandHasNul => "command_has_nul",
             ThenRunError::InvalidTimeout { .. } => "invalid_timeout",
+            ThenRunError::TimeoutTooLong { .. } => "timeout_too_long",
         }
     }
 }
@@ -99,9 +137,13 @@ impl ThenRunError {
 /// Validates the `then_run` argument of a tool call.
 ///
 /// `None` (the key is absent) and JSON `null` mean no follow-up: `Ok(None)`. Otherwise the
-/// value must be an object with a `command` string that is not blank and, optionally, a
-/// `timeout` that is a number greater than 0. The checks run in this order: the kind of
-/// value, unknown keys, `command`, `timeout`.
+/// value must be an object with a `command` string that is not blank, at most
+/// [`MAX_COMMAND_BYTES`] long and free of NUL characters and, optionally, a `timeout` that is
+/// a number greater than 0 and at most [`MAX_TIMEOUT_SECONDS`]. These are the commands Pi's
+/// bash tool can start, so a call that passes is not refused by bash after its file was
+/// changed. The checks run in this order: the kind of value, unknown keys, `command`
+/// (present, a string, not blank, length, NUL), `timeout` (a number, greater than 0, at most
+/// the maximum).
 ///
 /// # Errors
 ///
@@ -127,6 +169,14 @@ pub fn parse_then_run(value: Option<&Value>) -> Result<Option<ThenRun>, ThenRunE
         Some(Value::String(command)) if is_blank(command) => {
             return Err(ThenRunError::EmptyCommand);
         }
+        Some(Value::String(command)) if command.len() > MAX_COMMAND_BYTES => {
+            return Err(ThenRunError::CommandTooLong {
+                bytes: command.len(),
+            });
+        }
+        Some(Value::String(command)) if command.contains('\0') => {
+            return Err(ThenRunError::CommandHasNul);
+        }
         Some(Value::String(command)) => command.clone(),
         Some(other) => {
             return Err(ThenRunError::CommandNotString {
@@ -137,7 +187,15 @@ pub fn parse_then_run(value: Option<&Value>) -> Result<Option<ThenRun>, ThenRunE
     let timeout_seconds = match object.get(TIMEOUT_KEY) {
         None => None,
         Some(Value::Number(number)) => match number.as_f64() {
-            Some(seconds) if seconds.is_finite() && seconds > 0.0 => Some(seconds),
+            // Pi compares `seconds * 1000` with its limit; the same f64 product here.
+            Some(seconds) if seconds.is_finite() && seconds > 0.0 => {
+                if seconds * 1000.0 > MAX_TIMEOUT_MS {
+                    return Err(ThenRunError::TimeoutTooLong {
+                        found: number.to_string(),
+                    });
+                }
+                Some(seconds)
+            }
             _ => {
                 return Err(ThenRunError::InvalidTimeout {
                     found: number.to_string(),

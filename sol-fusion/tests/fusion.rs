@@ -1,7 +1,7 @@
 //! The sol-fusion test suite: one binary, one module per area (under `tests/fusion/`).
 //!
-//! Run with `cargo test -p sol-fusion`. Snapshots live in `tests/snapshots/`; the path cases
-//! shared with the JavaScript host are in `fixtures/fusion/paths.json`.
+//! Run with `cargo test -p sol-fusion`. Snapshots live in `tests/snapshots/`; the path and
+//! `then_run` cases shared with the JavaScript host are in `fixtures/fusion/`.
 
 /// Asserts a text snapshot stored under `tests/snapshots/`, whatever module it is called from.
 macro_rules! assert_text_snapshot {
@@ -13,6 +13,8 @@ macro_rules! assert_text_snapshot {
     }};
 }
 
+#[path = "fusion/guard.rs"]
+mod guard;
 #[path = "fusion/path_fixtures.rs"]
 mod path_fixtures;
 #[path = "fusion/path_props.rs"]
@@ -25,5 +27,7 @@ mod snapshots;
 mod text;
 #[path = "fusion/then_run.rs"]
 mod then_run;
+#[path = "fusion/then_run_fixtures.rs"]
+mod then_run_fixtures;
 #[path = "fusion/then_run_props.rs"]
 mod then_run_props;

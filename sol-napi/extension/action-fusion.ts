@@ -2,9 +2,7 @@
 // with an optional `then_run` follow-up command, run through Pi's own bash tool
 // in the same call. Texts and decisions come from Rust (`sol-fusion`); this file
 // does the I/O: the per-file queue, the mutation, the hash guard, the command.
-import * as fsp from "node:fs/promises";
 import * as os from "node:os";
-import * as path from "node:path";
 
 import {
 	createBashToolDefinition,
@@ -64,40 +62,29 @@ function bashOptionsFromSettings(ctx: ExtensionContext, agentDir: string, addon:
 	return options;
 }
 
-/** One promise chain per canonical file: fused calls on a file run one at a time. */
+/**
+ * One promise chain per canonical file: calls on a file run one at a time, in the order
+ * they called `run`. The place in line is taken synchronously, inside that call, so the
+ * order is the order in which Pi started the tool calls (the model's order).
+ */
 class FileQueue {
 	private readonly tails = new Map<string, Promise<void>>();
 
-	async run<T>(key: string, operation: () => Promise<T>): Promise<T> {
+	run<T>(key: string, operation: () => Promise<T>): Promise<T> {
 		const previous = this.tails.get(key) ?? Promise.resolve();
 		let release!: () => void;
 		const done = new Promise<void>((resolve) => (release = resolve));
 		const tail = previous.then(() => done);
 		this.tails.set(key, tail);
-		await previous;
-		try {
-			return await operation();
-		} finally {
-			release();
-			if (this.tails.get(key) === tail) this.tails.delete(key);
-		}
-	}
-}
-
-/** Realpath of the deepest existing ancestor, with the missing segments put back. */
-async function canonicalKey(target: string): Promise<string> {
-	const missing: string[] = [];
-	let current = target;
-	for (;;) {
-		try {
-			return path.join(await fsp.realpath(current), ...missing.reverse());
-		} catch (error) {
-			const code = (error as NodeJS.ErrnoException).code;
-			const parent = path.dirname(current);
-			if ((code !== "ENOENT" && code !== "ENOTDIR") || parent === current) return target;
-			missing.push(path.basename(current));
-			current = parent;
-		}
+		return (async () => {
+			await previous;
+			try {
+				return await operation();
+			} finally {
+				release();
+				if (this.tails.get(key) === tail) this.tails.delete(key);
+			}
+		})();
 	}
 }
 
@@ -158,14 +145,20 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 		if (!thenRun) return mutation;
 		if (mutation.isError) throw new Error(addon.fusionSkippedAfterMutationFailure(textOf(mutation)));
 
-		// Hash guard: the target must not change between the mutation and the command.
-		const before = addon.fileDigest(target);
+		// Hash guard: the target must not change between the mutation and the command. Each
+		// look runs on the thread pool; Rust reads only a bounded regular file and decides.
+		// A rejected look (a panic in Rust) counts as an unreadable target: the command is skipped.
+		const look = (file: string) => addon.fileDigest(file).catch((error: unknown) => ({ error: messageOf(error) }));
+		const before = await look(target);
 		await new Promise<void>((resolve) => setImmediate(resolve));
-		const after = addon.fileDigest(target);
-		if (before.error !== undefined || after.error !== undefined || before.digest !== after.digest) {
-			const skipped = addon.fusionSkippedAfterChange(before.error ?? after.error);
+		const after = await look(target);
+		const guard = addon.fusionGuard(before, after);
+		if (!guard.run) {
+			const skipped = guard.skipped ?? "";
 			return failAfterMutation(mutation, skipped, addon.fusionAfterMutation(textOf(mutation), skipped));
 		}
+		// A target that could not be guarded: its one-line note follows the mutation's blocks.
+		if (guard.note !== undefined) mutation = { ...mutation, content: [...mutation.content, { type: "text", text: guard.note }] };
 
 		let command: ToolResult;
 		try {
@@ -224,7 +217,8 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 				];
 				if (plan.target === undefined) return runFused(kind, "", undefined, call);
 				const target = plan.target;
-				return queue.run(await canonicalKey(target), () => runFused(kind, target, plan.thenRun, call));
+				// No await before this line: the call takes its place in the file's line now.
+				return queue.run(addon.fusionQueueKey(target), () => runFused(kind, target, plan.thenRun, call));
 			},
 			renderCall(args: any, theme: any, context: any) {
 				const inner = definitionsFor(context?.cwd ?? ctx.cwd)[kind].renderCall?.(args, theme, context);

@@ -72,7 +72,7 @@ fn root_for(request: &RuntimeRootRequest) -> Result<Utf8PathBuf, String> {
 
 /// The canonical form of the deepest existing ancestor, with the missing part
 /// appended: Pi may create the session directory only when it first writes.
-fn canonical_prefix(path: &Utf8Path) -> io::Result<Utf8PathBuf> {
+pub(crate) fn canonical_prefix(path: &Utf8Path) -> io::Result<Utf8PathBuf> {
     if !path.is_absolute() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,

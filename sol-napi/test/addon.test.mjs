@@ -173,12 +173,13 @@ test("then_run arguments are checked before anything runs", () => {
 	}
 });
 
-test("the file digest is SHA-256 of the bytes and reports unreadable files", (t) => {
+test("the file digest is SHA-256 of the bytes and reports unreadable files", async (t) => {
 	const ws = makeWorkspace(t);
 	const file = path.join(ws.root, "digest.txt");
 	fs.writeFileSync(file, "abc");
-	assert.equal(addon.fileDigest(file).digest, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-	const missing = addon.fileDigest(path.join(ws.root, "missing"));
+	assert.equal((await addon.fileDigest(file)).digest, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	const missing = await addon.fileDigest(path.join(ws.root, "missing"));
 	assert.equal(missing.digest, undefined);
 	assert.match(missing.error, /No such file/);
+	assert.deepEqual(await addon.fileDigest(ws.root), { unguarded: "directory" });
 });

@@ -1,6 +1,7 @@
 //! Snapshots of every text a model or a person reads.
 
 use serde_json::json;
+use sol_fusion::guard::{self, TargetLook, Unguarded};
 use sol_fusion::path::{PathContext, Platform, resolve_tool_path};
 use sol_fusion::text::{self, MutationTool};
 use sol_fusion::then_run::parse_then_run;
@@ -126,6 +127,9 @@ fn then_run_error_messages() {
         json!({"command": "npm test", "timeout": -2.5}),
         json!({"command": "npm test", "timeout": "30"}),
         json!({"command": "npm test", "timeout": null}),
+        json!({"command": "npm test", "timeout": 1e308}),
+        json!({"command": "npm test", "timeout": 2_147_484}),
+        json!({"command": "npm test\u{0}; rm -rf /"}),
     ];
     let texts: Vec<String> = values
         .iter()
@@ -135,6 +139,35 @@ fn then_run_error_messages() {
         })
         .collect();
     assert_text_snapshot!("then_run_error_messages", texts.join("\n"));
+    // The length error, without echoing a 2 MB value.
+    let long = json!({ "command": "x".repeat(2 * 1024 * 1024) });
+    let error = parse_then_run(Some(&long)).expect_err("too long");
+    assert_text_snapshot!(
+        "then_run_command_too_long",
+        format!("[{}] {error}", error.code())
+    );
+}
+
+#[test]
+fn guard_texts() {
+    let mut texts: Vec<String> = Unguarded::ALL
+        .into_iter()
+        .map(|reason| format!("[{}] {}", reason.code(), guard::unguarded_note(reason)))
+        .collect();
+    let digest = |hex: &str| TargetLook::Digest(hex.to_owned());
+    let unreadable = TargetLook::Unreadable("No such file or directory (os error 2)".to_owned());
+    for (before, after) in [
+        (digest("aa"), digest("bb")),
+        (digest("aa"), TargetLook::Unguarded(Unguarded::Fifo)),
+        (digest("aa"), unreadable.clone()),
+        (TargetLook::Unguarded(Unguarded::Device), unreadable),
+    ] {
+        texts.push(format!(
+            "{before:?} then {after:?}:\n{:?}",
+            guard::decide(&before, &after)
+        ));
+    }
+    assert_text_snapshot!("guard_texts", texts.join("\n"));
 }
 
 #[test]

@@ -2,7 +2,10 @@
 
 use serde_json::{Value, json};
 use sol_fusion::FusionError;
-use sol_fusion::then_run::{ThenRun, ThenRunError, parse_then_run};
+use sol_fusion::text;
+use sol_fusion::then_run::{
+    MAX_COMMAND_BYTES, MAX_TIMEOUT_SECONDS, ThenRun, ThenRunError, parse_then_run,
+};
 
 fn parse(value: Value) -> Result<Option<ThenRun>, ThenRunError> {
     parse_then_run(Some(&value))
@@ -114,6 +117,76 @@ fn the_timeout_must_be_a_positive_number() {
 }
 
 #[test]
+fn the_timeout_is_at_most_what_pi_bash_accepts() {
+    // Pi's bash refuses `timeout * 1000 > 2^31 - 1`; so does the parser, with the same product.
+    let accepted = [2_147_483.0, 2_147_483.647, MAX_TIMEOUT_SECONDS];
+    for seconds in accepted {
+        let parsed = parse(json!({"command": "x", "timeout": seconds}));
+        assert_eq!(
+            parsed.map(|then_run| then_run.and_then(|t| t.timeout_seconds)),
+            Ok(Some(seconds)),
+            "{seconds}"
+        );
+    }
+    for timeout in [
+        json!(2_147_483.648),
+        json!(2_147_484),
+        json!(1e7),
+        json!(1e308),
+        json!(f64::MAX),
+        json!(u64::MAX),
+    ] {
+        assert_eq!(
+            code(json!({"command": "x", "timeout": timeout})),
+            "timeout_too_long",
+            "{timeout}"
+        );
+    }
+}
+
+#[test]
+fn the_command_has_no_nul_and_a_bounded_length() {
+    for command in ["\0", "make\0", "echo a\0b", "\0 "] {
+        assert_eq!(
+            code(json!({ "command": command })),
+            "command_has_nul",
+            "{command:?}"
+        );
+    }
+    let longest = "x".repeat(MAX_COMMAND_BYTES);
+    assert_eq!(
+        parse(json!({ "command": longest })).map(|then_run| then_run.map(|t| t.command.len())),
+        Ok(Some(MAX_COMMAND_BYTES))
+    );
+    // The limit counts UTF-8 bytes, not characters.
+    for command in [
+        "x".repeat(MAX_COMMAND_BYTES + 1),
+        "é".repeat(MAX_COMMAND_BYTES / 2 + 1),
+        "x".repeat(2 * 1024 * 1024),
+    ] {
+        assert_eq!(code(json!({ "command": command })), "command_too_long");
+    }
+    // A command that is too long is reported as such even when it also holds a NUL.
+    let both = format!("\0{}", "x".repeat(MAX_COMMAND_BYTES));
+    assert_eq!(code(json!({ "command": both })), "command_too_long");
+}
+
+#[test]
+fn the_schema_descriptions_state_the_limits() {
+    assert!(
+        text::command_description().contains(&MAX_COMMAND_BYTES.to_string()),
+        "{}",
+        text::command_description()
+    );
+    let whole_seconds = MAX_TIMEOUT_SECONDS.floor().to_string();
+    assert!(
+        text::timeout_description().contains(&whole_seconds),
+        "{}",
+        text::timeout_description()
+    );
+}
+
+#[test]
 fn every_error_says_the_file_was_not_modified() {
     let values = [
         json!("npm test"),
@@ -122,6 +195,9 @@ fn every_error_says_the_file_was_not_modified() {
         json!({"command": 1}),
         json!({"command": ""}),
         json!({"command": "x", "timeout": -1}),
+        json!({"command": "x", "timeout": 1e308}),
+        json!({"command": "x\0"}),
+        json!({"command": "x".repeat(MAX_COMMAND_BYTES + 1)}),
     ];
     for value in values {
         let message = parse(value).expect_err("invalid").to_string();

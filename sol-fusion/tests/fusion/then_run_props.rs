@@ -3,7 +3,9 @@
 use proptest::prelude::*;
 use proptest::sample::select;
 use serde_json::{Map, Number, Value, json};
-use sol_fusion::then_run::{ThenRun, parse_then_run};
+use sol_fusion::then_run::{
+    MAX_COMMAND_BYTES, MAX_TIMEOUT_MS, ThenRun, ThenRunError, parse_then_run,
+};
 
 fn json_leaf() -> impl Strategy<Value = Value> {
     prop_oneof![
@@ -36,17 +38,18 @@ fn json_value() -> impl Strategy<Value = Value> {
 }
 
 fn command() -> impl Strategy<Value = String> {
-    ".{0,40}".prop_filter("not blank", |command| {
-        !command
-            .chars()
-            .all(|c| c.is_whitespace() || c == '\u{feff}')
+    ".{0,40}".prop_filter("not blank, no NUL", |command| {
+        !command.contains('\0')
+            && !command
+                .chars()
+                .all(|c| c.is_whitespace() || c == '\u{feff}')
     })
 }
 
 fn timeout() -> impl Strategy<Value = Option<f64>> {
     prop::option::of(prop_oneof![
         (1u32..100_000).prop_map(f64::from),
-        (f64::MIN_POSITIVE..1e12f64),
+        (f64::MIN_POSITIVE..2_147_483.647f64),
     ])
 }
 
@@ -57,9 +60,53 @@ proptest! {
     fn any_json_value_is_handled_without_panicking(value in json_value()) {
         if let Ok(Some(then_run)) = parse_then_run(Some(&value)) {
             prop_assert!(!then_run.command.trim().is_empty());
+            prop_assert!(then_run.command.len() <= MAX_COMMAND_BYTES);
+            prop_assert!(!then_run.command.contains('\0'));
             if let Some(seconds) = then_run.timeout_seconds {
                 prop_assert!(seconds.is_finite() && seconds > 0.0);
+                prop_assert!(seconds * 1000.0 <= MAX_TIMEOUT_MS);
             }
+        }
+    }
+
+    #[test]
+    fn a_timeout_is_accepted_exactly_when_pi_bash_would_accept_it(
+        seconds in prop_oneof![
+            (f64::MIN_POSITIVE..1e7f64),
+            (2_147_483.0f64..2_147_484.0),
+            (1e7f64..f64::MAX),
+        ]
+    ) {
+        // Pi: finite, > 0, and seconds * 1000 <= 2^31 - 1.
+        let pi_accepts = seconds.is_finite() && seconds > 0.0 && seconds * 1000.0 <= 2_147_483_647.0;
+        let parsed = parse_then_run(Some(&json!({"command": "x", "timeout": seconds})));
+        prop_assert_eq!(parsed.is_ok(), pi_accepts, "{:?}", parsed);
+        if !pi_accepts {
+            prop_assert_eq!(parsed.map_err(|e| e.code()), Err("timeout_too_long"));
+        }
+    }
+
+    #[test]
+    fn a_nul_anywhere_in_the_command_is_refused(head in ".{0,20}", tail in ".{0,20}") {
+        let command = format!("{head}\0{tail}");
+        prop_assert_eq!(
+            parse_then_run(Some(&json!({ "command": command }))),
+            Err(ThenRunError::CommandHasNul)
+        );
+    }
+
+    #[test]
+    fn the_length_limit_counts_utf8_bytes(
+        unit in select(vec!["x", "é", "€", "𝄞"]),
+        extra in 0usize..3,
+    ) {
+        let mut command = unit.repeat(MAX_COMMAND_BYTES / unit.len());
+        command.push_str(&"y".repeat(extra));
+        let parsed = parse_then_run(Some(&json!({ "command": command })));
+        if command.len() <= MAX_COMMAND_BYTES {
+            prop_assert!(parsed.is_ok());
+        } else {
+            prop_assert_eq!(parsed, Err(ThenRunError::CommandTooLong { bytes: command.len() }));
         }
     }
 
