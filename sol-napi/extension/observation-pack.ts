@@ -106,7 +106,8 @@ export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 				assistantsAfter++;
 				continue;
 			}
-			if (message.role !== "toolResult" || message.isError || typeof message.toolCallId !== "string") continue;
+			// The tool-call id is never needed: identity is the content (an id may be reused, empty or absent).
+			if (message.role !== "toolResult" || message.isError) continue;
 			const text = textOnly(message.content);
 			// A UTF-16 unit is at most 3 UTF-8 bytes: shorter texts cannot pass the threshold.
 			if (!text || text.length * 3 <= policy.thresholdBytes) continue;
@@ -134,7 +135,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 			}
 			const prepared = candidates.length === 0 ? [] : addon.obsPrepare(
 				dir,
-				candidates.map(([message, blocks, toolName]) => ({ toolCallId: message.toolCallId!, toolName, text: joined(blocks) })),
+				candidates.map(([message, blocks, toolName]) => ({ toolCallId: message.toolCallId ?? "", toolName, text: joined(blocks) })),
 				new Date().toISOString(),
 			);
 			prepared.forEach((result, index) => {
@@ -175,10 +176,10 @@ export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 		const candidates: NativeAddon.ObsCandidate[] = [];
 		for (const entry of ctx.sessionManager.getBranch() as Array<{ type: string; message?: Message }>) {
 			const message = entry.type === "message" ? entry.message : undefined;
-			if (!message || message.role !== "toolResult" || message.isError || typeof message.toolCallId !== "string") continue;
+			if (!message || message.role !== "toolResult" || message.isError) continue;
 			const text = textOnly(message.content);
 			if (!text || text.length * 3 <= policy.thresholdBytes || !wellFormed(text.blocks)) continue;
-			candidates.push({ toolCallId: message.toolCallId, toolName: message.toolName ?? "unknown", text: joined(text.blocks) });
+			candidates.push({ toolCallId: message.toolCallId ?? "", toolName: message.toolName ?? "unknown", text: joined(text.blocks) });
 		}
 		return candidates;
 	}
