@@ -4,9 +4,14 @@
 // assistant tool calls alternating with tool results; about 10 % of texts non-ASCII) at 100,
 // 1,000 and 5,000 messages. For each size it times, per request, on a fresh deep copy of the
 // messages as Pi passes them (the copy itself is not timed):
-//   walk        the floor: the same walk with no work (what any handler pays)
+//   walk        the same walk with no work (what any handler pays; it reads lengths only)
+//   exact       the walk plus one `===` of every large text against the texts kept from an
+//               earlier copy: the floor for any exact content check (Pi's copy is new on
+//               every request, so the bytes must be read; V8 compares them with memcmp)
 //   first       the real handler, first request (every large result crosses into Rust once)
-//   steady      the real handler, later requests (cache by toolCallId, guarded by length)
+//   steady      the real handler, later requests (cache by content: bucket by text length,
+//               a hit needs the same tool and === block texts)
+//   reused      steady, with every tool-call id "call_0" (a provider that reuses ids)
 //   rehash      a handler that SHA-256-hashes every large result on every request, as the
 //               original did at the least (it also re-verified objects and wrote the ledger)
 // Median of the timed iterations; peak RSS at the end.
@@ -27,7 +32,7 @@ function rng(seed) {
 	return () => ((x = (x * 1103515245 + 12345) % 2147483648) / 2147483648);
 }
 
-function conversation(count, seed) {
+function conversation(count, seed, reuseIds = false) {
 	const random = rng(seed);
 	const messages = [];
 	let call = 0;
@@ -36,7 +41,7 @@ function conversation(count, seed) {
 			messages.push({ role: "user", content: [{ type: "text", text: `task step ${i}` }], timestamp: i });
 			continue;
 		}
-		const id = `call_${seed}_${call++}`;
+		const id = reuseIds ? "call_0" : `call_${seed}_${call++}`;
 		messages.push({ role: "assistant", content: [{ type: "toolCall", id, name: "bash", arguments: { command: `cmd ${i}` } }], stopReason: "toolUse", timestamp: i });
 		const large = random() < 0.18;
 		const size = large ? 10_500 + Math.floor(random() * 60_000) : 200 + Math.floor(random() * 4_000);
@@ -71,6 +76,32 @@ function walkOnly(messages) {
 	return found;
 }
 
+/** The large texts of `messages`, in walk order, for `exactWalk`. */
+function largeTexts(messages) {
+	const texts = [];
+	for (let i = messages.length - 1; i >= 0; i--) {
+		const m = messages[i];
+		if (m.role !== "toolResult" || m.isError || !Array.isArray(m.content)) continue;
+		let length = 0;
+		for (const block of m.content) length += block.type === "text" ? block.text.length : 0;
+		if (length * 3 > 10_240) texts.push(m.content[0].text);
+	}
+	return texts;
+}
+
+function exactWalk(messages, kept) {
+	let same = 0;
+	let k = 0;
+	for (let i = messages.length - 1; i >= 0; i--) {
+		const m = messages[i];
+		if (m.role !== "toolResult" || m.isError || !Array.isArray(m.content)) continue;
+		let length = 0;
+		for (const block of m.content) length += block.type === "text" ? block.text.length : 0;
+		if (length * 3 > 10_240 && m.content[0].text === kept[k++]) same++;
+	}
+	return same;
+}
+
 function rehashEveryRequest(messages) {
 	let hashed = 0;
 	for (const m of messages) {
@@ -97,13 +128,15 @@ function handlerFor(sessionDir) {
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "sol-pi-bench-"));
 console.log(`ObservationPack context handler, median of ${iterations} requests per figure (ms)`);
-console.log("messages  text MB  large  walk    first   steady  rehash  steady/walk  rehash/steady");
+console.log("messages  text MB  large  walk    exact   first   steady  reused  rehash  steady/walk  steady/exact  rehash/steady");
 let peak = 0;
 for (const [count, seed] of [[100, 1], [1_000, 2], [5_000, 3]]) {
 	const base = conversation(count, seed);
+	const reusedBase = conversation(count, seed, true);
+	const kept = largeTexts(structuredClone(base));
 	const megabytes = base.reduce((sum, m) => sum + (m.role === "toolResult" ? m.content[0].text.length : 0), 0) / 1e6;
 	const large = walkOnly(base);
-	const walk = [], first = [], steady = [], rehash = [];
+	const walk = [], exact = [], first = [], steady = [], reused = [], rehash = [];
 	for (let i = 0; i < iterations; i++) {
 		const handler = handlerFor(path.join(work, `s${count}-${i}`));
 		let copy = structuredClone(base);
@@ -112,15 +145,23 @@ for (const [count, seed] of [[100, 1], [1_000, 2], [5_000, 3]]) {
 			copy = structuredClone(base);
 			steady.push(time(() => handler(copy)));
 		}
+		const reusedHandler = handlerFor(path.join(work, `r${count}-${i}`));
+		reusedHandler(structuredClone(reusedBase));
+		for (let r = 0; r < 3; r++) {
+			copy = structuredClone(reusedBase);
+			reused.push(time(() => reusedHandler(copy)));
+		}
 		copy = structuredClone(base);
 		walk.push(time(() => walkOnly(copy)));
+		copy = structuredClone(base);
+		exact.push(time(() => exactWalk(copy, kept)));
 		copy = structuredClone(base);
 		rehash.push(time(() => rehashEveryRequest(copy)));
 		peak = Math.max(peak, process.memoryUsage().rss);
 	}
-	const [w, f, s, h] = [median(walk), median(first), median(steady), median(rehash)];
+	const [w, e, f, s, u, h] = [median(walk), median(exact), median(first), median(steady), median(reused), median(rehash)];
 	console.log(
-		`${String(count).padStart(8)}  ${megabytes.toFixed(2).padStart(7)}  ${String(large).padStart(5)}  ${w.toFixed(2).padStart(6)}  ${f.toFixed(1).padStart(6)}  ${s.toFixed(2).padStart(6)}  ${h.toFixed(2).padStart(6)}  ${(s / w).toFixed(2).padStart(11)}  ${(h / s).toFixed(1).padStart(13)}`,
+		`${String(count).padStart(8)}  ${megabytes.toFixed(2).padStart(7)}  ${String(large).padStart(5)}  ${w.toFixed(2).padStart(6)}  ${e.toFixed(2).padStart(6)}  ${f.toFixed(1).padStart(6)}  ${s.toFixed(2).padStart(6)}  ${u.toFixed(2).padStart(6)}  ${h.toFixed(2).padStart(6)}  ${(s / w).toFixed(2).padStart(11)}  ${(s / e).toFixed(2).padStart(12)}  ${(h / s).toFixed(1).padStart(13)}`,
 	);
 }
 console.log(`peak RSS ${(peak / 1024 / 1024).toFixed(0)} MiB (includes the synthetic conversations and their copies)`);

@@ -317,9 +317,12 @@ export interface LoadConfigOutcome {
   error?: ConfigFailure
 }
 
-/** A text-only, non-error tool result the host has not seen before. */
+/**
+ * A text-only, non-error tool result whose text is well-formed UTF-16 (the host sends
+ * nothing else: a lone surrogate would arrive here as U+FFFD).
+ */
 export interface ObsCandidate {
-  /** Its tool call id. */
+  /** Its tool call id (information for the ledger, not part of the identity). */
   toolCallId: string
   /** The tool that produced it. */
   toolName: string
@@ -353,8 +356,12 @@ export interface ObsPolicy {
   fullSends: number
 }
 
-/** Decides, archives and builds placeholders for new candidates, in order. */
-export declare function obsPrepare(dir: string, candidates: Array<ObsCandidate>): Array<ObsPrepared>
+/**
+ * Decides, archives and builds placeholders for new candidates, in order. A damaged
+ * object or record found on the way is rebuilt from the candidate's text and recorded in
+ * the ledger (`repaired`, stamped `timestamp`).
+ */
+export declare function obsPrepare(dir: string, candidates: Array<ObsCandidate>, timestamp: string): Array<ObsPrepared>
 
 /**
  * What Rust made of a candidate. `eligible` false: never packed; `error` set:
@@ -385,7 +392,10 @@ export interface ObsPrepared {
   removedTokens?: number
 }
 
-/** Pages (or searches) a stored original after verifying its size and hash. */
+/**
+ * Pages (or searches) a stored original after verifying its size and hash. An id that is
+ * not stored, or whose object is damaged, is rebuilt from `history` when given.
+ */
 export declare function obsRecall(request: ObsRecallRequest): ObsRecallOutcome
 
 /** The recall row's call label. */
@@ -399,8 +409,11 @@ export interface ObsRecallOutcome {
   details?: any
   /** The tool error. */
   error?: string
-  /** True when the id is well formed but not stored here (the host may restore it). */
-  unknown: boolean
+  /**
+   * True when nothing or something damaged is stored under the id and no history was
+   * given: call again with the branch's history, which may rebuild it.
+   */
+  needsHistory: boolean
 }
 
 /** One `obs_recall` call. */
@@ -415,16 +428,15 @@ export interface ObsRecallRequest {
   query?: string
   /** ISO timestamp for the ledger record. */
   timestamp: string
+  /**
+   * The large text results of the current branch, given on a second call after the
+   * first answered `needs_history`: the original is rebuilt from them.
+   */
+  history?: Array<ObsCandidate>
 }
 
 /** The recall row's result label. */
 export declare function obsRecallResultLabel(bytes: number, lines: number): string
-
-/**
- * Rebuilds a missing object from the branch's own history (a fork or a resumed
- * session has a new storage root): archives the candidate whose id matches.
- */
-export declare function obsRestore(dir: string, candidates: Array<ObsCandidate>, wantedId: string): boolean
 
 /** The savings notice for `removed_tokens` tokens no longer sent per request. */
 export declare function obsSavingsNotice(removedTokens: number): ObsSavingsNotice

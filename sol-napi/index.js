@@ -860,7 +860,6 @@ module.exports.obsPrepare = nativeBinding.obsPrepare
 module.exports.obsRecall = nativeBinding.obsRecall
 module.exports.obsRecallCallLabel = nativeBinding.obsRecallCallLabel
 module.exports.obsRecallResultLabel = nativeBinding.obsRecallResultLabel
-module.exports.obsRestore = nativeBinding.obsRestore
 module.exports.obsSavingsNotice = nativeBinding.obsSavingsNotice
 module.exports.obsTexts = nativeBinding.obsTexts
 module.exports.obsUnavailable = nativeBinding.obsUnavailable

@@ -3,10 +3,14 @@
 // The handler walks the messages Pi passes (a copy per request) and edits them
 // in place; it returns nothing, so Pi 0.87+ keeps its system messages where they
 // are. Each large text result crosses into Rust once in its life: Rust decides
-// eligibility, archives the original and builds the placeholder; the result is
-// cached by toolCallId, guarded by text length. How many requests already
-// carried a result is the number of assistant messages after it on the current
-// branch, so send counts follow the session tree with no state of their own.
+// eligibility, archives the original and builds the placeholder. The decision is
+// cached by content, never by the provider's tool-call id (providers reuse ids, or
+// send none): a bucket per text length holds the exact block texts each decision
+// was made for, and a hit needs the same tool and `===` texts. How many requests
+// already carried a result is the number of assistant messages after it on the
+// current branch, so send counts follow the session tree with no state of their own.
+// A text that is not well-formed UTF-16 (a lone surrogate) is never replaced: it
+// would reach Rust as U+FFFD, so the model always gets such a result exactly.
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Container, Text } from "@earendil-works/pi-tui";
 import { Type } from "typebox";
@@ -32,11 +36,29 @@ function textOnly(content: unknown): { blocks: Block[]; length: number } | undef
 
 const joined = (blocks: Block[]) => blocks.map((block) => block.text).join("\n");
 
+// String.prototype.isWellFormed is ES2024 (Node 20+); the extension's TypeScript lib is ES2022.
+const wellFormed = (blocks: Block[]) => blocks.every((block) => (block.text as string & { isWellFormed(): boolean }).isWellFormed());
+
+/** A decision and the exact content it was made for. */
+type Decision = { toolName: string; texts: string[]; prepared: Prepared | undefined };
+
+/** The decision made for exactly these blocks of this tool, if any. */
+function lookup(bucket: Decision[] | undefined, toolName: string, blocks: Block[]): Decision | undefined {
+	if (!bucket) return undefined;
+	next: for (const decision of bucket) {
+		if (decision.toolName !== toolName || decision.texts.length !== blocks.length) continue;
+		// Same-length flat strings: V8 compares them with memcmp, stopping at the first difference.
+		for (let i = 0; i < blocks.length; i++) if (decision.texts[i] !== blocks[i].text) continue next;
+		return decision;
+	}
+	return undefined;
+}
+
 export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 	const policy = addon.obsPolicy();
 	const texts = addon.obsTexts();
-	// Per storage directory: toolCallId -> the decision made for that result.
-	const caches = new Map<string, Map<string, { length: number; prepared: Prepared | undefined }>>();
+	// Per storage directory: joined text length -> the decisions made for results of that length.
+	const caches = new Map<string, Map<number, Decision[]>>();
 	const reported = new Set<string>();
 	let statusTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -76,7 +98,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 		if (!cache) caches.set(dir, (cache = new Map()));
 
 		const ready: Array<[Message, Prepared, number]> = [];
-		const pending: Array<[Message, string, number, number]> = [];
+		const pending: Array<[Message, Block[], string, number, number]> = [];
 		let assistantsAfter = 0;
 		for (let i = messages.length - 1; i >= 0; i--) {
 			const message = messages[i];
@@ -84,27 +106,44 @@ export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 				assistantsAfter++;
 				continue;
 			}
-			if (message.role !== "toolResult" || message.isError || typeof message.toolCallId !== "string") continue;
+			// The tool-call id is never needed: identity is the content (an id may be reused, empty or absent).
+			if (message.role !== "toolResult" || message.isError) continue;
 			const text = textOnly(message.content);
 			// A UTF-16 unit is at most 3 UTF-8 bytes: shorter texts cannot pass the threshold.
 			if (!text || text.length * 3 <= policy.thresholdBytes) continue;
-			const cached = cache.get(message.toolCallId);
-			if (cached && cached.length === text.length) {
+			const toolName = message.toolName ?? "unknown";
+			const cached = lookup(cache.get(text.length), toolName, text.blocks);
+			if (cached) {
 				if (cached.prepared) ready.push([message, cached.prepared, assistantsAfter]);
 				continue;
 			}
-			pending.push([message, joined(text.blocks), text.length, assistantsAfter]);
+			pending.push([message, text.blocks, toolName, text.length, assistantsAfter]);
 		}
 		if (pending.length > 0) {
-			const prepared = addon.obsPrepare(
+			const remember = (blocks: Block[], toolName: string, length: number, prepared: Prepared | undefined) => {
+				const bucket = cache.get(length);
+				const decision = { toolName, texts: blocks.map((block) => block.text!), prepared };
+				if (bucket) bucket.push(decision);
+				else cache.set(length, [decision]);
+			};
+			const candidates: typeof pending = [];
+			for (const entry of pending) {
+				const [, blocks, toolName, length] = entry;
+				if (wellFormed(blocks)) candidates.push(entry);
+				// Not well-formed UTF-16: never replaced, decided here without Rust.
+				else if (!lookup(cache.get(length), toolName, blocks)) remember(blocks, toolName, length, undefined);
+			}
+			const prepared = candidates.length === 0 ? [] : addon.obsPrepare(
 				dir,
-				pending.map(([message, text]) => ({ toolCallId: message.toolCallId!, toolName: message.toolName ?? "unknown", text })),
+				candidates.map(([message, blocks, toolName]) => ({ toolCallId: message.toolCallId ?? "", toolName, text: joined(blocks) })),
+				new Date().toISOString(),
 			);
 			prepared.forEach((result, index) => {
-				const [message, , length, after] = pending[index];
+				const [message, blocks, toolName, length, after] = candidates[index];
 				// A failed archive keeps this message in full and is retried on the next request.
 				if (result.error !== undefined) return reportOnce(ctx, result.error);
-				cache.set(message.toolCallId!, { length, prepared: result.eligible ? result : undefined });
+				// The same content twice in one request: one decision, each message its own count.
+				if (!lookup(cache.get(length), toolName, blocks)) remember(blocks, toolName, length, result.eligible ? result : undefined);
 				if (result.eligible) ready.push([message, result, after]);
 			});
 		}
@@ -132,15 +171,15 @@ export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 		announce(ctx, removed);
 	});
 
-	/** Large text results on the current branch, for rebuilding an object a fork or resume lacks. */
+	/** Large well-formed text results on the current branch, for rebuilding an object that is missing (a fork, a resume) or damaged. */
 	function branchCandidates(ctx: ExtensionContext): NativeAddon.ObsCandidate[] {
 		const candidates: NativeAddon.ObsCandidate[] = [];
 		for (const entry of ctx.sessionManager.getBranch() as Array<{ type: string; message?: Message }>) {
 			const message = entry.type === "message" ? entry.message : undefined;
-			if (!message || message.role !== "toolResult" || message.isError || typeof message.toolCallId !== "string") continue;
+			if (!message || message.role !== "toolResult" || message.isError) continue;
 			const text = textOnly(message.content);
-			if (!text || text.length * 3 <= policy.thresholdBytes) continue;
-			candidates.push({ toolCallId: message.toolCallId, toolName: message.toolName ?? "unknown", text: joined(text.blocks) });
+			if (!text || text.length * 3 <= policy.thresholdBytes || !wellFormed(text.blocks)) continue;
+			candidates.push({ toolCallId: message.toolCallId ?? "", toolName: message.toolName ?? "unknown", text: joined(text.blocks) });
 		}
 		return candidates;
 	}
@@ -158,9 +197,11 @@ export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 		async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
 			const dir = storageDir(ctx);
 			if (!dir) throw new Error(addon.obsUnavailable("no storage directory for this session"));
-			const recall = () => addon.obsRecall({ dir, id: params.id, offset: params.offset ?? 0, query: params.query, timestamp: new Date().toISOString() });
+			const recall = (history?: NativeAddon.ObsCandidate[]) =>
+				addon.obsRecall({ dir, id: params.id, offset: params.offset ?? 0, query: params.query, timestamp: new Date().toISOString(), history });
 			let outcome = recall();
-			if (outcome.unknown && addon.obsRestore(dir, branchCandidates(ctx), params.id)) outcome = recall();
+			// Nothing or something damaged is stored under the id: Rust rebuilds it from this branch if it can.
+			if (outcome.needsHistory) outcome = recall(branchCandidates(ctx));
 			if (outcome.text === undefined) throw new Error(outcome.error ?? `Unknown observation id: ${params.id}`);
 			return { content: [{ type: "text", text: outcome.text }], details: outcome.details };
 		},

@@ -6,6 +6,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use sol_core::{FileKind, FileMetadata, FileSystem, FsError, FsErrorKind};
@@ -146,6 +147,46 @@ fn open_regular(
     Ok(file)
 }
 
+/// Distinguishes the temporary files of one process; the process id tells processes apart.
+static TEMPORARY_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// How many temporary names [`NativeFileSystem::replace_private`] tries before giving up
+/// (each is taken only by another writer that got there first).
+const TEMPORARY_ATTEMPTS: u32 = 16;
+
+/// Creates a private temporary file next to `path` (exclusive, no-follow, 0600) and
+/// returns it with its path.
+fn create_temporary(path: &Utf8Path) -> Result<(File, Utf8PathBuf), FsError> {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(refused(path, FsErrorKind::Other, "not a file path"));
+    };
+    let mut last = None;
+    for _ in 0..TEMPORARY_ATTEMPTS {
+        let n = TEMPORARY_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let temporary = parent.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        private_file_options(&mut options);
+        match options.open(&temporary) {
+            Ok(file) => return Ok((file, temporary)),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => last = Some(err),
+            Err(err) => return Err(fs_error(path, &err)),
+        }
+    }
+    let err = last.unwrap_or_else(|| io::Error::from(io::ErrorKind::AlreadyExists));
+    Err(fs_error(path, &err))
+}
+
+/// Makes a rename in `dir` durable (best effort: not every platform can sync a folder).
+fn sync_dir(dir: &Utf8Path) {
+    #[cfg(unix)]
+    if let Ok(folder) = File::open(dir) {
+        let _ = folder.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
 impl FileSystem for NativeFileSystem {
     fn metadata(&self, path: &Utf8Path) -> Result<Option<FileMetadata>, FsError> {
         match fs::symlink_metadata(path) {
@@ -249,5 +290,34 @@ impl FileSystem for NativeFileSystem {
         private_file_options(&mut options);
         let mut file = open_regular(path, &options, no_follow_error)?;
         file.write_all(contents).map_err(|err| fs_error(path, &err))
+    }
+
+    fn replace_private(&self, path: &Utf8Path, contents: &[u8]) -> Result<(), FsError> {
+        match fs::symlink_metadata(path) {
+            Ok(meta) if meta.is_dir() => {
+                return Err(refused(path, FsErrorKind::NotAFile, "is a directory"));
+            }
+            Ok(_) => {}
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+            Err(err) => return Err(fs_error(path, &err)),
+        }
+        let (mut file, temporary) = create_temporary(path)?;
+        let written = file
+            .write_all(contents)
+            .and_then(|()| file.sync_all())
+            .and_then(|()| {
+                drop(file);
+                // rename(2) replaces the entry at `path` itself; a link there is not followed.
+                fs::rename(&temporary, path)
+            });
+        if let Err(err) = written {
+            // Only our own temporary file is removed; `path` is as it was.
+            let _ = fs::remove_file(&temporary);
+            return Err(fs_error(path, &err));
+        }
+        if let Some(parent) = path.parent() {
+            sync_dir(parent);
+        }
+        Ok(())
     }
 }

@@ -7,7 +7,7 @@ use napi_derive::napi;
 use serde_json::Value;
 use sol_obspack::{
     FULL_SENDS, LedgerRecord, Observation, ObservationId, ObservationStore, RecallError,
-    THRESHOLD_BYTES, is_packable, observe, placeholder, placeholder_tokens, recall_page,
+    StoreOutcome, THRESHOLD_BYTES, is_packable, placeholder, placeholder_tokens, recall_page,
     removed_tokens, search_page, text,
 };
 
@@ -71,10 +71,11 @@ pub fn obs_texts() -> ObsTexts {
     })
 }
 
-/// A text-only, non-error tool result the host has not seen before.
+/// A text-only, non-error tool result whose text is well-formed UTF-16 (the host sends
+/// nothing else: a lone surrogate would arrive here as U+FFFD).
 #[napi(object)]
 pub struct ObsCandidate {
-    /// Its tool call id.
+    /// Its tool call id (information for the ledger, not part of the identity).
     pub tool_call_id: String,
     /// The tool that produced it.
     pub tool_name: String,
@@ -151,7 +152,11 @@ fn store(dir: &str) -> ObservationStore<'static> {
     ObservationStore::new(&NativeFileSystem, Utf8PathBuf::from(dir))
 }
 
-fn prepare_one(store: &ObservationStore<'_>, candidate: &ObsCandidate) -> ObsPrepared {
+fn prepare_one(
+    store: &ObservationStore<'_>,
+    candidate: &ObsCandidate,
+    repaired: &mut Vec<LedgerRecord>,
+) -> ObsPrepared {
     if !is_packable(&candidate.text) {
         return ObsPrepared::skipped();
     }
@@ -161,8 +166,12 @@ fn prepare_one(store: &ObservationStore<'_>, candidate: &ObsCandidate) -> ObsPre
         &candidate.tool_call_id,
         &candidate.text,
     );
-    if let Err(error) = stored {
-        return ObsPrepared::failed(Some(text::fail_open(&error.to_string())));
+    match stored {
+        Ok(StoreOutcome::Repaired(damage)) => {
+            repaired.push(LedgerRecord::repaired(&observation.id, &damage));
+        }
+        Ok(_) => {}
+        Err(error) => return ObsPrepared::failed(Some(text::fail_open(&error.to_string()))),
     }
     let replacement = placeholder(&observation, &candidate.text);
     let removed = removed_tokens(observation.tokens, placeholder_tokens(&replacement));
@@ -181,15 +190,25 @@ fn prepare_one(store: &ObservationStore<'_>, candidate: &ObsCandidate) -> ObsPre
     }
 }
 
-/// Decides, archives and builds placeholders for new candidates, in order.
+/// Decides, archives and builds placeholders for new candidates, in order. A damaged
+/// object or record found on the way is rebuilt from the candidate's text and recorded in
+/// the ledger (`repaired`, stamped `timestamp`).
 #[napi(catch_unwind)]
-pub fn obs_prepare(dir: String, candidates: Vec<ObsCandidate>) -> Vec<ObsPrepared> {
+pub fn obs_prepare(
+    dir: String,
+    candidates: Vec<ObsCandidate>,
+    timestamp: String,
+) -> Vec<ObsPrepared> {
     quiet(|| {
         let store = store(&dir);
-        candidates
+        let mut repaired = Vec::new();
+        let prepared = candidates
             .iter()
-            .map(|candidate| prepare_one(&store, candidate))
-            .collect()
+            .map(|candidate| prepare_one(&store, candidate, &mut repaired))
+            .collect();
+        // The objects are sound now; a ledger failure shows on the host's own append.
+        let _ = store.append_ledger(&repaired, &timestamp);
+        prepared
     })
 }
 
@@ -249,6 +268,9 @@ pub struct ObsRecallRequest {
     pub query: Option<String>,
     /// ISO timestamp for the ledger record.
     pub timestamp: String,
+    /// The large text results of the current branch, given on a second call after the
+    /// first answered `needs_history`: the original is rebuilt from them.
+    pub history: Option<Vec<ObsCandidate>>,
 }
 
 /// The recall text and details, or the error for the model.
@@ -260,8 +282,9 @@ pub struct ObsRecallOutcome {
     pub details: Option<Value>,
     /// The tool error.
     pub error: Option<String>,
-    /// True when the id is well formed but not stored here (the host may restore it).
-    pub unknown: bool,
+    /// True when nothing or something damaged is stored under the id and no history was
+    /// given: call again with the branch's history, which may rebuild it.
+    pub needs_history: bool,
 }
 
 fn recall_error(error: &RecallError) -> ObsRecallOutcome {
@@ -269,11 +292,12 @@ fn recall_error(error: &RecallError) -> ObsRecallOutcome {
         text: None,
         details: None,
         error: Some(error.to_string()),
-        unknown: matches!(error, RecallError::UnknownId { .. }),
+        needs_history: false,
     }
 }
 
-/// Pages (or searches) a stored original after verifying its size and hash.
+/// Pages (or searches) a stored original after verifying its size and hash. An id that is
+/// not stored, or whose object is damaged, is rebuilt from `history` when given.
 #[napi(catch_unwind)]
 pub fn obs_recall(request: ObsRecallRequest) -> ObsRecallOutcome {
     quiet(|| {
@@ -284,16 +308,43 @@ pub fn obs_recall(request: ObsRecallRequest) -> ObsRecallOutcome {
                     text: None,
                     details: None,
                     error: Some(error.to_string()),
-                    unknown: false,
+                    needs_history: false,
                 };
             }
         };
         // The tool schema admits only integers >= 0; `as` saturates anything else.
         let offset = request.offset as u64;
         let store = store(&request.dir);
-        let original = match store.read_verified(&id) {
-            Ok(original) => original,
-            Err(error) => return recall_error(&error),
+        let mut repaired = None;
+        let original = match (store.read_verified(&id), &request.history) {
+            (Ok(original), _) => original,
+            (Err(error), None) if error.is_rebuildable() => {
+                return ObsRecallOutcome {
+                    text: None,
+                    details: None,
+                    error: None,
+                    needs_history: true,
+                };
+            }
+            (Err(error), Some(history)) => {
+                let history = history.iter().map(|candidate| {
+                    (
+                        candidate.tool_name.as_str(),
+                        candidate.tool_call_id.as_str(),
+                        candidate.text.as_str(),
+                    )
+                });
+                match store.read_or_rebuild(&id, error, history) {
+                    Ok((original, outcome)) => {
+                        if let StoreOutcome::Repaired(damage) = outcome {
+                            repaired = Some(LedgerRecord::repaired(&id, &damage));
+                        }
+                        original
+                    }
+                    Err(error) => return recall_error(&error),
+                }
+            }
+            (Err(error), None) => return recall_error(&error),
         };
         let (text, details, record) = match request.query.as_deref() {
             Some(query) => match search_page(&id, &original, query, offset) {
@@ -312,32 +363,14 @@ pub fn obs_recall(request: ObsRecallRequest) -> ObsRecallOutcome {
             },
         };
         // The page is already verified and read; a ledger failure must not lose it.
-        let _ = store.append_ledger(&[record], &request.timestamp);
+        let records: Vec<LedgerRecord> = repaired.into_iter().chain([record]).collect();
+        let _ = store.append_ledger(&records, &request.timestamp);
         ObsRecallOutcome {
             text: Some(text),
             details: details.ok(),
             error: None,
-            unknown: false,
+            needs_history: false,
         }
-    })
-}
-
-/// Rebuilds a missing object from the branch's own history (a fork or a resumed
-/// session has a new storage root): archives the candidate whose id matches.
-#[napi(catch_unwind)]
-pub fn obs_restore(dir: String, candidates: Vec<ObsCandidate>, wanted_id: String) -> bool {
-    quiet(|| {
-        let store = store(&dir);
-        candidates.iter().any(|candidate| {
-            let observation = observe(
-                &candidate.tool_name,
-                &candidate.tool_call_id,
-                &candidate.text,
-            );
-            observation.id.as_str() == wanted_id
-                && is_packable(&candidate.text)
-                && store.ensure_stored(&observation, &candidate.text).is_ok()
-        })
     })
 }
 

@@ -2,7 +2,7 @@
 //! `<runtime root>/observation-pack/ledger.jsonl`.
 //!
 //! Every line is an object whose keys come in a fixed order: `timestamp`, `event`
-//! (`full`, `placeholder`, `recall` or `search`), then the record's fields in camelCase in
+//! (`full`, `placeholder`, `recall`, `search` or `repaired`), then the record's fields in camelCase in
 //! the order they are declared below. The timestamp is passed in (this crate reads no
 //! clock); the host gives the ISO-8601 time of the context event or the recall.
 //!
@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::observation::{Observation, ObservationId};
 use crate::recall::RecallDetails;
 use crate::search::SearchDetails;
+use crate::store::Damage;
 
 /// One ledger event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,6 +107,14 @@ pub enum LedgerRecord {
         /// Whether there are no more matches.
         eof: bool,
     },
+    /// A damaged object or record was rebuilt from the original (see
+    /// [`crate::store`]).
+    Repaired {
+        /// The observation.
+        id: ObservationId,
+        /// What was wrong, as in [`Damage`]'s text.
+        damage: String,
+    },
 }
 
 impl LedgerRecord {
@@ -170,13 +179,22 @@ impl LedgerRecord {
         }
     }
 
+    /// The record of a damaged observation rebuilt from its original.
+    pub fn repaired(id: &ObservationId, damage: &Damage) -> Self {
+        LedgerRecord::Repaired {
+            id: id.clone(),
+            damage: damage.to_string(),
+        }
+    }
+
     /// The observation the record is about.
     pub fn id(&self) -> &ObservationId {
         match self {
             LedgerRecord::Full { id, .. }
             | LedgerRecord::Placeholder { id, .. }
             | LedgerRecord::Recall { id, .. }
-            | LedgerRecord::Search { id, .. } => id,
+            | LedgerRecord::Search { id, .. }
+            | LedgerRecord::Repaired { id, .. } => id,
         }
     }
 }

@@ -101,7 +101,7 @@ pub use policy::{
 };
 pub use recall::{RecallDetails, RecallError, RecallPage, recall_page};
 pub use search::{MatchDetail, SearchDetails, SearchPage, search_page};
-pub use store::{ObservationStore, StoreError, StoreOutcome};
+pub use store::{Damage, ObservationStore, StoreError, StoreOutcome};
 
 /// The mechanism this crate implements.
 pub const MECHANISM: Mechanism = Mechanism::ObservationPack;

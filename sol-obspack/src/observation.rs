@@ -1,10 +1,12 @@
 //! What a large tool result is: its identity, its size, and whether it is packed at all.
 //!
-//! An observation id names one tool result of one tool call with one exact content:
-//! `obs_` followed by the first 24 hex digits of
-//! `sha256(tool_name + "\0" + tool_call_id + "\0" + content_hash)`, where `content_hash` is
-//! the SHA-256 of the text. The same bytes from another call get another id; the same call
-//! seen again (on a later request, after a restart, on another branch) gets the same one.
+//! An observation id names one exact content produced by one tool: `obs_` followed by the
+//! first 24 hex digits of `sha256(tool_name + "\0" + content_hash)`, where `content_hash` is
+//! the SHA-256 of the text. The id never depends on the tool-call id: providers choose those
+//! and may reuse them (`call_0` on every turn, or `""` when an OpenAI-compatible server sends
+//! none), so the same bytes from the same tool always get the same id and different bytes
+//! always get different ones. The call id is still carried in [`Observation`] as
+//! information for the ledger.
 //!
 //! ```
 //! use sol_obspack::{is_packable, observe, ObservationId};
@@ -17,8 +19,9 @@
 //! assert_eq!(obs.lines, 400);
 //! assert_eq!(obs.tokens, 3_200);
 //! assert_eq!(ObservationId::parse(obs.id.as_str()), Ok(obs.id.clone()));
-//! assert_eq!(observe("bash", "call_17", &log), obs);
-//! assert_ne!(observe("bash", "call_18", &log).id, obs.id);
+//! // Another call with the same bytes is the same observation; other bytes are not.
+//! assert_eq!(observe("bash", "call_18", &log).id, obs.id);
+//! assert_ne!(observe("bash", "call_17", &log.replace("ok", "OK")).id, obs.id);
 //! ```
 
 use std::fmt;
@@ -63,12 +66,10 @@ impl ObservationId {
         &self.0
     }
 
-    /// The id of the result of `tool_call_id` by `tool_name` whose text has `content_hash`.
-    pub(crate) fn derive(tool_name: &str, tool_call_id: &str, content_hash: &str) -> Self {
+    /// The id of the result of `tool_name` whose text has `content_hash`.
+    pub(crate) fn derive(tool_name: &str, content_hash: &str) -> Self {
         let mut hasher = Sha256::new();
         hasher.update(tool_name.as_bytes());
-        hasher.update([0]);
-        hasher.update(tool_call_id.as_bytes());
         hasher.update([0]);
         hasher.update(content_hash.as_bytes());
         let digest = hex(&hasher.finalize());
@@ -169,7 +170,8 @@ pub struct Observation {
     pub id: ObservationId,
     /// The name of the tool that produced the result.
     pub tool_name: String,
-    /// The id of the tool call the result answers.
+    /// The id of the tool call the result answers: information for the ledger, never part
+    /// of the identity.
     pub tool_call_id: String,
     /// SHA-256 of the text's UTF-8 bytes, 64 lower-case hex digits.
     pub content_hash: String,
@@ -184,11 +186,12 @@ pub struct Observation {
 
 /// Identity and size of the result `text` that `tool_name` returned for `tool_call_id`.
 ///
-/// Pure and deterministic. The host joins a result's text blocks with `\n` before calling.
+/// Pure and deterministic; the id depends on `tool_name` and `text` only. The host joins a
+/// result's text blocks with `\n` before calling.
 pub fn observe(tool_name: &str, tool_call_id: &str, text: &str) -> Observation {
     let content_hash = sha256_hex(text.as_bytes());
     Observation {
-        id: ObservationId::derive(tool_name, tool_call_id, &content_hash),
+        id: ObservationId::derive(tool_name, &content_hash),
         tool_name: tool_name.to_owned(),
         tool_call_id: tool_call_id.to_owned(),
         content_hash,

@@ -34,7 +34,7 @@ use crate::policy::{
     QUERY_MAX_BYTES, RECALL_CHUNK_MAX_BYTES, RECALL_CHUNK_MAX_LINES, RECALL_MAX_BYTES,
     RECALL_MAX_LINES,
 };
-use crate::store::StoreError;
+use crate::store::{Damage, StoreError};
 
 /// One page of a recalled observation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,6 +122,17 @@ pub enum RecallError {
         /// The observation.
         id: ObservationId,
     },
+    /// The stored observation is damaged and the current branch's history does not hold
+    /// its original, so it could not be rebuilt.
+    #[error(
+        "Stored observation {id} is damaged ({damage}); it could not be rebuilt from this branch's history"
+    )]
+    DamagedNotRebuilt {
+        /// The observation.
+        id: ObservationId,
+        /// What is wrong with it.
+        damage: Damage,
+    },
     /// The archive could not be read or failed its checks.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -138,8 +149,18 @@ impl RecallError {
             RecallError::EmptyQuery => "empty_query",
             RecallError::QueryTooLong { .. } => "query_too_long",
             RecallError::NotText { .. } => "not_text",
+            RecallError::DamagedNotRebuilt { .. } => "damaged_not_rebuilt",
             RecallError::Store(error) => error.code(),
         }
+    }
+
+    /// Whether the original from history can fix this: nothing is stored under the id, or
+    /// what is stored is damaged (see [`ObservationStore::read_or_rebuild`](crate::ObservationStore::read_or_rebuild)).
+    pub fn is_rebuildable(&self) -> bool {
+        matches!(
+            self,
+            RecallError::UnknownId { .. } | RecallError::Store(StoreError::Damaged { .. })
+        )
     }
 }
 

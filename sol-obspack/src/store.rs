@@ -3,16 +3,35 @@
 //! Layout under the store's directory (`<runtime root>/observation-pack/`):
 //!
 //! ```text
-//! objects/<id>.txt     the original text, byte for byte (created once, never rewritten)
-//! objects/<id>.json    its record: {"id","tool","toolCallId","contentHash","bytes","lines","tokens"}
+//! objects/<id>.txt     the original text, byte for byte
+//! objects/<id>.json    its record: {"id","tool","contentHash","bytes","lines","tokens"}
 //! ledger.jsonl         the ledger (see crate::ledger)
 //! ```
 //!
-//! Every file is created exclusively with mode 0600 and never through a symlink; the objects
-//! directory is created with mode 0700 and must be a real directory. An object found in
-//! place is used only after its size and SHA-256 are checked, and a recall checks them again
-//! against the record, whose fields must in turn give back the observation id. Any failure
-//! is an error the host can fail open on: the model then simply gets the full text.
+//! Every file is created with mode 0600 and never through a symlink; the objects directory
+//! is created with mode 0700. Reads and writes check the same storage path: no component of
+//! the objects directory's path may be a symlink or anything but a directory
+//! (`<session dir>/sol-pi`, `sol-pi/<session id>`, `observation-pack`, `objects` included),
+//! so neither a write nor a recall goes through a planted link.
+//!
+//! An object found in place is used only when its size and SHA-256 are right, and a recall
+//! checks them again against the record, whose fields must in turn give back the
+//! observation id.
+//!
+//! # Damage and healing
+//!
+//! A crash can leave an object empty or partly written without its record, and a file can
+//! be changed by hand. Whenever the exact original is at hand (the archive step always has
+//! it; a recall has it when the current branch's history holds the result), the store
+//! heals: an object whose bytes are not the original is replaced atomically (a private
+//! temporary file in the same folder, synced, renamed over it; see
+//! [`FileSystem::replace_private`]), and a missing or invalid record is written again.
+//! This includes an object that differs from a valid record (the tamper case): the record
+//! vouches for a SHA-256, the id is derived from that SHA-256, and the original from
+//! history has it, so rebuilding restores exactly the bytes the record describes. An
+//! object that matches its valid record is never rewritten. Symlinks and non-files in the
+//! store are refused, never replaced. Without the original, a recall of a damaged object
+//! says that it is damaged and why ([`StoreError::Damaged`]), not that the id is unknown.
 //!
 //! The example uses the in-memory double from `sol-core`'s `testing` feature; a host passes
 //! its own implementation of the port.
@@ -56,19 +75,65 @@ pub const STORE_DIR_NAME: &str = "observation-pack";
 pub const MAX_RECORD_BYTES: u64 = 64 * 1024;
 
 /// What [`ObservationStore::ensure_stored`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum StoreOutcome {
     /// The original was written now.
     Created,
-    /// The original was already stored, with the same bytes.
+    /// The original was already stored, with the same bytes and a valid record.
     Reused,
+    /// Something was stored but damaged; it was rebuilt from the original given.
+    Repaired(Damage),
+}
+
+/// What is wrong with a stored observation. The `Display` text is a lower-case phrase
+/// that fits in "Stored observation <id> is damaged (<damage>)".
+#[derive(Debug, Clone, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum Damage {
+    /// The object is there but its record is not (a crash between the two writes).
+    #[error("its record is missing")]
+    RecordMissing,
+    /// The record is not a valid record of this observation.
+    #[error("its record is invalid: {reason}")]
+    RecordInvalid {
+        /// What is wrong with it, lower-case.
+        reason: String,
+    },
+    /// The record is there but the object is not.
+    #[error("its object file is missing")]
+    ObjectMissing,
+    /// The object has another size than the original.
+    #[error("{}", size_phrase(*.expected, *.found, *.unvouched))]
+    SizeMismatch {
+        /// The original's size in bytes.
+        expected: u64,
+        /// The size found, or `None` when the file is larger than `expected + 1`.
+        found: Option<u64>,
+        /// True when no valid record vouches for the expected size (it comes from the
+        /// original being stored).
+        unvouched: bool,
+    },
+    /// The object has the right size but other bytes.
+    #[error("its object's SHA-256 differs from the original's")]
+    HashMismatch,
+}
+
+fn size_phrase(expected: u64, found: Option<u64>, unvouched: bool) -> String {
+    let source = if unvouched {
+        "the original"
+    } else {
+        "its record"
+    };
+    match found {
+        Some(found) => format!("its object has {found} bytes, {source} has {expected}"),
+        None => format!("its object is larger than the {expected} bytes of {source}"),
+    }
 }
 
 /// Why the archive or the ledger could not be written or read. Messages name the
 /// observation; the host logs them and fails open.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
-    /// The objects directory is a symlink or not a directory.
+    /// A component of the storage path is a symlink or not a directory.
     #[error("Observation directory is not a regular directory for {id}: {reason}")]
     DirectoryNotRegular {
         /// The observation being stored or recalled.
@@ -88,24 +153,16 @@ pub enum StoreError {
         /// The observation.
         id: ObservationId,
     },
-    /// The stored object has another size than its observation.
-    #[error("Content-addressed observation size mismatch for {id}")]
-    ObjectSizeMismatch {
+    /// The object or its record is damaged (see [`Damage`]) and was not rebuilt: the
+    /// original was not at hand.
+    #[error("Stored observation {id} is damaged ({damage})")]
+    Damaged {
         /// The observation.
         id: ObservationId,
-        /// The size the observation has.
-        expected: u64,
-        /// The size found, or `None` when the file is larger than `expected + 1`.
-        found: Option<u64>,
+        /// What is wrong.
+        damage: Damage,
     },
-    /// The stored object has the right size but other bytes.
-    #[error("Content-addressed observation hash mismatch for {id}")]
-    ObjectHashMismatch {
-        /// The observation.
-        id: ObservationId,
-    },
-    /// The record next to the object is unreadable, malformed, or describes another
-    /// observation.
+    /// The record path holds a symlink or a non-file, which is never read or replaced.
     #[error("Observation record is invalid for {id}: {reason}")]
     RecordInvalid {
         /// The observation.
@@ -143,8 +200,7 @@ impl StoreError {
             StoreError::DirectoryNotRegular { .. } => "directory_not_regular",
             StoreError::ObjectSymlink { .. } => "object_symlink",
             StoreError::ObjectNotRegularFile { .. } => "object_not_regular_file",
-            StoreError::ObjectSizeMismatch { .. } => "object_size_mismatch",
-            StoreError::ObjectHashMismatch { .. } => "object_hash_mismatch",
+            StoreError::Damaged { .. } => "damaged",
             StoreError::RecordInvalid { .. } => "record_invalid",
             StoreError::ObservationMismatch { .. } => "observation_mismatch",
             StoreError::Io { .. } => "io",
@@ -153,13 +209,13 @@ impl StoreError {
     }
 }
 
-/// The record stored next to each object.
+/// The record stored next to each object. Every field follows from the tool name and the
+/// content, so two results with the same bytes from the same tool share one record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ObjectRecord {
     id: ObservationId,
     tool: String,
-    tool_call_id: String,
     content_hash: String,
     bytes: u64,
     lines: u64,
@@ -171,7 +227,6 @@ impl ObjectRecord {
         ObjectRecord {
             id: obs.id.clone(),
             tool: obs.tool_name.clone(),
-            tool_call_id: obs.tool_call_id.clone(),
             content_hash: obs.content_hash.clone(),
             bytes: obs.bytes,
             lines: obs.lines,
@@ -187,29 +242,39 @@ impl ObjectRecord {
     }
 
     /// Parses a stored record and checks that it belongs to `id`: its own id, and the id
-    /// derived from its tool, call id and content hash, must both be `id`.
-    fn parse(id: &ObservationId, bytes: &[u8]) -> Result<Self, StoreError> {
-        let invalid = |reason: String| StoreError::RecordInvalid {
-            id: id.clone(),
-            reason,
-        };
-        let record: ObjectRecord = serde_json::from_slice(bytes)
-            .map_err(|error| invalid(format!("not a record: {error}")))?;
+    /// derived from its tool and content hash, must both be `id`. The error is the reason.
+    fn parse(id: &ObservationId, bytes: &[u8]) -> Result<Self, String> {
+        let record: ObjectRecord =
+            serde_json::from_slice(bytes).map_err(|error| format!("not a record: {error}"))?;
         let well_formed_hash = record.content_hash.len() == 64
             && record
                 .content_hash
                 .bytes()
                 .all(|byte| byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte));
         if !well_formed_hash {
-            return Err(invalid("the content hash is not 64 hex digits".to_owned()));
+            return Err("the content hash is not 64 hex digits".to_owned());
         }
-        let derived =
-            ObservationId::derive(&record.tool, &record.tool_call_id, &record.content_hash);
+        let derived = ObservationId::derive(&record.tool, &record.content_hash);
         if record.id != *id || derived != *id {
-            return Err(invalid("it describes another observation".to_owned()));
+            return Err("it describes another observation".to_owned());
         }
         Ok(record)
     }
+}
+
+/// The record file as found.
+enum RecordState {
+    Valid(ObjectRecord),
+    Missing,
+    Invalid(String),
+}
+
+/// The object file as found: its bytes (up to one more than expected), or nothing, or too
+/// large to be the expected size.
+enum ObjectState {
+    Bytes(Vec<u8>),
+    Missing,
+    TooLarge,
 }
 
 /// The ObservationPack storage of one session, over a [`FileSystem`].
@@ -253,14 +318,14 @@ impl<'a> ObservationStore<'a> {
         self.objects_dir().join(format!("{id}.json"))
     }
 
-    /// Archives `text`, the original of `obs`, unless it is already archived.
+    /// Archives `text`, the original of `obs`, unless it is already archived intact.
     ///
-    /// Creates the objects directory (0700) and checks it is a real directory, creates the
+    /// Creates the objects directory (0700), checks the storage path, and creates the
     /// object exclusively (0600, never through a symlink), then its record. An object
-    /// already in place is read without following links and must have the observation's
-    /// size and hash ([`StoreOutcome::Reused`]); a missing record is recreated, an existing
-    /// one must describe the same observation. `obs` must come from
-    /// [`observe`](crate::observe) on `text`; this is checked.
+    /// already in place with the observation's size and hash and a valid record is left
+    /// alone ([`StoreOutcome::Reused`]); anything damaged is rebuilt from `text` (see the
+    /// [module documentation](self)) and reported as [`StoreOutcome::Repaired`]. `obs`
+    /// must come from [`observe`](crate::observe) on `text`; this is checked.
     pub fn ensure_stored(&self, obs: &Observation, text: &str) -> Result<StoreOutcome, StoreError> {
         if text.len() as u64 != obs.bytes || sha256_hex(text.as_bytes()) != obs.content_hash {
             return Err(StoreError::ObservationMismatch { id: obs.id.clone() });
@@ -297,76 +362,210 @@ impl<'a> ObservationStore<'a> {
                 },
                 _ => io(id, error),
             })?;
-        self.check_objects_dir(id)?;
+        self.check_storage_path(id)?;
 
         let object = self.object_path(id);
-        let outcome = match self.fs.create_new(&object, text.as_bytes()) {
-            Ok(()) => StoreOutcome::Created,
-            Err(error) if error.kind == FsErrorKind::AlreadyExists => {
-                let stored = self.read_object(id, &object, obs.bytes)?;
-                if stored.len() as u64 != obs.bytes {
-                    return Err(size_mismatch(id, obs.bytes, &stored));
-                }
-                if sha256_hex(&stored) != obs.content_hash {
-                    return Err(StoreError::ObjectHashMismatch { id: id.clone() });
-                }
-                StoreOutcome::Reused
-            }
-            Err(error) => return Err(io(id, error)),
-        };
-
-        let record = ObjectRecord::of(obs);
         let record_path = self.record_path(id);
-        match self.fs.create_new(&record_path, &record.to_json_line()) {
-            Ok(()) => {}
-            Err(error) if error.kind == FsErrorKind::AlreadyExists => {
-                let stored = self.read_record(id, &record_path)?;
-                if stored != record {
-                    return Err(StoreError::RecordInvalid {
-                        id: id.clone(),
-                        reason: "it differs from the observation being stored".to_owned(),
-                    });
-                }
+        let record = ObjectRecord::of(obs);
+        match self.fs.create_new(&object, text.as_bytes()) {
+            Ok(()) => {
+                // A record left without its object is kept if it is this one, else replaced.
+                return match self.record_state(id)? {
+                    RecordState::Missing => {
+                        self.create_record(id, &record)?;
+                        Ok(StoreOutcome::Created)
+                    }
+                    RecordState::Valid(found) if found == record => {
+                        Ok(StoreOutcome::Repaired(Damage::ObjectMissing))
+                    }
+                    RecordState::Valid(_) => {
+                        self.replace(id, &record_path, &record.to_json_line())?;
+                        Ok(StoreOutcome::Repaired(Damage::RecordInvalid {
+                            reason: "it differs from the observation being stored".to_owned(),
+                        }))
+                    }
+                    RecordState::Invalid(reason) => {
+                        self.replace(id, &record_path, &record.to_json_line())?;
+                        Ok(StoreOutcome::Repaired(Damage::RecordInvalid { reason }))
+                    }
+                };
             }
+            Err(error) if error.kind == FsErrorKind::AlreadyExists => {}
             Err(error) => return Err(io(id, error)),
         }
-        Ok(outcome)
+
+        // Something is already there: find out whether it is intact.
+        let record_state = self.record_state(id)?;
+        let object_damage = match self.object_state(id, &object, obs.bytes)? {
+            ObjectState::Bytes(stored) => object_damage(obs, &stored),
+            // Only a race with a removal gets here; rebuild it.
+            ObjectState::Missing => Some(Damage::ObjectMissing),
+            ObjectState::TooLarge => Some(Damage::SizeMismatch {
+                expected: obs.bytes,
+                found: None,
+                unvouched: true,
+            }),
+        };
+        let object_damage = object_damage.map(|damage| match (damage, &record_state) {
+            (
+                Damage::SizeMismatch {
+                    expected, found, ..
+                },
+                RecordState::Valid(_),
+            ) => Damage::SizeMismatch {
+                expected,
+                found,
+                unvouched: false,
+            },
+            (damage, _) => damage,
+        });
+        if let Some(damage) = &object_damage {
+            self.replace(id, &object, text.as_bytes())?;
+            if let RecordState::Valid(found) = &record_state
+                && *found == record
+            {
+                return Ok(StoreOutcome::Repaired(damage.clone()));
+            }
+        }
+        let record_damage = match record_state {
+            RecordState::Valid(found) if found == record => None,
+            RecordState::Valid(_) => {
+                self.replace(id, &record_path, &record.to_json_line())?;
+                Some(Damage::RecordInvalid {
+                    reason: "it differs from the observation being stored".to_owned(),
+                })
+            }
+            RecordState::Invalid(reason) => {
+                self.replace(id, &record_path, &record.to_json_line())?;
+                Some(Damage::RecordInvalid { reason })
+            }
+            RecordState::Missing => {
+                self.create_record(id, &record)?;
+                Some(Damage::RecordMissing)
+            }
+        };
+        // The object's damage says more than the record's (a crash leaves both).
+        Ok(match object_damage.or(record_damage) {
+            Some(damage) => StoreOutcome::Repaired(damage),
+            None => StoreOutcome::Reused,
+        })
+    }
+
+    /// Writes the record of a new object; one written by a concurrent store must be the
+    /// same.
+    fn create_record(&self, id: &ObservationId, record: &ObjectRecord) -> Result<(), StoreError> {
+        let path = self.record_path(id);
+        match self.fs.create_new(&path, &record.to_json_line()) {
+            Ok(()) => Ok(()),
+            Err(error) if error.kind == FsErrorKind::AlreadyExists => {
+                match self.record_state(id)? {
+                    RecordState::Valid(found) if found == *record => Ok(()),
+                    _ => self.replace(id, &path, &record.to_json_line()),
+                }
+            }
+            Err(error) => Err(io(id, error)),
+        }
+    }
+
+    fn replace(&self, id: &ObservationId, path: &Utf8Path, bytes: &[u8]) -> Result<(), StoreError> {
+        self.fs
+            .replace_private(path, bytes)
+            .map_err(|error| io(id, error))
     }
 
     /// The original of `id`, after checking it against its record: the record must exist
     /// and belong to `id`, and the object must have the recorded size and SHA-256.
     ///
-    /// Nothing stored under `id` (no objects directory, no record or no object) is
-    /// [`RecallError::UnknownId`]; symlinks are refused; a tampered object or record is a
-    /// [`RecallError::Store`] error that says so.
+    /// Nothing stored under `id` (no objects directory, or neither record nor object) is
+    /// [`RecallError::UnknownId`]; a symlink in the storage path or at the object or record
+    /// is refused; anything else wrong is [`StoreError::Damaged`], which the host can heal
+    /// with [`ensure_stored`](Self::ensure_stored) when it has the original.
     pub fn read_verified(&self, id: &ObservationId) -> Result<Vec<u8>, RecallError> {
         let unknown = || RecallError::UnknownId {
             id: id.as_str().to_owned(),
         };
-        match self.fs.metadata(&self.objects_dir()) {
-            Ok(None) => return Err(unknown()),
-            Ok(Some(_)) => self.check_objects_dir(id)?,
-            Err(error) => return Err(io(id, error).into()),
+        let damaged = |damage| -> RecallError {
+            StoreError::Damaged {
+                id: id.clone(),
+                damage,
+            }
+            .into()
+        };
+        if !self.check_storage_path(id)? {
+            return Err(unknown());
         }
-        let record = match self.read_record(id, &self.record_path(id)) {
-            Err(StoreError::Io { source, .. }) if source.kind == FsErrorKind::NotFound => {
-                return Err(unknown());
-            }
-            other => other?,
+        let record = self.record_state(id)?;
+        let expected = match &record {
+            RecordState::Valid(record) => record.bytes,
+            // Enough to see that the object is there.
+            RecordState::Missing | RecordState::Invalid(_) => 0,
         };
-        let object = match self.read_object(id, &self.object_path(id), record.bytes) {
-            Err(StoreError::Io { source, .. }) if source.kind == FsErrorKind::NotFound => {
-                return Err(unknown());
+        let object = self.object_state(id, &self.object_path(id), expected)?;
+        let record = match (record, object) {
+            (RecordState::Missing, ObjectState::Missing) => return Err(unknown()),
+            (RecordState::Missing, _) => return Err(damaged(Damage::RecordMissing)),
+            (RecordState::Invalid(reason), _) => {
+                return Err(damaged(Damage::RecordInvalid { reason }));
             }
-            other => other?,
+            (RecordState::Valid(_), ObjectState::Missing) => {
+                return Err(damaged(Damage::ObjectMissing));
+            }
+            (RecordState::Valid(record), ObjectState::TooLarge) => {
+                return Err(damaged(Damage::SizeMismatch {
+                    expected: record.bytes,
+                    found: None,
+                    unvouched: false,
+                }));
+            }
+            (RecordState::Valid(record), ObjectState::Bytes(bytes)) => (record, bytes),
         };
+        let (record, object) = record;
         if object.len() as u64 != record.bytes {
-            return Err(size_mismatch(id, record.bytes, &object).into());
+            return Err(damaged(Damage::SizeMismatch {
+                expected: record.bytes,
+                found: Some(object.len() as u64),
+                unvouched: false,
+            }));
         }
         if sha256_hex(&object) != record.content_hash {
-            return Err(StoreError::ObjectHashMismatch { id: id.clone() }.into());
+            return Err(damaged(Damage::HashMismatch));
         }
         Ok(object)
+    }
+
+    /// Rebuilds the observation `id` from the current branch's history after
+    /// [`read_verified`](Self::read_verified) failed with `failure`, and reads it again.
+    ///
+    /// `history` gives each large text result on the branch as `(tool name, tool call id,
+    /// text)`; the one whose observation id is `id` (and that is packable) is archived with
+    /// [`ensure_stored`](Self::ensure_stored), which heals a damaged object or record. A
+    /// fork or a resumed session has a new storage root, so this is also how it recalls
+    /// what its branch can see. Without a match, `failure` stands, except that a damaged
+    /// observation becomes [`RecallError::DamagedNotRebuilt`]. A `failure` that history
+    /// cannot fix (see [`RecallError::is_rebuildable`]) is returned as it is.
+    pub fn read_or_rebuild<'t>(
+        &self,
+        id: &ObservationId,
+        failure: RecallError,
+        history: impl IntoIterator<Item = (&'t str, &'t str, &'t str)>,
+    ) -> Result<(Vec<u8>, StoreOutcome), RecallError> {
+        if !failure.is_rebuildable() {
+            return Err(failure);
+        }
+        let found = history.into_iter().find_map(|(tool, call, text)| {
+            let obs = crate::observe(tool, call, text);
+            (obs.id == *id && crate::is_packable(text)).then_some((obs, text))
+        });
+        let Some((obs, text)) = found else {
+            return Err(match failure {
+                RecallError::Store(StoreError::Damaged { id, damage }) => {
+                    RecallError::DamagedNotRebuilt { id, damage }
+                }
+                other => other,
+            });
+        };
+        let outcome = self.store_observed(&obs, text)?;
+        Ok((self.read_verified(id)?, outcome))
     }
 
     /// Appends `records` to the ledger in one write, each stamped with `timestamp_iso`.
@@ -389,17 +588,29 @@ impl<'a> ObservationStore<'a> {
             .map_err(ledger_error)
     }
 
-    /// The store's directory and the objects directory must be directories themselves, not
-    /// links to one.
-    fn check_objects_dir(&self, id: &ObservationId) -> Result<(), StoreError> {
-        for dir in [self.dir.clone(), self.objects_dir()] {
-            match self.fs.metadata(&dir) {
+    /// The one check of the storage path, for reads and writes alike: every component of
+    /// the objects directory's path, from the root down, must be a directory and not a
+    /// symlink, the same components [`FileSystem::create_dir_private`] checks before it
+    /// creates anything. Components above the session directory are canonical (the host
+    /// resolves them once), so a link found anywhere here was planted in SoL-Pi's folders.
+    /// Returns whether the objects directory exists; a missing component ends the walk.
+    fn check_storage_path(&self, id: &ObservationId) -> Result<bool, StoreError> {
+        let objects = self.objects_dir();
+        let mut ancestors: Vec<&Utf8Path> = objects
+            .ancestors()
+            .filter(|dir| !dir.as_str().is_empty())
+            .collect();
+        ancestors.reverse();
+        for dir in ancestors {
+            match self.fs.metadata(dir) {
                 Ok(Some(metadata)) if metadata.kind == FileKind::Dir => {}
-                Ok(found) => {
-                    let reason = match found.map(|metadata| metadata.kind) {
-                        Some(FileKind::Symlink) => format!("{dir} is a symbolic link"),
-                        Some(_) => format!("{dir} is not a directory"),
-                        None => format!("{dir} is missing"),
+                Ok(None) => return Ok(false),
+                Ok(Some(metadata)) => {
+                    let reason = match metadata.kind {
+                        FileKind::Symlink => format!(
+                            "{dir} is a symbolic link, and links in SoL-Pi's storage path are refused"
+                        ),
+                        _ => format!("{dir} is not a directory"),
                     };
                     return Err(StoreError::DirectoryNotRegular {
                         id: id.clone(),
@@ -409,17 +620,17 @@ impl<'a> ObservationStore<'a> {
                 Err(error) => return Err(io(id, error)),
             }
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Reads the object at `path` without following a link, up to one byte more than
     /// `expected_bytes` (enough to see that it is too large).
-    fn read_object(
+    fn object_state(
         &self,
         id: &ObservationId,
         path: &Utf8Path,
         expected_bytes: u64,
-    ) -> Result<Vec<u8>, StoreError> {
+    ) -> Result<ObjectState, StoreError> {
         match self.fs.metadata(path) {
             Ok(Some(metadata)) => match metadata.kind {
                 FileKind::File => {}
@@ -428,42 +639,70 @@ impl<'a> ObservationStore<'a> {
                     return Err(StoreError::ObjectNotRegularFile { id: id.clone() });
                 }
             },
-            // Let the read report the missing file.
-            Ok(None) => {}
+            Ok(None) => return Ok(ObjectState::Missing),
             Err(error) => return Err(io(id, error)),
         }
-        self.fs
+        match self
+            .fs
             .read_no_follow(path, expected_bytes.saturating_add(1))
-            .map_err(|error| match error.kind {
-                FsErrorKind::SymlinkRefused => StoreError::ObjectSymlink { id: id.clone() },
-                FsErrorKind::NotAFile => StoreError::ObjectNotRegularFile { id: id.clone() },
-                FsErrorKind::TooLarge => StoreError::ObjectSizeMismatch {
-                    id: id.clone(),
-                    expected: expected_bytes,
-                    found: None,
-                },
-                _ => io(id, error),
-            })
+        {
+            Ok(bytes) => Ok(ObjectState::Bytes(bytes)),
+            Err(error) => match error.kind {
+                FsErrorKind::NotFound => Ok(ObjectState::Missing),
+                FsErrorKind::TooLarge => Ok(ObjectState::TooLarge),
+                FsErrorKind::SymlinkRefused => Err(StoreError::ObjectSymlink { id: id.clone() }),
+                FsErrorKind::NotAFile => Err(StoreError::ObjectNotRegularFile { id: id.clone() }),
+                _ => Err(io(id, error)),
+            },
+        }
     }
 
-    /// Reads and checks the record at `path`, without following a link.
-    fn read_record(&self, id: &ObservationId, path: &Utf8Path) -> Result<ObjectRecord, StoreError> {
-        let invalid = |reason: &str| StoreError::RecordInvalid {
+    /// Reads and checks the record of `id`, without following a link. A symlink or a
+    /// non-file there is an error (never read, never replaced); unreadable contents are
+    /// [`RecordState::Invalid`].
+    fn record_state(&self, id: &ObservationId) -> Result<RecordState, StoreError> {
+        let refused = |reason: &str| StoreError::RecordInvalid {
             id: id.clone(),
             reason: reason.to_owned(),
         };
-        let bytes =
-            self.fs
-                .read_no_follow(path, MAX_RECORD_BYTES)
-                .map_err(|error| match error.kind {
+        let bytes = match self
+            .fs
+            .read_no_follow(&self.record_path(id), MAX_RECORD_BYTES)
+        {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                return match error.kind {
+                    FsErrorKind::NotFound => Ok(RecordState::Missing),
                     FsErrorKind::SymlinkRefused => {
-                        invalid("it is a symlink, and symlinks are never followed")
+                        Err(refused("it is a symlink, and symlinks are never followed"))
                     }
-                    FsErrorKind::NotAFile => invalid("it is not a regular file"),
-                    FsErrorKind::TooLarge => invalid("it is larger than 64 KiB"),
-                    _ => io(id, error),
-                })?;
-        ObjectRecord::parse(id, &bytes)
+                    FsErrorKind::NotAFile => Err(refused("it is not a regular file")),
+                    FsErrorKind::TooLarge => {
+                        Ok(RecordState::Invalid("it is larger than 64 KiB".to_owned()))
+                    }
+                    _ => Err(io(id, error)),
+                };
+            }
+        };
+        Ok(match ObjectRecord::parse(id, &bytes) {
+            Ok(record) => RecordState::Valid(record),
+            Err(reason) => RecordState::Invalid(reason),
+        })
+    }
+}
+
+/// What is wrong with `stored` as the object of `obs`, if anything.
+fn object_damage(obs: &Observation, stored: &[u8]) -> Option<Damage> {
+    if stored.len() as u64 != obs.bytes {
+        Some(Damage::SizeMismatch {
+            expected: obs.bytes,
+            found: Some(stored.len() as u64),
+            unvouched: true,
+        })
+    } else if sha256_hex(stored) != obs.content_hash {
+        Some(Damage::HashMismatch)
+    } else {
+        None
     }
 }
 
@@ -471,13 +710,5 @@ fn io(id: &ObservationId, source: FsError) -> StoreError {
     StoreError::Io {
         id: id.clone(),
         source,
-    }
-}
-
-fn size_mismatch(id: &ObservationId, expected: u64, found: &[u8]) -> StoreError {
-    StoreError::ObjectSizeMismatch {
-        id: id.clone(),
-        expected,
-        found: Some(found.len() as u64),
     }
 }

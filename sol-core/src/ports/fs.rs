@@ -31,6 +31,14 @@ pub trait FileSystem {
     /// Appends `contents` to the file `path`, creating it with mode 0600 if missing. A
     /// symlink at `path` is refused with [`FsErrorKind::SymlinkRefused`].
     fn append(&self, path: &Utf8Path, contents: &[u8]) -> Result<(), FsError>;
+
+    /// Replaces the file `path` with `contents` in one atomic step: a private (0600)
+    /// temporary file in the same directory, created exclusively, written and synced, is
+    /// renamed over `path`, so a reader sees the old file or the new one, never a mix. What
+    /// was at `path` is replaced, never followed (a symlink there is replaced itself); a
+    /// directory there is refused with [`FsErrorKind::NotAFile`]. The parent directory must
+    /// exist.
+    fn replace_private(&self, path: &Utf8Path, contents: &[u8]) -> Result<(), FsError>;
 }
 
 /// What [`FileSystem::metadata`] found.

@@ -312,6 +312,23 @@ impl FileSystem for MemoryFileSystem {
             }
         }
     }
+
+    fn replace_private(&self, path: &Utf8Path, contents: &[u8]) -> Result<(), FsError> {
+        let mut state = self.lock();
+        let resolved = resolve(&state.nodes, path, false)?;
+        if let Some(MemoryNode::Dir { .. }) = state.nodes.get(&resolved) {
+            return Err(FsError::new(FsErrorKind::NotAFile, path, "is a directory"));
+        }
+        // One map operation: the old entry (a symlink included) is replaced whole.
+        state.nodes.insert(
+            resolved,
+            MemoryNode::File {
+                bytes: contents.to_vec(),
+                mode: PRIVATE_FILE_MODE,
+            },
+        );
+        Ok(())
+    }
 }
 
 fn root() -> Utf8PathBuf {

@@ -31,6 +31,7 @@ enum Step {
     CreateDirPrivate(&'static str),
     CreateNew(&'static str, &'static str),
     Append(&'static str, &'static str),
+    ReplacePrivate(&'static str, &'static str),
 }
 
 /// What a step gave, with the details that must agree (kinds, bytes), not those that may
@@ -82,6 +83,10 @@ const CASES: &[Case] = &[
             Step::CreateNew("sessions/sol-pi/s1/empty", ""),
             Step::Read("sessions/sol-pi/s1/empty", 0),
             Step::Metadata("sessions/sol-pi/s1/missing"),
+            Step::ReplacePrivate("sessions/sol-pi/s1/obs/a.txt", "three"),
+            Step::Read("sessions/sol-pi/s1/obs/a.txt", 100),
+            Step::ReplacePrivate("sessions/sol-pi/s1/obs/new.txt", "fresh"),
+            Step::Read("sessions/sol-pi/s1/obs/new.txt", 100),
         ],
     },
     Case {
@@ -98,6 +103,10 @@ const CASES: &[Case] = &[
             Step::CreateNew("s/link", "overwritten"),
             Step::Append("s/link", "appended"),
             Step::CreateDirPrivate("s/link"),
+            // The link itself is replaced; its target keeps its bytes.
+            Step::ReplacePrivate("s/link", "replaced"),
+            Step::Metadata("s/link"),
+            Step::Read("elsewhere/secret", 100),
         ],
     },
     Case {
@@ -111,6 +120,8 @@ const CASES: &[Case] = &[
             Step::Append("s/dangling", "x"),
             Step::CreateDirPrivate("s/dangling"),
             Step::CreateDirPrivate("s/dangling/sub"),
+            Step::ReplacePrivate("s/dangling", "x"),
+            Step::Metadata("elsewhere"),
         ],
     },
     Case {
@@ -139,6 +150,7 @@ const CASES: &[Case] = &[
             Step::Append("d", "x"),
             Step::CreateNew("d", "x"),
             Step::CreateDirPrivate("d"),
+            Step::ReplacePrivate("d", "x"),
         ],
     },
     Case {
@@ -152,6 +164,7 @@ const CASES: &[Case] = &[
             Step::ReadNoFollow("f/sub", 100),
             Step::CreateNew("f/sub", "x"),
             Step::Append("f/sub", "x"),
+            Step::ReplacePrivate("f/sub", "x"),
         ],
     },
     Case {
@@ -163,6 +176,7 @@ const CASES: &[Case] = &[
             Step::ReadNoFollow("missing/x", 100),
             Step::CreateNew("missing/x", "x"),
             Step::Append("missing/x", "x"),
+            Step::ReplacePrivate("missing/x", "x"),
         ],
     },
     Case {
@@ -197,6 +211,9 @@ fn run(fs: &dyn FileSystem, root: &Utf8Path, step: &Step) -> Outcome {
         Step::Append(path, text) => fs
             .append(&at(path), text.as_bytes())
             .map(|()| Outcome::Done),
+        Step::ReplacePrivate(path, text) => fs
+            .replace_private(&at(path), text.as_bytes())
+            .map(|()| Outcome::Done),
     };
     result.unwrap_or_else(|error| {
         // The contract: an error names the path the operation was given.
@@ -215,7 +232,8 @@ fn step_path(step: &Step) -> &'static str {
         | Step::ReadNoFollow(path, _)
         | Step::CreateDirPrivate(path)
         | Step::CreateNew(path, _)
-        | Step::Append(path, _) => path,
+        | Step::Append(path, _)
+        | Step::ReplacePrivate(path, _) => path,
     }
 }
 
@@ -346,7 +364,7 @@ fn native_and_memory_file_systems_agree_step_by_step() {
 
 #[test]
 fn every_port_operation_is_exercised_by_the_parity_cases() {
-    let mut seen = [false; 6];
+    let mut seen = [false; 7];
     for step in CASES.iter().flat_map(|case| case.steps) {
         let index = match step {
             Step::Metadata(_) => 0,
@@ -355,8 +373,9 @@ fn every_port_operation_is_exercised_by_the_parity_cases() {
             Step::CreateDirPrivate(_) => 3,
             Step::CreateNew(..) => 4,
             Step::Append(..) => 5,
+            Step::ReplacePrivate(..) => 6,
         };
         seen[index] = true;
     }
-    assert_eq!(seen, [true; 6]);
+    assert_eq!(seen, [true; 7]);
 }

@@ -8,32 +8,39 @@ use sol_obspack::{
 use crate::fixtures::{CARGO_TEST_LOG, bash};
 
 #[test]
-fn the_id_hashes_tool_call_and_content_hash_with_nul_separators() {
-    // Expected values computed independently with Python's hashlib.
+fn the_id_hashes_tool_and_content_hash_with_a_nul_separator() {
+    // Expected values computed independently with Python's hashlib:
+    // sha256(b"bash\0" + content_hash.encode()).hexdigest()[:24].
     let obs = observe("bash", "call_1", "hello\n");
     assert_eq!(
         obs.content_hash,
         "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03"
     );
-    assert_eq!(obs.id.as_str(), "obs_5850947af9eef74ce31624b9");
+    assert_eq!(obs.id.as_str(), "obs_8cc4fdccd37f6db57e578b70");
     assert_eq!(
         bash(CARGO_TEST_LOG).content_hash,
         "5c183c89fad8a90e5db081b2b023fda5bb72a9a1bfaa8228547ec81f7b81afdc"
     );
     assert_eq!(
         bash(CARGO_TEST_LOG).id.as_str(),
-        "obs_d049d6c398c1c621ae724fe8"
+        "obs_1daf50632a8fe086bcd67602"
     );
 }
 
 #[test]
-fn the_id_changes_with_tool_call_and_content() {
+fn the_id_changes_with_tool_and_content_never_with_the_call_id() {
     let base = observe("bash", "call_1", "hello\n");
     assert_ne!(observe("read", "call_1", "hello\n").id, base.id);
-    assert_ne!(observe("bash", "call_2", "hello\n").id, base.id);
     assert_ne!(observe("bash", "call_1", "hello!\n").id, base.id);
-    // The separators keep "ab"+"c" and "a"+"bc" apart.
-    assert_ne!(observe("ab", "c", "x").id, observe("a", "bc", "x").id);
+    // Providers reuse ids (`call_0` every turn) or send none (""): the id ignores them.
+    for call in ["call_2", "call_0", "", "toolu_01A9kqZ3"] {
+        assert_eq!(observe("bash", call, "hello\n").id, base.id, "{call:?}");
+    }
+    // Two different texts under one reused call id stay apart.
+    assert_ne!(
+        observe("bash", "call_0", "hello\n").id,
+        observe("bash", "call_0", "hallo\n").id
+    );
 }
 
 #[test]

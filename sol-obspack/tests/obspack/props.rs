@@ -3,10 +3,14 @@
 
 use proptest::prelude::*;
 use proptest::sample::select;
+use sol_core::testing::MemoryFileSystem;
+use sol_obspack::store::{ObservationStore, StoreOutcome};
 use sol_obspack::{
     LedgerRecord, ObservationId, RECALL_MAX_BYTES, RECALL_MAX_LINES, SendDecision, count_lines,
     decide, ledger_lines, observe, placeholder, recall_page, search_page, text,
 };
+
+const STORE: &str = "/sessions/s1/sol-pi/s1/observation-pack";
 
 fn id() -> ObservationId {
     ObservationId::parse("obs_0123456789abcdef01234567").expect("well-formed")
@@ -168,9 +172,16 @@ proptest! {
     }
 
     #[test]
-    fn observe_is_deterministic_and_consistent(text in tricky_text(400), call in "\\PC{0,16}") {
+    fn observe_is_deterministic_and_consistent(
+        text in tricky_text(400),
+        call in "\\PC{0,16}",
+        other_call in "\\PC{0,16}",
+    ) {
         let obs = observe("bash", &call, &text);
         prop_assert_eq!(&observe("bash", &call, &text), &obs);
+        // The identity is the content's: another (or a reused, or an empty) call id gives
+        // the same id.
+        prop_assert_eq!(&observe("bash", &other_call, &text).id, &obs.id);
         prop_assert!(ObservationId::parse(obs.id.as_str()).is_ok());
         prop_assert_eq!(obs.bytes, text.len() as u64);
         prop_assert_eq!(obs.lines, count_lines(text.as_bytes()));
@@ -217,5 +228,56 @@ proptest! {
             let read: LedgerRecord = serde_json::from_str(line).expect("a record");
             prop_assert_eq!(&read, record);
         }
+    }
+
+    #[test]
+    fn any_damage_heals_from_the_original_and_recall_never_returns_other_bytes(
+        body in tricky_text(200),
+        object_damage in 0u8..5,
+        record_damage in 0u8..3,
+        at in any::<proptest::sample::Index>(),
+    ) {
+        let text = format!("{body}{}", "padding line of a large result\n".repeat(340));
+        let obs = observe("bash", "call_0", &text);
+        let clean = MemoryFileSystem::new();
+        ObservationStore::new(&clean, STORE).ensure_stored(&obs, &text).expect("stored");
+        let store = ObservationStore::new(&clean, STORE);
+        let (object, record) = (store.object_path(&obs.id), store.record_path(&obs.id));
+        let original_record = clean.file(&record).expect("a record");
+
+        // Rebuild the files as a crash or a hand edit could leave them.
+        let mut fs = MemoryFileSystem::new().with_dir(format!("{STORE}/objects"));
+        let cut = at.index(text.len());
+        let mut flipped = text.clone().into_bytes();
+        flipped[cut] ^= 0x01;
+        let damaged_object: Option<Vec<u8>> = match object_damage {
+            0 => Some(text.clone().into_bytes()),
+            1 => Some(text.as_bytes()[..cut].to_vec()),
+            2 => Some(flipped),
+            3 => Some(format!("{text}junk").into_bytes()),
+            _ => None,
+        };
+        if let Some(bytes) = &damaged_object {
+            fs = fs.with_file(&object, bytes.clone());
+        }
+        match record_damage {
+            0 => fs = fs.with_file(&record, original_record.clone()),
+            1 => {}
+            _ => fs = fs.with_file(&record, &b"{\"id\": tru"[..]),
+        }
+        let store = ObservationStore::new(&fs, STORE);
+        if let Ok(bytes) = store.read_verified(&obs.id) {
+            prop_assert_eq!(bytes, text.as_bytes(), "only the exact original is ever returned");
+        }
+        let intact = object_damage == 0 && record_damage == 0;
+        let outcome = store.ensure_stored(&obs, &text).expect("healed");
+        prop_assert_eq!(intact, outcome == StoreOutcome::Reused, "{:?}", outcome);
+        let nothing_there = damaged_object.is_none() && record_damage == 1;
+        prop_assert_eq!(nothing_there, outcome == StoreOutcome::Created, "{:?}", outcome);
+        prop_assert_eq!(store.read_verified(&obs.id).expect("verified"), text.as_bytes());
+        prop_assert_eq!(fs.file(&record), Some(original_record));
+        // A rebuilt object is private; an intact one is left as it was.
+        let expected_mode = if object_damage == 0 { 0o644 } else { 0o600 };
+        prop_assert_eq!(fs.mode(&object), Some(expected_mode));
     }
 }

@@ -3,8 +3,8 @@
 use camino::Utf8PathBuf;
 use sol_core::{FsError, FsErrorKind};
 use sol_obspack::{
-    LedgerRecord, ObservationId, RecallError, StoreError, ledger_lines, observe, placeholder,
-    recall_page, search_page, text,
+    Damage, LedgerRecord, ObservationId, RecallError, StoreError, ledger_lines, observe,
+    placeholder, recall_page, search_page, text,
 };
 
 use crate::fixtures::{CARGO_TEST_LOG, MULTIBYTE_TEXT, bash, minified_json};
@@ -115,6 +115,10 @@ fn error_messages() {
         RecallError::EmptyQuery,
         RecallError::QueryTooLong { bytes: 300 },
         RecallError::NotText { id: id.clone() },
+        RecallError::DamagedNotRebuilt {
+            id: id.clone(),
+            damage: Damage::RecordMissing,
+        },
     ];
     for error in recall_errors {
         errors.push((error.code(), error.to_string()));
@@ -122,16 +126,44 @@ fn error_messages() {
     let store_errors = [
         StoreError::DirectoryNotRegular {
             id: id.clone(),
-            reason: "/work/session/sol-pi is a symbolic link".to_owned(),
+            reason: "/work/session/sol-pi is a symbolic link, and links in SoL-Pi's storage path are refused".to_owned(),
         },
         StoreError::ObjectSymlink { id: id.clone() },
         StoreError::ObjectNotRegularFile { id: id.clone() },
-        StoreError::ObjectSizeMismatch {
+        StoreError::Damaged {
             id: id.clone(),
-            expected: 28_231,
-            found: Some(1_000),
+            damage: Damage::RecordMissing,
         },
-        StoreError::ObjectHashMismatch { id: id.clone() },
+        StoreError::Damaged {
+            id: id.clone(),
+            damage: Damage::RecordInvalid {
+                reason: "it describes another observation".to_owned(),
+            },
+        },
+        StoreError::Damaged {
+            id: id.clone(),
+            damage: Damage::ObjectMissing,
+        },
+        StoreError::Damaged {
+            id: id.clone(),
+            damage: Damage::SizeMismatch {
+                expected: 28_231,
+                found: Some(1_000),
+                unvouched: false,
+            },
+        },
+        StoreError::Damaged {
+            id: id.clone(),
+            damage: Damage::SizeMismatch {
+                expected: 28_231,
+                found: None,
+                unvouched: true,
+            },
+        },
+        StoreError::Damaged {
+            id: id.clone(),
+            damage: Damage::HashMismatch,
+        },
         StoreError::RecordInvalid {
             id: id.clone(),
             reason: "it describes another observation".to_owned(),
@@ -176,6 +208,14 @@ fn ledger_lines_of_each_event() {
         LedgerRecord::placeholder(&obs, 3, 3, &replacement),
         LedgerRecord::recall(&page.details),
         LedgerRecord::search(&search.details),
+        LedgerRecord::repaired(
+            &obs.id,
+            &Damage::SizeMismatch {
+                expected: 28_231,
+                found: Some(0),
+                unvouched: true,
+            },
+        ),
     ];
     assert_text_snapshot!(
         "ledger_lines",

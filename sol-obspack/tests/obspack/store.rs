@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use camino::{Utf8Path, Utf8PathBuf};
 use sol_core::testing::{MemoryFileSystem, MemoryNode};
 use sol_core::{FileMetadata, FileSystem, FsError, FsErrorKind};
-use sol_obspack::store::{ObservationStore, StoreOutcome};
+use sol_obspack::store::{Damage, ObservationStore, StoreOutcome};
 use sol_obspack::{LedgerRecord, RecallError, StoreError, observe, recall_page};
 
 use crate::fixtures::{CARGO_TEST_LOG, MULTIBYTE_TEXT, bash};
@@ -20,6 +20,7 @@ struct Recording<'a> {
     appends: Mutex<Vec<(Utf8PathBuf, usize)>>,
     refuse_create_new: bool,
     refuse_append: bool,
+    replaced: Mutex<Vec<Utf8PathBuf>>,
 }
 
 impl<'a> Recording<'a> {
@@ -29,7 +30,12 @@ impl<'a> Recording<'a> {
             appends: Mutex::new(Vec::new()),
             refuse_create_new: false,
             refuse_append: false,
+            replaced: Mutex::new(Vec::new()),
         }
+    }
+
+    fn replaced(&self) -> Vec<Utf8PathBuf> {
+        self.replaced.lock().expect("not poisoned").clone()
     }
 
     fn appends(&self) -> Vec<(Utf8PathBuf, usize)> {
@@ -74,6 +80,17 @@ impl FileSystem for Recording<'_> {
             return Err(denied(path));
         }
         self.inner.append(path, contents)
+    }
+
+    fn replace_private(&self, path: &Utf8Path, contents: &[u8]) -> Result<(), FsError> {
+        self.replaced
+            .lock()
+            .expect("not poisoned")
+            .push(path.to_owned());
+        if self.refuse_create_new {
+            return Err(denied(path));
+        }
+        self.inner.replace_private(path, contents)
     }
 }
 
@@ -140,7 +157,6 @@ fn storing_writes_a_private_object_and_its_record_once() {
         serde_json::json!({
             "id": obs.id.as_str(),
             "tool": "bash",
-            "toolCallId": obs.tool_call_id,
             "contentHash": obs.content_hash,
             "bytes": 28_231,
             "lines": 487,
@@ -178,25 +194,98 @@ fn a_stored_observation_is_recalled_exactly() {
 }
 
 #[test]
-fn an_identical_object_already_in_place_is_reused_and_its_record_recreated() {
-    let fs = MemoryFileSystem::new().with_file(object_path(CARGO_TEST_LOG), CARGO_TEST_LOG);
+fn an_identical_object_already_in_place_is_kept_and_its_record_recreated() {
+    let memory = MemoryFileSystem::new().with_file(object_path(CARGO_TEST_LOG), CARGO_TEST_LOG);
+    let fs = Recording::new(&memory);
     let store = ObservationStore::new(&fs, DIR);
     let obs = bash(CARGO_TEST_LOG);
-    // Without its record the object is unknown to recall.
+    // Without its record the object is damaged, not unknown.
     let error = store.read_verified(&obs.id).expect_err("no record");
-    assert_eq!(error.code(), "unknown_id");
     assert_eq!(
-        store.ensure_stored(&obs, CARGO_TEST_LOG),
-        Ok(StoreOutcome::Reused)
+        store_error(error),
+        StoreError::Damaged {
+            id: obs.id.clone(),
+            damage: Damage::RecordMissing
+        }
     );
     assert_eq!(
-        fs.file(record_path(CARGO_TEST_LOG)),
+        store.ensure_stored(&obs, CARGO_TEST_LOG),
+        Ok(StoreOutcome::Repaired(Damage::RecordMissing))
+    );
+    assert_eq!(
+        fs.replaced(),
+        Vec::<Utf8PathBuf>::new(),
+        "the object is not rewritten"
+    );
+    assert_eq!(
+        memory.file(record_path(CARGO_TEST_LOG)),
         Some(genuine_record(CARGO_TEST_LOG))
     );
     assert_eq!(
         store.read_verified(&obs.id).as_deref(),
         Ok(CARGO_TEST_LOG.as_bytes())
     );
+}
+
+#[test]
+fn an_intact_object_with_its_record_is_never_rewritten() {
+    let memory = MemoryFileSystem::new();
+    let fs = Recording::new(&memory);
+    let store = ObservationStore::new(&fs, DIR);
+    let obs = bash(CARGO_TEST_LOG);
+    assert_eq!(
+        store.ensure_stored(&obs, CARGO_TEST_LOG),
+        Ok(StoreOutcome::Created)
+    );
+    for _ in 0..3 {
+        assert_eq!(
+            store.ensure_stored(&obs, CARGO_TEST_LOG),
+            Ok(StoreOutcome::Reused)
+        );
+        store.read_verified(&obs.id).expect("verified");
+    }
+    assert_eq!(fs.replaced(), Vec::<Utf8PathBuf>::new());
+}
+
+#[test]
+fn the_same_content_from_reused_or_empty_call_ids_is_one_object() {
+    let fs = MemoryFileSystem::new();
+    let store = ObservationStore::new(&fs, DIR);
+    let first = observe("bash", "call_0", CARGO_TEST_LOG);
+    assert_eq!(
+        store.ensure_stored(&first, CARGO_TEST_LOG),
+        Ok(StoreOutcome::Created)
+    );
+    for call in ["call_1", "", "call_0"] {
+        let again = observe("bash", call, CARGO_TEST_LOG);
+        assert_eq!(again.id, first.id);
+        assert_eq!(
+            store.ensure_stored(&again, CARGO_TEST_LOG),
+            Ok(StoreOutcome::Reused)
+        );
+    }
+    // Other bytes under the same reused call id are another object.
+    let other = CARGO_TEST_LOG.replacen("FAILED", "PASSED", 1);
+    let second = observe("bash", "call_0", &other);
+    assert_ne!(second.id, first.id);
+    assert_eq!(
+        store.ensure_stored(&second, &other),
+        Ok(StoreOutcome::Created)
+    );
+    assert_eq!(
+        store.read_verified(&first.id).as_deref(),
+        Ok(CARGO_TEST_LOG.as_bytes())
+    );
+    assert_eq!(
+        store.read_verified(&second.id).as_deref(),
+        Ok(other.as_bytes())
+    );
+    let objects: Vec<_> = fs
+        .paths()
+        .into_iter()
+        .filter(|path| path.extension() == Some("txt"))
+        .collect();
+    assert_eq!(objects.len(), 2);
 }
 
 #[test]
@@ -217,72 +306,119 @@ fn the_same_content_in_two_sessions_is_stored_twice() {
 }
 
 #[test]
-fn an_object_with_other_bytes_of_the_same_size_is_a_hash_mismatch() {
+fn an_object_with_other_bytes_and_no_record_is_rebuilt_from_the_original() {
     let tampered = CARGO_TEST_LOG.replacen("FAILED", "PASSED", 1);
     assert_eq!(tampered.len(), CARGO_TEST_LOG.len());
-    let fs = MemoryFileSystem::new().with_file(object_path(CARGO_TEST_LOG), tampered.as_str());
+    let memory = MemoryFileSystem::new().with_file(object_path(CARGO_TEST_LOG), tampered.as_str());
+    let fs = Recording::new(&memory);
     let store = ObservationStore::new(&fs, DIR);
     let obs = bash(CARGO_TEST_LOG);
-    let error = store
-        .ensure_stored(&obs, CARGO_TEST_LOG)
-        .expect_err("tampered");
-    assert_eq!(error, StoreError::ObjectHashMismatch { id: obs.id.clone() });
-    assert!(error.to_string().contains(obs.id.as_str()));
-    assert!(error.to_string().contains("hash mismatch"));
-    // Nothing was overwritten, and no record vouches for the bad bytes.
     assert_eq!(
-        fs.file(object_path(CARGO_TEST_LOG)).as_deref(),
-        Some(tampered.as_bytes())
+        store.ensure_stored(&obs, CARGO_TEST_LOG),
+        Ok(StoreOutcome::Repaired(Damage::HashMismatch))
     );
-    assert_eq!(fs.file(record_path(CARGO_TEST_LOG)), None);
+    assert_eq!(fs.replaced(), [object_path(CARGO_TEST_LOG)]);
+    assert_eq!(
+        memory.file(object_path(CARGO_TEST_LOG)).as_deref(),
+        Some(CARGO_TEST_LOG.as_bytes())
+    );
+    assert_eq!(memory.mode(object_path(CARGO_TEST_LOG)), Some(0o600));
+    assert_eq!(
+        memory.file(record_path(CARGO_TEST_LOG)),
+        Some(genuine_record(CARGO_TEST_LOG))
+    );
 }
 
 #[test]
-fn an_object_of_another_size_is_a_size_mismatch() {
+fn an_object_left_empty_truncated_or_grown_is_rebuilt_from_the_original() {
     let obs = bash(CARGO_TEST_LOG);
     for stored in [
+        "",
         &CARGO_TEST_LOG[..100],
         &format!("{CARGO_TEST_LOG}x")[..],
         &CARGO_TEST_LOG.repeat(2)[..],
     ] {
         let fs = MemoryFileSystem::new().with_file(object_path(CARGO_TEST_LOG), stored);
-        let error = ObservationStore::new(&fs, DIR)
-            .ensure_stored(&obs, CARGO_TEST_LOG)
-            .expect_err("wrong size");
-        assert_eq!(error.code(), "object_size_mismatch");
-        let StoreError::ObjectSizeMismatch {
-            expected, found, ..
-        } = error
-        else {
-            panic!("a size mismatch");
-        };
-        assert_eq!(expected, 28_231);
+        let store = ObservationStore::new(&fs, DIR);
         // Reads stop one byte past the expected size: a much larger file is not read whole.
-        let expected_found = if stored.len() > 28_232 {
+        let found = if stored.len() > 28_232 {
             None
         } else {
             Some(stored.len() as u64)
         };
-        assert_eq!(found, expected_found);
+        assert_eq!(
+            store.ensure_stored(&obs, CARGO_TEST_LOG),
+            Ok(StoreOutcome::Repaired(Damage::SizeMismatch {
+                expected: 28_231,
+                found,
+                unvouched: true
+            })),
+            "{} bytes",
+            stored.len()
+        );
+        assert_eq!(
+            store.read_verified(&obs.id).as_deref(),
+            Ok(CARGO_TEST_LOG.as_bytes())
+        );
     }
 }
 
 #[test]
-fn a_tampered_object_is_refused_at_recall() {
+fn a_tampered_object_is_damaged_at_recall_and_rebuilt_only_from_its_original() {
     let obs = bash(CARGO_TEST_LOG);
     let record = genuine_record(CARGO_TEST_LOG);
+    let damaged = |error: RecallError| match store_error(error) {
+        StoreError::Damaged { damage, .. } => damage,
+        other => panic!("expected damage, got {other:?}"),
+    };
 
     // Same size, other bytes.
     let tampered = CARGO_TEST_LOG.replacen("ok", "KO", 1);
     let fs = MemoryFileSystem::new()
         .with_file(record_path(CARGO_TEST_LOG), record.clone())
         .with_file(object_path(CARGO_TEST_LOG), tampered.as_str());
-    let error = store_error(
-        ObservationStore::new(&fs, DIR)
-            .read_verified(&obs.id)
-            .expect_err("hash"),
+    let store = ObservationStore::new(&fs, DIR);
+    let error = store.read_verified(&obs.id).expect_err("hash");
+    assert!(error.is_rebuildable());
+    assert_eq!(damaged(error.clone()), Damage::HashMismatch);
+    // History without this original: the damage is reported, nothing is changed.
+    let unrelated = "x".repeat(20_000);
+    let history = [
+        ("bash", "call_0", unrelated.as_str()),
+        ("read", "c", CARGO_TEST_LOG),
+    ];
+    let not_rebuilt = store
+        .read_or_rebuild(&obs.id, error.clone(), history)
+        .expect_err("no original");
+    assert_eq!(
+        not_rebuilt,
+        RecallError::DamagedNotRebuilt {
+            id: obs.id.clone(),
+            damage: Damage::HashMismatch
+        }
     );
-    assert_eq!(error.code(), "object_hash_mismatch");
+    assert_eq!(
+        not_rebuilt.to_string(),
+        format!(
+            "Stored observation {} is damaged (its object's SHA-256 differs from the original's); it could not be rebuilt from this branch's history",
+            obs.id
+        )
+    );
+    assert_eq!(
+        fs.file(object_path(CARGO_TEST_LOG)).as_deref(),
+        Some(tampered.as_bytes())
+    );
+    // With it: the record's hash is the original's, so the object is rebuilt.
+    let history = [
+        ("bash", "call_0", unrelated.as_str()),
+        ("bash", "any", CARGO_TEST_LOG),
+    ];
+    let (bytes, outcome) = store
+        .read_or_rebuild(&obs.id, error, history)
+        .expect("rebuilt");
+    assert_eq!(bytes, CARGO_TEST_LOG.as_bytes());
+    assert_eq!(outcome, StoreOutcome::Repaired(Damage::HashMismatch));
+    assert_eq!(fs.file(record_path(CARGO_TEST_LOG)), Some(record.clone()));
 
     // Grown after it was stored.
     let fs = MemoryFileSystem::new();
@@ -290,32 +426,66 @@ fn a_tampered_object_is_refused_at_recall() {
     store.ensure_stored(&obs, CARGO_TEST_LOG).expect("stored");
     fs.append(&object_path(CARGO_TEST_LOG), b"appended")
         .expect("appended");
-    let error = store_error(store.read_verified(&obs.id).expect_err("size"));
     assert_eq!(
-        error,
-        StoreError::ObjectSizeMismatch {
-            id: obs.id.clone(),
+        damaged(store.read_verified(&obs.id).expect_err("size")),
+        Damage::SizeMismatch {
             expected: 28_231,
-            found: None
+            found: None,
+            unvouched: false
         }
+    );
+    assert_eq!(
+        store.ensure_stored(&obs, CARGO_TEST_LOG),
+        Ok(StoreOutcome::Repaired(Damage::SizeMismatch {
+            expected: 28_231,
+            found: None,
+            unvouched: false
+        }))
     );
 
     // Truncated.
     let fs = MemoryFileSystem::new()
         .with_file(record_path(CARGO_TEST_LOG), record)
         .with_file(object_path(CARGO_TEST_LOG), &CARGO_TEST_LOG[..1_000]);
-    let error = store_error(
-        ObservationStore::new(&fs, DIR)
-            .read_verified(&obs.id)
-            .expect_err("size"),
-    );
     assert_eq!(
-        error,
-        StoreError::ObjectSizeMismatch {
-            id: obs.id.clone(),
+        damaged(
+            ObservationStore::new(&fs, DIR)
+                .read_verified(&obs.id)
+                .expect_err("size")
+        ),
+        Damage::SizeMismatch {
             expected: 28_231,
-            found: Some(1_000)
+            found: Some(1_000),
+            unvouched: false
         }
+    );
+}
+
+#[test]
+fn read_or_rebuild_restores_an_unknown_id_and_passes_other_failures_through() {
+    let obs = bash(CARGO_TEST_LOG);
+    let fs = MemoryFileSystem::new();
+    let store = ObservationStore::new(&fs, DIR);
+    let unknown = store.read_verified(&obs.id).expect_err("nothing stored");
+    assert_eq!(unknown.code(), "unknown_id");
+    // Not on the branch: still unknown.
+    let empty: [(&str, &str, &str); 0] = [];
+    assert_eq!(
+        store.read_or_rebuild(&obs.id, unknown.clone(), empty),
+        Err(unknown.clone())
+    );
+    // A text under the threshold with the same id cannot exist; the packable one is found.
+    let (bytes, outcome) = store
+        .read_or_rebuild(&obs.id, unknown, [("bash", "", CARGO_TEST_LOG)])
+        .expect("restored");
+    assert_eq!(bytes, CARGO_TEST_LOG.as_bytes());
+    assert_eq!(outcome, StoreOutcome::Created);
+    // A failure history cannot fix is returned as it is, and history is not looked at.
+    let refused = RecallError::Store(StoreError::ObjectSymlink { id: obs.id.clone() });
+    assert!(!refused.is_rebuildable());
+    assert_eq!(
+        store.read_or_rebuild(&obs.id, refused.clone(), [("bash", "", CARGO_TEST_LOG)]),
+        Err(refused)
     );
 }
 
@@ -327,7 +497,6 @@ fn a_tampered_or_foreign_record_is_refused_at_recall() {
     let mut cases: Vec<(Vec<u8>, &str)> = Vec::new();
     for (key, value) in [
         ("tool", serde_json::json!("read")),
-        ("toolCallId", serde_json::json!("other")),
         ("contentHash", serde_json::json!("0".repeat(64))),
         ("contentHash", serde_json::json!("not hex")),
         ("id", serde_json::json!("obs_ffffffffffffffffffffffff")),
@@ -342,22 +511,59 @@ fn a_tampered_or_foreign_record_is_refused_at_recall() {
         let fs = MemoryFileSystem::new()
             .with_file(record_path(CARGO_TEST_LOG), bytes)
             .with_file(object_path(CARGO_TEST_LOG), CARGO_TEST_LOG);
-        let error = ObservationStore::new(&fs, DIR)
-            .read_verified(&obs.id)
-            .expect_err(case);
-        assert_eq!(error.code(), "record_invalid", "{case}: {error}");
+        let store = ObservationStore::new(&fs, DIR);
+        let error = store.read_verified(&obs.id).expect_err(case);
+        assert!(
+            matches!(
+                &error,
+                RecallError::Store(StoreError::Damaged {
+                    damage: Damage::RecordInvalid { .. },
+                    ..
+                })
+            ),
+            "{case}: {error}"
+        );
+        // The archive step has the original: the record is written again.
+        assert!(matches!(
+            store.ensure_stored(&obs, CARGO_TEST_LOG),
+            Ok(StoreOutcome::Repaired(Damage::RecordInvalid { .. }))
+        ));
+        assert_eq!(
+            fs.file(record_path(CARGO_TEST_LOG)),
+            Some(genuine_record(CARGO_TEST_LOG)),
+            "{case}"
+        );
     }
-    // A record with the right identity but other sizes is not silently replaced either.
+    // A record with the right identity but other sizes is replaced too.
     let mut changed = record.clone();
     changed["lines"] = serde_json::json!(1);
-    let fs = MemoryFileSystem::new().with_file(
-        record_path(CARGO_TEST_LOG),
-        serde_json::to_vec(&changed).expect("JSON"),
+    let fs = MemoryFileSystem::new()
+        .with_file(
+            record_path(CARGO_TEST_LOG),
+            serde_json::to_vec(&changed).expect("JSON"),
+        )
+        .with_file(object_path(CARGO_TEST_LOG), CARGO_TEST_LOG);
+    assert_eq!(
+        ObservationStore::new(&fs, DIR).ensure_stored(&obs, CARGO_TEST_LOG),
+        Ok(StoreOutcome::Repaired(Damage::RecordInvalid {
+            reason: "it differs from the observation being stored".to_owned()
+        }))
     );
-    let error = ObservationStore::new(&fs, DIR)
-        .ensure_stored(&obs, CARGO_TEST_LOG)
-        .expect_err("record differs");
-    assert_eq!(error.code(), "record_invalid");
+    // A record written before ids ignored the call id names another observation.
+    let mut legacy = record.clone();
+    legacy["toolCallId"] = serde_json::json!("call_0");
+    legacy["id"] = serde_json::json!("obs_5850947af9eef74ce31624b9");
+    let fs = MemoryFileSystem::new()
+        .with_file(
+            record_path(CARGO_TEST_LOG),
+            serde_json::to_vec(&legacy).expect("JSON"),
+        )
+        .with_file(object_path(CARGO_TEST_LOG), CARGO_TEST_LOG);
+    assert!(
+        ObservationStore::new(&fs, DIR)
+            .read_verified(&obs.id)
+            .is_err()
+    );
 }
 
 #[test]
@@ -549,15 +755,68 @@ fn unknown_ids_are_reported_as_such() {
             .map_err(|e| e.code()),
         Err("unknown_id")
     );
-    // A record whose object is gone.
+    // A record whose object is gone is damage, not an unknown id.
     let fs = MemoryFileSystem::new()
         .with_file(record_path(CARGO_TEST_LOG), genuine_record(CARGO_TEST_LOG));
+    let error = ObservationStore::new(&fs, DIR)
+        .read_verified(&obs.id)
+        .expect_err("no object");
     assert_eq!(
-        ObservationStore::new(&fs, DIR)
-            .read_verified(&obs.id)
-            .map_err(|e| e.code()),
-        Err("unknown_id")
+        error.to_string(),
+        format!(
+            "Stored observation {} is damaged (its object file is missing)",
+            obs.id
+        )
     );
+    assert!(error.is_rebuildable());
+}
+
+#[test]
+fn a_symlink_anywhere_in_the_storage_path_is_refused_for_reads_as_for_writes() {
+    let obs = bash(CARGO_TEST_LOG);
+    let record = genuine_record(CARGO_TEST_LOG);
+    // A complete, correct store moved elsewhere and linked in at each level.
+    for (link, below) in [
+        ("/sessions/s1/sol-pi", "s1/observation-pack"),
+        ("/sessions/s1/sol-pi/s1", "observation-pack"),
+        ("/sessions/s1/sol-pi/s1/observation-pack", ""),
+    ] {
+        let target = Utf8PathBuf::from("/elsewhere").join(below);
+        let fs = MemoryFileSystem::new()
+            .with_file(
+                target.join(format!("objects/{}.json", obs.id)),
+                record.clone(),
+            )
+            .with_file(
+                target.join(format!("objects/{}.txt", obs.id)),
+                CARGO_TEST_LOG,
+            )
+            .with_symlink(link, "/elsewhere");
+        // The bytes are reachable through the link...
+        assert_eq!(
+            fs.read(&object_path(CARGO_TEST_LOG), 1 << 20).as_deref(),
+            Ok(CARGO_TEST_LOG.as_bytes())
+        );
+        // ...but neither recall nor the archive step goes through it.
+        let store = ObservationStore::new(&fs, DIR);
+        let error = store.read_verified(&obs.id).expect_err(link);
+        assert_eq!(error.code(), "directory_not_regular", "{link}");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "Observation directory is not a regular directory for {}: {link} is a symbolic link, and links in SoL-Pi's storage path are refused",
+                obs.id
+            )
+        );
+        assert!(!error.is_rebuildable());
+        assert_eq!(
+            store
+                .ensure_stored(&obs, CARGO_TEST_LOG)
+                .map_err(|e| e.code()),
+            Err("directory_not_regular"),
+            "{link}"
+        );
+    }
 }
 
 #[test]
