@@ -68,10 +68,24 @@ impl ObservationId {
 
     /// The id of the result of `tool_name` whose text has `content_hash`.
     pub(crate) fn derive(tool_name: &str, content_hash: &str) -> Self {
+        Self::from_parts(&[tool_name, content_hash])
+    }
+
+    /// The id SoL-Pi 0.1.0 gave the same result: it also hashed the provider's tool-call
+    /// id. Only used to verify objects archived by that version, never to name new ones.
+    pub(crate) fn derive_0_1(tool_name: &str, tool_call_id: &str, content_hash: &str) -> Self {
+        Self::from_parts(&[tool_name, tool_call_id, content_hash])
+    }
+
+    /// `obs_` and the first hex digits of SHA-256 over the parts joined with NUL.
+    fn from_parts(parts: &[&str]) -> Self {
         let mut hasher = Sha256::new();
-        hasher.update(tool_name.as_bytes());
-        hasher.update([0]);
-        hasher.update(content_hash.as_bytes());
+        for (index, part) in parts.iter().enumerate() {
+            if index > 0 {
+                hasher.update([0]);
+            }
+            hasher.update(part.as_bytes());
+        }
         let digest = hex(&hasher.finalize());
         ObservationId(format!("{ID_PREFIX}{}", &digest[..ID_HEX_DIGITS]))
     }

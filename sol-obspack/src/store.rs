@@ -216,6 +216,9 @@ impl StoreError {
 struct ObjectRecord {
     id: ObservationId,
     tool: String,
+    /// Only in records written by SoL-Pi 0.1.0, whose ids also hashed the tool-call id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<String>,
     content_hash: String,
     bytes: u64,
     lines: u64,
@@ -227,6 +230,7 @@ impl ObjectRecord {
         ObjectRecord {
             id: obs.id.clone(),
             tool: obs.tool_name.clone(),
+            tool_call_id: None,
             content_hash: obs.content_hash.clone(),
             bytes: obs.bytes,
             lines: obs.lines,
@@ -254,7 +258,12 @@ impl ObjectRecord {
         if !well_formed_hash {
             return Err("the content hash is not 64 hex digits".to_owned());
         }
-        let derived = ObservationId::derive(&record.tool, &record.content_hash);
+        let derived = match &record.tool_call_id {
+            // An object archived by 0.1.0 keeps its old id: a model that remembers it still
+            // gets the verified bytes.
+            Some(call) => ObservationId::derive_0_1(&record.tool, call, &record.content_hash),
+            None => ObservationId::derive(&record.tool, &record.content_hash),
+        };
         if record.id != *id || derived != *id {
             return Err("it describes another observation".to_owned());
         }

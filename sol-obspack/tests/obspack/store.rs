@@ -925,3 +925,55 @@ fn observe_and_store_archives_what_observe_describes() {
     let (_, again) = store.observe_and_store("bash", "call_9", CARGO_TEST_LOG);
     assert_eq!(again, Ok(StoreOutcome::Reused));
 }
+
+#[test]
+fn an_object_archived_by_0_1_0_is_still_recalled_under_its_old_id() {
+    use sha2::{Digest, Sha256};
+    // SoL-Pi 0.1.0 named objects after the tool, the provider's tool-call id and the content
+    // hash, and kept the call id in the record; a model may still ask for such an id.
+    let obs = observe("bash", "call_7", CARGO_TEST_LOG);
+    let mut hasher = Sha256::new();
+    hasher.update(format!("bash\0call_7\0{}", obs.content_hash).as_bytes());
+    let digest: String = hasher
+        .finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    let old_id = format!("obs_{}", &digest[..24]);
+    assert_ne!(old_id, obs.id.as_str());
+    let fs = MemoryFileSystem::new();
+    let objects = Utf8PathBuf::from(format!("{DIR}/objects"));
+    fs.create_dir_private(&objects).expect("dir");
+    let record = serde_json::json!({
+        "id": old_id, "tool": "bash", "toolCallId": "call_7", "contentHash": obs.content_hash,
+        "bytes": obs.bytes, "lines": obs.lines, "tokens": obs.tokens,
+    });
+    fs.create_new(
+        &objects.join(format!("{old_id}.json")),
+        format!("{record}\n").as_bytes(),
+    )
+    .expect("record");
+    fs.create_new(
+        &objects.join(format!("{old_id}.txt")),
+        CARGO_TEST_LOG.as_bytes(),
+    )
+    .expect("object");
+    let store = ObservationStore::new(&fs, DIR);
+    let id = sol_obspack::ObservationId::parse(&old_id).expect("well-formed");
+    assert_eq!(
+        store.read_verified(&id).expect("verified"),
+        CARGO_TEST_LOG.as_bytes()
+    );
+
+    // The same record with other bytes is still damage, not a match.
+    let fs = MemoryFileSystem::new();
+    fs.create_dir_private(&objects).expect("dir");
+    fs.create_new(
+        &objects.join(format!("{old_id}.json")),
+        format!("{record}\n").as_bytes(),
+    )
+    .expect("record");
+    fs.create_new(&objects.join(format!("{old_id}.txt")), b"other bytes")
+        .expect("object");
+    assert!(ObservationStore::new(&fs, DIR).read_verified(&id).is_err());
+}
