@@ -171,20 +171,25 @@ test(`Pi ${piVersion}: fused calls on one file run one after the other, also acr
 	assert.ok(second.start >= first.end, `serialized: ${JSON.stringify(s)}`);
 });
 
+/**
+ * A command that marks its own start, then waits for `other` to have started: it succeeds only
+ * if the two commands run at the same time (a serialized pair times out after 60 s).
+ */
+const meet = (dir, mine, other) =>
+	`touch ${dir}/${mine}.started; i=0; while [ ! -e ${dir}/${other}.started ]; do i=$((i+1)); [ $i -gt 600 ] && exit 7; sleep 0.1; done`;
+
 test(`Pi ${piVersion}: fused calls on different files run in parallel`, async (t) => {
 	const ws = makeWorkspace(t);
 	enable(ws);
-	const log = path.join(ws.root, "log.txt");
 	const { results } = await runCalls(t, ws, [
 		toolCalls(
-			["write", { path: "one.txt", content: "1\n", then_run: { command: timed(log, "a") } }, "w1"],
-			["write", { path: "two.txt", content: "2\n", then_run: { command: timed(log, "b") } }, "w2"],
+			["write", { path: "one.txt", content: "1\n", then_run: { command: meet(ws.root, "a", "b") } }, "w1"],
+			["write", { path: "two.txt", content: "2\n", then_run: { command: meet(ws.root, "b", "a") } }, "w2"],
 		),
 	]);
-	assert.equal(results.get("w1").isError, false);
-	assert.equal(results.get("w2").isError, false);
-	const s = spans(log);
-	assert.ok(s.a.start < s.b.end && s.b.start < s.a.end, `overlapping: ${JSON.stringify(s)}`);
+	// Each command finished only after seeing the other one's start: they overlapped.
+	assert.equal(results.get("w1").isError, false, resultText(results.get("w1")));
+	assert.equal(results.get("w2").isError, false, resultText(results.get("w2")));
 });
 
 test(`Pi ${piVersion}: a change to the target between mutation and command skips the command`, async (t) => {
@@ -364,21 +369,25 @@ test(`Pi ${piVersion}: explicit bash options from the programmatic factory win o
 	assert.match(resultText(results.get("w1")), /prefix=from-factory/);
 });
 
-test(`Pi ${piVersion}: aborting the run during then_run fails the call and keeps the mutation`, async (t) => {
+test(`Pi ${piVersion}: aborting the run during then_run fails the call and keeps the mutation`, { timeout: 120_000 }, async (t) => {
 	const ws = makeWorkspace(t);
 	enable(ws);
+	const started = path.join(ws.root, "command-started");
 	const run = await startSession({
 		...ws,
-		replies: [toolCalls(["write", { path: "kept.txt", content: "kept\n", then_run: { command: "sleep 20" } }, "w1"]), "done"],
+		// Ten minutes: if the abort did not stop the command, prompt() would outlast the test's timeout.
+		replies: [toolCalls(["write", { path: "kept.txt", content: "kept\n", then_run: { command: `touch ${started}; sleep 600` } }, "w1"]), "done"],
 	});
 	t.after(() => run.close());
-	const unsubscribe = run.session.subscribe((event) => {
-		if (event.type === "tool_execution_start" && event.toolCallId === "w1") setTimeout(() => run.session.abort(), 500);
-	});
-	const started = Date.now();
+	// Abort once the command is running (its own marker says so), however long that takes.
+	const watcher = setInterval(() => {
+		if (fs.existsSync(started)) {
+			clearInterval(watcher);
+			run.session.abort();
+		}
+	}, 20);
+	t.after(() => clearInterval(watcher));
 	await run.session.prompt("go");
-	unsubscribe();
-	assert.ok(Date.now() - started < 15_000, "the command was stopped, not waited for");
 	const result = toolResults(run.session).get("w1");
 	assert.equal(result.isError, true);
 	assert.match(resultText(result), /Successfully wrote/);
