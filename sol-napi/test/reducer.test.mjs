@@ -159,6 +159,39 @@ test(`Pi ${piVersion}: a log with a likely secret is never sent to the reducer m
 	assert.equal(journal.find((r) => r.kind === "fallback")?.reason, "likely-secret");
 });
 
+// The forms of the bug report that the gate used to miss, from the shared table.
+const reportedSecrets = JSON.parse(fs.readFileSync(path.join(repoRoot, "fixtures", "reducer", "secrets.json"), "utf8")).cases.filter((c) => c.reported);
+
+test(`Pi ${piVersion}: build logs holding each reported secret form are never sent; each keeps its log and journals why`, async (t) => {
+	assert.equal(reportedSecrets.length, 8);
+	const ws = makeWorkspace(t);
+	const base = fs.readFileSync(fixtureLog("cargo-test-failure"), "utf8").split("\n");
+	const targets = reportedSecrets.map((form, i) => {
+		const log = path.join(ws.root, `secret-${i}.log`);
+		// In the middle of a real failing cargo log, as a test would print it.
+		fs.writeFileSync(log, [...base.slice(0, 40), form.line, ...base.slice(40)].join("\n"));
+		return `t${i}:\n\t@cat ${log}; exit 101\n`;
+	});
+	const ws2 = project(t);
+	fs.writeFileSync(path.join(ws2.cwd, "Makefile"), targets.join(""));
+	const reducer = reducerModel(honest);
+	const calls = reportedSecrets.map((_, i) => toolCalls(["bash", { command: `make t${i}` }, `s${i}`]));
+	const { results, journal } = await run(t, ws2, { reducer, calls });
+	assert.equal(reducer.calls.length, 0, "no reducer model call");
+	reportedSecrets.forEach((form, i) => {
+		const text = resultText(results.get(`s${i}`));
+		assert.ok(text.includes(form.line), `s${i}: the original log is kept`);
+		assert.doesNotMatch(text, /sol_pi_evidence_receipt_v1/);
+		const records = journal.filter((r) => r.toolCallId === `s${i}`);
+		assert.deepEqual(
+			records.map((r) => [r.kind, r.reason, r.secretKind, r.secretLine]),
+			[["fallback", "likely-secret", form.rule, 41]],
+			`${form.line}: ${JSON.stringify(records)}`,
+		);
+		assert.ok(!JSON.stringify(records).includes(form.secret ?? form.line), "the journal does not hold the secret");
+	});
+});
+
 test(`Pi ${piVersion}: non-diagnostic commands and short logs cost nothing`, async (t) => {
 	const ws = project(t);
 	const reducer = reducerModel(honest);
