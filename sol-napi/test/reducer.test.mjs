@@ -3,6 +3,7 @@
 // commands (make) print realistic logs from fixtures/reducer; the reducer model's
 // replies are scripted per case, including adversarial ones.
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
@@ -371,6 +372,7 @@ for (const [what, mode] of [
 		fs.writeFileSync(
 			swap,
 			`import { spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 export default function (pi) {
 	pi.on("tool_result", (event) => {
@@ -400,5 +402,36 @@ export default function (pi) {
 		assert.deepEqual(journal.map((r) => [r.kind, r.reason]), [["fallback", "source-unavailable-or-over-max-chars"]]);
 		assert.match(journal[0].detail, /not a regular file/);
 		assert.ok(journal[0].detail.includes(file), journal[0].detail);
+	});
+}
+
+// An archived log replaced by something a plain read would block on or never finish: the
+// rerun that would reuse it must refuse it at once and keep its result.
+for (const [what, mode] of [
+	["a FIFO with no writer", "fifo"],
+	["a link to /dev/zero", "zero"],
+]) {
+	test(`Pi ${piVersion}: ${what} in place of an archived log never hangs the rerun; the result is kept and the reason journaled`, { timeout: 120_000 }, async (t) => {
+		const ws = project(t);
+		const reducer = reducerModel(honest);
+		let artifact;
+		// The second turn swaps the archive object of the first result, then reruns the command.
+		const swapThenRerun = (context) => {
+			const first = context.messages.find((m) => m.role === "toolResult" && m.toolCallId === "b1");
+			artifact = /^source_artifact=(.+)$/m.exec(resultText(first))[1];
+			fs.unlinkSync(artifact);
+			if (mode === "fifo") assert.equal(spawnSync("mkfifo", [artifact]).status, 0);
+			else fs.symlinkSync("/dev/zero", artifact);
+			return toolCalls(["bash", { command: "make test" }, "b2"]);
+		};
+		const { results, journal } = await run(t, ws, { reducer, calls: [toolCalls(["bash", { command: "make test" }, "b1"]), swapThenRerun] });
+		assert.match(resultText(results.get("b1")), /^sol_pi_evidence_receipt_v1/);
+		const text = resultText(results.get("b2"));
+		assert.doesNotMatch(text, /sol_pi_evidence_receipt_v1/);
+		assert.match(text, /Compiling ledgerline-core/, "the rerun's own log is kept");
+		const records = journal.filter((r) => r.toolCallId === "b2");
+		assert.deepEqual(records.map((r) => [r.kind, r.reason]), [["fallback", "archive-failure"]]);
+		assert.equal(records[0].detail, `reducer archive object is not a regular file: ${artifact}`);
+		assert.equal(reducer.calls.length, 1, "only the first run asked the model");
 	});
 }
