@@ -372,7 +372,6 @@ for (const [what, mode] of [
 		fs.writeFileSync(
 			swap,
 			`import { spawnSync } from "node:child_process";
-import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 export default function (pi) {
 	pi.on("tool_result", (event) => {
@@ -388,7 +387,9 @@ export default function (pi) {
 `,
 		);
 		const reducer = reducerModel(honest);
-		const { results, journal } = await run(t, ws2, { reducer, earlierExtensionPaths: [swap], calls: [toolCalls(["bash", { command: "make test" }, "b1"])] });
+		const { session, results, journal } = await run(t, ws2, { reducer, earlierExtensionPaths: [swap], calls: [toolCalls(["bash", { command: "make test" }, "b1"])] });
+		assert.deepEqual(session.loaded.errors, [], "the swapping extension loaded");
+		assert.deepEqual(session.errors, []);
 		const file = globalThis.__solPiSwapped;
 		delete globalThis.__solPiSwapped;
 		assert.ok(file && path.basename(file).startsWith("pi-bash-"), `Pi wrote a full-output file: ${file}`);
