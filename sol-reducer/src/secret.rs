@@ -141,8 +141,9 @@ pub fn is_likely_secret(text: &str) -> bool {
 
 /// The first likely secret in `text`, trying the rules in [`SecretKind::ALL`] order.
 pub fn find_likely_secret(text: &str) -> Option<SecretFinding> {
+    let lower = text.to_ascii_lowercase();
     SecretKind::ALL.into_iter().find_map(|kind| {
-        first_match(kind, text).map(|offset| SecretFinding {
+        first_match(kind, text, Some(&lower)).map(|offset| SecretFinding {
             kind,
             // A rule's leading boundary may be the line feed that ends the previous line.
             line: line_number(text, offset)
@@ -151,8 +152,51 @@ pub fn find_likely_secret(text: &str) -> Option<SecretFinding> {
     })
 }
 
-/// Byte offset of the first match of `kind`'s rule in `text`.
-fn first_match(kind: SecretKind, text: &str) -> Option<usize> {
+/// Words (lower case) one of which a text must contain for a rule to match at all: a quick
+/// test that spares most logs most of the regular expressions. Each is a necessary part of
+/// every match of its rule (checked by a test over the table of forms).
+fn keywords(kind: SecretKind) -> &'static [&'static str] {
+    match kind {
+        SecretKind::PrivateKeyArmour => &["private key"],
+        SecretKind::AwsAccessKeyId => &["akia", "asia", "abia", "acca"],
+        SecretKind::GithubToken => &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
+        SecretKind::SlackToken => &["xox"],
+        SecretKind::JsonWebToken => &["eyj"],
+        SecretKind::BearerToken => &["bearer"],
+        SecretKind::UrlCredentials => &["://"],
+        SecretKind::ApiKeyPrefix => &["sk-", "sk_", "rk_"],
+        SecretKind::CookieHeader => &["cookie"],
+        SecretKind::CredentialAssignment => &[
+            "apikey",
+            "api_key",
+            "api-key",
+            "authorization",
+            "bearer",
+            "access",
+            "secret",
+        ],
+        SecretKind::PasswordAssignment => &["passw", "passp", "private", "pass", "pwd"],
+        SecretKind::TokenAssignment => &["token"],
+        SecretKind::PasswordAfterWord | SecretKind::PasswordFlag => &["passw", "passp"],
+    }
+}
+
+/// Keywords of the long password names (`password`, `passwd`, `passphrase`, `private key`).
+const LONG_PASSWORD_KEYWORDS: &[&str] = &["passw", "passp", "private"];
+/// Keywords of the short names (`DB_PASS`, `db.pass`, `pwd`).
+const SHORT_PASSWORD_KEYWORDS: &[&str] = &["_pass", ".pass", "-pass", "pwd"];
+
+/// Whether `lower` (the text in ASCII lower case; `None`: no quick test) may hold a match.
+fn may_match(lower: Option<&str>, words: &[&str]) -> bool {
+    lower.is_none_or(|lower| words.iter().any(|word| lower.contains(word)))
+}
+
+/// Byte offset of the first match of `kind`'s rule in `text`; `lower` is `text` in ASCII
+/// lower case, for the quick keyword test (`None` runs every expression).
+fn first_match(kind: SecretKind, text: &str, lower: Option<&str>) -> Option<usize> {
+    if !may_match(lower, keywords(kind)) {
+        return None;
+    }
     match kind {
         SecretKind::PrivateKeyArmour => PEM_ARMOUR.find(text).map(|m| m.start()),
         SecretKind::AwsAccessKeyId => AWS_ACCESS_KEY_ID.find(text).map(|m| m.start()),
@@ -183,15 +227,20 @@ fn first_match(kind: SecretKind, text: &str) -> Option<usize> {
             .find_iter(text)
             .find(|word| separator_with_value_follows(text, word.end()))
             .map(|word| word.start()),
-        SecretKind::PasswordAssignment => [
-            first_value_match(&PASSWORD_QUOTED_VALUE, text, is_concrete_value),
-            first_value_match(&PASSWORD_ATTACHED_VALUE, text, is_concrete_value),
-            first_value_match(&PASSWORD_COLON_LINE, text, is_concrete_value),
-            first_value_match(&SHORT_PASSWORD_NAME, text, is_short_name_value),
-        ]
-        .into_iter()
-        .flatten()
-        .min(),
+        SecretKind::PasswordAssignment => {
+            let long = may_match(lower, LONG_PASSWORD_KEYWORDS);
+            let short = may_match(lower, SHORT_PASSWORD_KEYWORDS);
+            [
+                long.then(|| first_value_match(&PASSWORD_QUOTED_VALUE, text, is_concrete_value)),
+                long.then(|| first_value_match(&PASSWORD_ATTACHED_VALUE, text, is_concrete_value)),
+                long.then(|| first_value_match(&PASSWORD_COLON_LINE, text, is_concrete_value)),
+                short.then(|| first_value_match(&SHORT_PASSWORD_NAME, text, is_short_name_value)),
+            ]
+            .into_iter()
+            .flatten()
+            .flatten()
+            .min()
+        }
         SecretKind::TokenAssignment => first_value_match(&TOKEN_ASSIGNMENT, text, is_token_value),
         SecretKind::PasswordAfterWord => {
             first_value_match(&PASSWORD_AFTER_WORD, text, is_password_word_value)
@@ -486,4 +535,59 @@ fn line_number(text: &str, offset: usize) -> u64 {
         .filter(|&&byte| byte == b'\n')
         .count() as u64
         + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{SecretKind, first_match};
+
+    fn same_with_and_without_keywords(text: &str) -> Result<(), TestCaseError> {
+        let lower = text.to_ascii_lowercase();
+        for kind in SecretKind::ALL {
+            prop_assert_eq!(
+                first_match(kind, text, Some(&lower)),
+                first_match(kind, text, None),
+                "{:?} on {:?}",
+                kind,
+                text
+            );
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn keywords_never_hide_a_match_in_generated_text(
+            text in "([ -~]|\\n|(?i:pass|pwd|token|cookie|secret|bearer|sk-|key|api)){0,80}",
+        ) {
+            same_with_and_without_keywords(&text)?;
+        }
+    }
+
+    /// The quick keyword test never hides a match: over every line of the table of forms,
+    /// and over each line with its letters upper-cased, every rule finds the same with and
+    /// without it.
+    #[test]
+    fn keywords_are_necessary() {
+        let table: serde_json::Value =
+            serde_json::from_str(include_str!("../../fixtures/reducer/secrets.json"))
+                .expect("the table is JSON");
+        let cases = table["cases"].as_array().expect("cases");
+        assert!(cases.len() > 100);
+        for case in cases {
+            let line = case["line"].as_str().expect("a line");
+            for text in [line.to_owned(), line.to_ascii_uppercase()] {
+                let lower = text.to_ascii_lowercase();
+                for kind in SecretKind::ALL {
+                    assert_eq!(
+                        first_match(kind, &text, Some(&lower)),
+                        first_match(kind, &text, None),
+                        "{kind:?} on {text:?}"
+                    );
+                }
+            }
+        }
+    }
 }
