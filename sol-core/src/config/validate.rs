@@ -17,6 +17,18 @@ use super::{
 /// duplicate is never resolved by guessing which value was meant. Nested objects are not
 /// searched for duplicates, since no key of the schema takes an object. `path` only names
 /// the file in errors.
+///
+/// ```
+/// use camino::Utf8Path;
+/// use sol_core::parse_config;
+///
+/// let path = Utf8Path::new("/work/app/.pi/sol-pi.json");
+/// let twice = br#"{"version": 1, "actionFusion": false, "actionFusion": true}"#;
+/// let error = parse_config(twice, path).unwrap_err();
+/// assert_eq!((error.code(), error.key()), ("duplicate_key", Some("actionFusion")));
+/// assert_eq!(error.to_string(), "Duplicate SoL-Pi config key: actionFusion (in /work/app/.pi/sol-pi.json)");
+/// assert!(parse_config(b"\xef\xbb\xbf{\"version\": 1}", path).is_ok());
+/// ```
 pub fn parse_config(bytes: &[u8], path: &Utf8Path) -> Result<SolPiConfig, ConfigError> {
     let unreadable = |reason: String| ConfigError::Unreadable {
         path: path.to_owned(),
