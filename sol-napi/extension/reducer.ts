@@ -85,11 +85,22 @@ export function registerReducer(pi: ExtensionAPI, addon: Addon, options: Reducer
 			ctx.ui.setStatus(step.notice.statusKey, step.notice.status);
 			if (statusTimer) clearTimeout(statusTimer);
 			const key = step.notice.statusKey;
-			statusTimer = setTimeout(() => ctx.ui.setStatus(key, undefined), step.notice.statusClearMs);
+			statusTimer = setTimeout(() => {
+				statusTimer = undefined;
+				// The session may have ended since; its context is then stale and refuses calls.
+				try {
+					ctx.ui.setStatus(key, undefined);
+				} catch {}
+			}, step.notice.statusClearMs);
 			statusTimer.unref?.();
 		}
 		return { content: step.content as never, details: step.details };
 	}
+
+	pi.on("session_shutdown", () => {
+		if (statusTimer) clearTimeout(statusTimer);
+		statusTimer = undefined;
+	});
 
 	pi.on("tool_result", async (event, ctx) => {
 		const e = event as typeof event & { parentToolCallId?: string; structuredContent?: { exit_code?: unknown } };

@@ -144,6 +144,35 @@ test("unreadable files", () => {
 	assert.equal(bad.stderr.split("\n").length, 2, "one line");
 });
 
+test("a byte-order mark is accepted and a key written twice is named", () => {
+	const bom = preflight("--config", configFile(`\uFEFF${JSON.stringify({ version: 1, onlineContextCompact: true })}`));
+	assert.equal(bom.code, 0, bom.stderr);
+	assert.equal(JSON.parse(bom.stdout).effective_config.onlineContextCompact, true);
+	assertFails(preflight("--config", configFile('{"version": 2, "actionFusion": true, "version": 1}')), "duplicate key: version");
+	assertFails(preflight("--config", configFile('{"version": 1, "cacheWriteReadRatio": 1, "cacheWriteReadRatio": 2}')), "duplicate key: cacheWriteReadRatio");
+});
+
+// spawnSync's timeout kills a hung child, whose status is then null: a hang fails the test.
+test("a FIFO, a link to a FIFO and a link to /dev/zero are refused without waiting", { timeout: 60_000 }, () => {
+	const fifo = path.join(tmp, "config.fifo");
+	const made = spawnSync("mkfifo", [fifo], { encoding: "utf8" });
+	assert.equal(made.status, 0, made.stderr);
+	const toFifo = path.join(tmp, "to-fifo.json");
+	fs.symlinkSync(fifo, toFifo);
+	const toZero = path.join(tmp, "to-zero.json");
+	fs.symlinkSync("/dev/zero", toZero);
+	for (const [file, reason] of [
+		[fifo, "unable to read config: is not a regular file"],
+		[toFifo, "unable to read config: not a regular file"],
+		[toZero, "unable to read config: not a regular file"],
+	]) {
+		const r = spawnSync(process.execPath, [script, "--config", file], { encoding: "utf8", cwd: tmp, timeout: 30_000 });
+		assert.equal(r.error, undefined, `${file}: ${r.error}`);
+		assert.equal(r.status, 1, `${file}: ${r.stdout}`);
+		assert.equal(r.stderr, `${PREFIX}${reason}\n`, file);
+	}
+});
+
 test("the preflight, the extension's loader and expected.json agree on every fixture", () => {
 	const cases = fs.readdirSync(fixturesDir).filter((name) => fs.existsSync(path.join(fixturesDir, name, "expected.json")));
 	assert.ok(cases.length >= 40, `found ${cases.length} fixtures`);

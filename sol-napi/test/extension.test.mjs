@@ -137,6 +137,74 @@ test(`Pi ${piVersion}: a wrong value type names the key`, async (t) => {
 	assert.equal(await ask(run.session), "done");
 });
 
+test(`Pi ${piVersion}: a config saved with a UTF-8 byte-order mark loads`, async (t) => {
+	const ws = makeWorkspace(t);
+	const file = projectConfig(ws.cwd);
+	fs.mkdirSync(path.dirname(file), { recursive: true });
+	fs.writeFileSync(file, `\uFEFF${JSON.stringify({ version: 1, actionFusion: true }, null, 2)}\r\n`);
+	assert.deepEqual([...fs.readFileSync(file).subarray(0, 3)], [0xef, 0xbb, 0xbf]);
+	const run = await startSession({ ...ws, mode: "tui" });
+	t.after(() => run.close());
+	assert.deepEqual(run.errors, []);
+	const [notice, ...rest] = run.notices();
+	assert.deepEqual(rest, []);
+	assert.match(notice.message, /^SoL-Pi: Action Fusion enabled/);
+	assert.ok(notice.message.includes(file), notice.message);
+	assert.ok(run.solPi.tools.has("edit"), "Action Fusion is on");
+	assert.equal(await ask(run.session), "done");
+});
+
+test(`Pi ${piVersion}: a key written twice stops SoL-Pi with one message naming the key and the file; Pi still answers`, async (t) => {
+	const ws = makeWorkspace(t);
+	// Last-wins would read version 1 and turn Action Fusion on.
+	const file = writeJson(agentConfig(ws.agentDir), '{"version": 2, "actionFusion": true, "version": 1}\n');
+	const run = await startSession({ ...ws, mode: "tui" });
+	t.after(() => run.close());
+	assert.equal(run.errors.length, 1, JSON.stringify(run.errors.map((e) => String(e.error))));
+	const message = String(run.errors[0].error);
+	assert.ok(message.includes(`Duplicate SoL-Pi config key: version (in ${file})`), message);
+	assert.match(message, /Pi itself keeps working/);
+	assert.deepEqual(run.notices(), []);
+	assert.equal(run.solPi.tools.size, 0, "nothing registered");
+	assert.equal(await ask(run.session), "done");
+	assert.equal(run.errors.length, 1, "reported once");
+});
+
+// A FIFO without a writer, or a link to /dev/zero, would block or never end a plain read. The
+// timeout turns a regression into a failure instead of a hung suite.
+for (const [what, place, make] of [
+	["a FIFO with no writer", "the project's .pi/sol-pi.json", (ws) => mkfifo(projectConfig(ws.cwd))],
+	["a link to /dev/zero", "the project's .pi/sol-pi.json", (ws) => link("/dev/zero", projectConfig(ws.cwd))],
+	["a FIFO with no writer", "the agent dir's sol-pi.json", (ws) => mkfifo(agentConfig(ws.agentDir))],
+	["a link to /dev/zero", "the agent dir's sol-pi.json", (ws) => link("/dev/zero", agentConfig(ws.agentDir))],
+	["a link to a FIFO", "the agent dir's sol-pi.json", (ws) => link(mkfifo(path.join(ws.root, "fifo")), agentConfig(ws.agentDir))],
+]) {
+	test(`Pi ${piVersion}: ${what} at ${place} turns SoL-Pi off with one message and never hangs Pi`, { timeout: 60_000 }, async (t) => {
+		const ws = makeWorkspace(t);
+		const file = make(ws);
+		const run = await startSession({ ...ws, mode: "tui" });
+		t.after(() => run.close());
+		assert.equal(run.errors.length, 1, JSON.stringify(run.errors.map((e) => String(e.error))));
+		const message = String(run.errors[0].error);
+		assert.ok(message.includes(`Unable to read SoL-Pi config ${file}: `), message);
+		assert.match(message, /not a regular file/);
+		assert.equal(await ask(run.session), "done");
+	});
+}
+
+function mkfifo(file) {
+	fs.mkdirSync(path.dirname(file), { recursive: true });
+	const made = spawnSync("mkfifo", [file], { encoding: "utf8" });
+	assert.equal(made.status, 0, made.stderr);
+	return file;
+}
+
+function link(target, file) {
+	fs.mkdirSync(path.dirname(file), { recursive: true });
+	fs.symlinkSync(target, file);
+	return file;
+}
+
 /** Copies the package without its built addon, as a checkout that was never built. */
 function copyPackage(t, { withAddon = false, version } = {}) {
 	const ws = makeWorkspace(t);
@@ -210,6 +278,17 @@ test(`Pi ${piVersion}: the real CLI reports a broken config once on stderr and s
 	const lines = solPiLines(result.stderr);
 	assert.equal(lines.length, 1, result.stderr);
 	assert.ok(lines[0].includes(file) && lines[0].includes("observationPack must be boolean"), lines[0]);
+});
+
+test(`Pi ${piVersion}: the real CLI names a key written twice once on stderr and still answers`, (t) => {
+	const ws = makeWorkspace(t);
+	const file = writeJson(agentConfig(ws.agentDir), '{"version": 1, "observationPack": false, "observationPack": true}');
+	const result = runCli(ws);
+	assert.equal(result.status, 0, result.stderr);
+	assert.equal(result.stdout.trim(), "faux answer from the CLI");
+	const lines = solPiLines(result.stderr);
+	assert.equal(lines.length, 1, result.stderr);
+	assert.ok(lines[0].includes(`Duplicate SoL-Pi config key: observationPack (in ${file})`), lines[0]);
 });
 
 test(`Pi ${piVersion}: \`pi install <checkout>\` makes the real CLI load SoL-Pi`, (t) => {

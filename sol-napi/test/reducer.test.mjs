@@ -3,6 +3,7 @@
 // commands (make) print realistic logs from fixtures/reducer; the reducer model's
 // replies are scripted per case, including adversarial ones.
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
@@ -56,9 +57,12 @@ function reducerModel(reply, options = {}) {
 	return { provider: faux.provider, calls };
 }
 
+/** A careful reducer model: quotes each failing test's line (up to 12), else the first error line. */
 const honest = ({ sha, isError, log }) => {
-	const failing = log.split("\n").find((line) => /FAILED|panicked/.test(line)) ?? log.split("\n").find((line) => /error/i.test(line));
-	const evidence = isError ? [{ kind: "failure", quote: failing }] : [{ kind: "summary", quote: log.split("\n").find((l) => /passed|ok/i.test(l)) }];
+	const lines = log.split("\n");
+	const tests = lines.filter((line) => / \.\.\. FAILED$/.test(line)).slice(0, 12);
+	const failing = tests.length > 0 ? tests : [lines.find((line) => /error/i.test(line))];
+	const evidence = isError ? failing.map((quote) => ({ kind: "failure", quote })) : [{ kind: "summary", quote: lines.find((l) => /passed|ok/i.test(l)) }];
 	return receipt(sha, isError ? "failure" : "success", evidence);
 };
 
@@ -126,6 +130,30 @@ for (const [name, reply, reason] of adversarial) {
 	});
 }
 
+test(`Pi ${piVersion}: a receipt that quotes only "FAILED" for a failing 10 KB log is rejected (missing-failure-evidence) and the log stays`, async (t) => {
+	const ws = makeWorkspace(t);
+	const log = path.join(ws.root, "ten-kb.log");
+	const lines = ["running 253 tests"];
+	for (let i = 0; i < 250; i++) lines.push(`test ledger::case_${String(i).padStart(3, "0")}::balances ... ok`);
+	const failing = ["import::rejects_bad_rows", "report::totals_by_month", "rules::first_match_wins"];
+	for (const name of failing) lines.push(`test ${name} ... FAILED`);
+	lines.push("", "failures:", ...failing.map((name) => `    ${name}`), "", "test result: FAILED. 250 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.05s");
+	fs.writeFileSync(log, `${lines.join("\n")}\n`);
+	assert.ok(fs.statSync(log).size > 10_000);
+	const ws2 = project(t, { log });
+	const reducer = reducerModel(({ sha }) => receipt(sha, "failure", [{ kind: "failure", quote: "FAILED" }]));
+	const { results, journal } = await run(t, ws2, { reducer, calls: [toolCalls(["bash", { command: "make test" }, "b1"])] });
+	assert.equal(reducer.calls.length, 1);
+	const text = resultText(results.get("b1"));
+	assert.doesNotMatch(text, /sol_pi_evidence_receipt_v1/);
+	for (const name of failing) assert.ok(text.includes(`test ${name} ... FAILED`), `${name} is still in the result`);
+	assert.deepEqual(journal.map((r) => r.kind), ["candidate", "provider_response", "fallback"]);
+	const fallback = journal[2];
+	assert.equal(fallback.reason, "missing-failure-evidence");
+	assert.match(fallback.detail, /failing test `import::rejects_bad_rows`; 0 of the 3 failing tests the log names are quoted, 3 must be/);
+	assert.equal(results.get("b1").details?.evidencePreservingReducer, undefined);
+});
+
 test(`Pi ${piVersion}: prompt injection inside the log cannot buy a success receipt`, async (t) => {
 	const ws = makeWorkspace(t);
 	const injected = path.join(ws.root, "injected.log");
@@ -157,6 +185,39 @@ test(`Pi ${piVersion}: a log with a likely secret is never sent to the reducer m
 	assert.equal(reducer.calls.length, 0);
 	assert.match(resultText(results.get("b1")), /PGPASSWORD/);
 	assert.equal(journal.find((r) => r.kind === "fallback")?.reason, "likely-secret");
+});
+
+// The forms of the bug report that the gate used to miss, from the shared table.
+const reportedSecrets = JSON.parse(fs.readFileSync(path.join(repoRoot, "fixtures", "reducer", "secrets.json"), "utf8")).cases.filter((c) => c.reported);
+
+test(`Pi ${piVersion}: build logs holding each reported secret form are never sent; each keeps its log and journals why`, async (t) => {
+	assert.equal(reportedSecrets.length, 8);
+	const ws = makeWorkspace(t);
+	const base = fs.readFileSync(fixtureLog("cargo-test-failure"), "utf8").split("\n");
+	const targets = reportedSecrets.map((form, i) => {
+		const log = path.join(ws.root, `secret-${i}.log`);
+		// In the middle of a real failing cargo log, as a test would print it.
+		fs.writeFileSync(log, [...base.slice(0, 40), form.line, ...base.slice(40)].join("\n"));
+		return `t${i}:\n\t@cat ${log}; exit 101\n`;
+	});
+	const ws2 = project(t);
+	fs.writeFileSync(path.join(ws2.cwd, "Makefile"), targets.join(""));
+	const reducer = reducerModel(honest);
+	const calls = reportedSecrets.map((_, i) => toolCalls(["bash", { command: `make t${i}` }, `s${i}`]));
+	const { results, journal } = await run(t, ws2, { reducer, calls });
+	assert.equal(reducer.calls.length, 0, "no reducer model call");
+	reportedSecrets.forEach((form, i) => {
+		const text = resultText(results.get(`s${i}`));
+		assert.ok(text.includes(form.line), `s${i}: the original log is kept`);
+		assert.doesNotMatch(text, /sol_pi_evidence_receipt_v1/);
+		const records = journal.filter((r) => r.toolCallId === `s${i}`);
+		assert.deepEqual(
+			records.map((r) => [r.kind, r.reason, r.secretKind, r.secretLine]),
+			[["fallback", "likely-secret", form.rule, 41]],
+			`${form.line}: ${JSON.stringify(records)}`,
+		);
+		assert.ok(!JSON.stringify(records).includes(form.secret ?? form.line), "the journal does not hold the secret");
+	});
 });
 
 test(`Pi ${piVersion}: non-diagnostic commands and short logs cost nothing`, async (t) => {
@@ -290,3 +351,88 @@ test(`Pi ${piVersion}: a log longer than Pi's inline output is read whole from P
 	const artifact = /^source_artifact=(.+)$/m.exec(text)[1];
 	assert.equal(fs.readFileSync(artifact, "utf8"), sent);
 });
+
+// Pi's full-output file replaced, between Pi writing it and the reducer reading it, by
+// something a plain read would block on or never finish: the reducer must refuse it at once,
+// keep the result and journal why. The timeout turns a hang into a failure.
+for (const [what, mode] of [
+	["a FIFO with no writer", "fifo"],
+	["a link to /dev/zero", "zero"],
+]) {
+	test(`Pi ${piVersion}: ${what} in place of Pi's full-output file never hangs Pi; the result is kept and the reason journaled`, { timeout: 120_000 }, async (t) => {
+		const ws = makeWorkspace(t);
+		const long = path.join(ws.root, "long.log");
+		const lines = [];
+		for (let i = 0; i < 2400; i++) lines.push(`test suite::case_${String(i).padStart(4, "0")} ... ok (checking ledger rows and balances)`);
+		lines.push("test suite::case_final ... FAILED", "test result: FAILED. 2400 passed; 1 failed; 0 ignored");
+		fs.writeFileSync(long, `${lines.join("\n")}\n`);
+		const ws2 = project(t, { log: long });
+		// Loaded before SoL-Pi, so its tool_result handler runs first.
+		const swap = path.join(ws.root, "swap-full-output.mjs");
+		fs.writeFileSync(
+			swap,
+			`import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+export default function (pi) {
+	pi.on("tool_result", (event) => {
+		const text = (event.content ?? []).filter((b) => b.type === "text").map((b) => b.text).join("\\n");
+		const file = event.details?.fullOutputPath ?? /Full output: ([^\\]\\n]+)/.exec(text)?.[1];
+		if (!file) return;
+		fs.unlinkSync(file);
+		if (${JSON.stringify(mode)} === "fifo") spawnSync("mkfifo", [file]);
+		else fs.symlinkSync("/dev/zero", file);
+		globalThis.__solPiSwapped = file;
+	});
+}
+`,
+		);
+		const reducer = reducerModel(honest);
+		const { session, results, journal } = await run(t, ws2, { reducer, earlierExtensionPaths: [swap], calls: [toolCalls(["bash", { command: "make test" }, "b1"])] });
+		assert.deepEqual(session.loaded.errors, [], "the swapping extension loaded");
+		assert.deepEqual(session.errors, []);
+		const file = globalThis.__solPiSwapped;
+		delete globalThis.__solPiSwapped;
+		assert.ok(file && path.basename(file).startsWith("pi-bash-"), `Pi wrote a full-output file: ${file}`);
+		t.after(() => fs.rmSync(file, { force: true }));
+		const kind = fs.lstatSync(file);
+		assert.ok(mode === "fifo" ? kind.isFIFO() : kind.isSymbolicLink(), "the file was replaced");
+		assert.equal(reducer.calls.length, 0, "no model call");
+		const text = resultText(results.get("b1"));
+		assert.doesNotMatch(text, /sol_pi_evidence_receipt_v1/);
+		assert.match(text, /test suite::case_final \.\.\. FAILED/, "Pi's own result is kept");
+		assert.deepEqual(journal.map((r) => [r.kind, r.reason]), [["fallback", "source-unavailable-or-over-max-chars"]]);
+		assert.match(journal[0].detail, /not a regular file/);
+		assert.ok(journal[0].detail.includes(file), journal[0].detail);
+	});
+}
+
+// An archived log replaced by something a plain read would block on or never finish: the
+// rerun that would reuse it must refuse it at once and keep its result.
+for (const [what, mode] of [
+	["a FIFO with no writer", "fifo"],
+	["a link to /dev/zero", "zero"],
+]) {
+	test(`Pi ${piVersion}: ${what} in place of an archived log never hangs the rerun; the result is kept and the reason journaled`, { timeout: 120_000 }, async (t) => {
+		const ws = project(t);
+		const reducer = reducerModel(honest);
+		let artifact;
+		// The second turn swaps the archive object of the first result, then reruns the command.
+		const swapThenRerun = (context) => {
+			const first = context.messages.find((m) => m.role === "toolResult" && m.toolCallId === "b1");
+			artifact = /^source_artifact=(.+)$/m.exec(resultText(first))[1];
+			fs.unlinkSync(artifact);
+			if (mode === "fifo") assert.equal(spawnSync("mkfifo", [artifact]).status, 0);
+			else fs.symlinkSync("/dev/zero", artifact);
+			return toolCalls(["bash", { command: "make test" }, "b2"]);
+		};
+		const { results, journal } = await run(t, ws, { reducer, calls: [toolCalls(["bash", { command: "make test" }, "b1"]), swapThenRerun] });
+		assert.match(resultText(results.get("b1")), /^sol_pi_evidence_receipt_v1/);
+		const text = resultText(results.get("b2"));
+		assert.doesNotMatch(text, /sol_pi_evidence_receipt_v1/);
+		assert.match(text, /Compiling ledgerline-core/, "the rerun's own log is kept");
+		const records = journal.filter((r) => r.toolCallId === "b2");
+		assert.deepEqual(records.map((r) => [r.kind, r.reason]), [["fallback", "archive-failure"]]);
+		assert.equal(records[0].detail, `reducer archive object is not a regular file: ${artifact}`);
+		assert.equal(reducer.calls.length, 1, "only the first run asked the model");
+	});
+}

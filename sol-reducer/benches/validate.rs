@@ -84,6 +84,7 @@ fn main() {
     let mut total_removed = 0;
     for name in [
         "cargo-test-failure",
+        "go-test-failure",
         "npm-test-pass",
         "pytest-failure",
         "tsc-errors-fused",
@@ -99,7 +100,7 @@ fn main() {
     }
     println!(
         "{:<20} {total_log:>12} {:>13} {total_removed:>14} {:>8.1}%",
-        "all four",
+        "all",
         total_log - total_removed,
         100.0 * total_removed as f64 / total_log as f64
     );
@@ -125,6 +126,14 @@ fn largest_log_and_receipt() -> (String, String) {
         index += 1;
     }
     log.truncate(MAX_SOURCE_CHARS - tail.len());
+    // End on a whole line, padded to the exact size, so the tail's lines stand alone.
+    let cut = log.rfind('\n').map_or(0, |index| index + 1);
+    let room = log.len() - cut;
+    log.truncate(cut);
+    if room > 0 {
+        log.push_str(&"#".repeat(room - 1));
+        log.push('\n');
+    }
     log.push_str(tail);
     assert_eq!(log.len(), MAX_SOURCE_CHARS);
     let quotes = [

@@ -38,7 +38,8 @@
 //! 4. [`prompt`] and [`model`]: the request for the reducer model, the log framed as
 //!    untrusted data; or a verified receipt from the [`cache`].
 //! 5. [`receipt`]: the reply must be a schema-valid receipt whose every quote is in the log
-//!    byte for byte, with failure evidence for a failed command.
+//!    byte for byte, with failure evidence for a failed command: each failing test the log
+//!    names, or what else identifies the failure ([`failure`]).
 //! 6. [`render`]: the receipt text, the projected content (only the log is replaced) and
 //!    `details.evidencePreservingReducer`; [`journal`] records and the TUI [`notice`].
 //!
@@ -107,6 +108,7 @@ pub mod command;
 mod digest;
 pub mod driver;
 pub mod exit;
+pub mod failure;
 pub mod journal;
 pub mod model;
 pub mod notice;

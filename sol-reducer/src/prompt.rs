@@ -36,8 +36,12 @@ rejects the whole receipt.
 - Prefer, in this order: the first line that causes the failure, each distinct fatal or \
 failure signature, the failing targets or tests, warnings worth acting on, the final summary \
 line.
-- When is_error=true, include at least one \"fatal\" or \"failure\" item whose quote itself \
-shows the failure (a line with error, failed, panic or assert, for example).
+- When is_error=true, quote as \"fatal\" or \"failure\" items the line of each failing test \
+the log names (such as `test NAME ... FAILED`, `FAILED path::test - ...`, `--- FAIL: TestName`); \
+one quote may span several consecutive such lines, and with more failing tests than fit, \
+quote at least 12. When the log names no failing test, quote at least one error line that \
+says what failed (such as `file(12,5): error TS2322: ...` or `error[E0308]: ...`). A bare \
+status word such as FAILED or error is not evidence.
 
 Do not diagnose causes, recommend edits, invent commands, or claim that a failure is absent \
 because you did not quote it. Set \"uncertain\" to true when the log is ambiguous or \

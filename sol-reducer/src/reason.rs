@@ -66,7 +66,8 @@ pub enum ReasonCode {
     SchemaMismatch,
     /// An evidence item's kind or quote is invalid, or a quote is not in the log verbatim.
     UnverifiableQuote,
-    /// A failing log's receipt quotes no failure evidence.
+    /// A failing log's receipt does not quote what identifies the failure (each failing
+    /// test, or an error line; a bare `FAILED` is not evidence).
     MissingFailureEvidence,
     /// The receipt would not be smaller than the log.
     ReceiptNotSmaller,
@@ -201,7 +202,7 @@ impl ReasonCode {
                 "An evidence item has an unknown kind or a quote that is not found in the log byte for byte."
             }
             ReasonCode::MissingFailureEvidence => {
-                "The log shows a failure, but the receipt quotes no failure or fatal line that shows it."
+                "The log shows a failure, but the receipt's failure and fatal quotes do not keep what identifies it: each failing test the log names, or an error line; a bare status word is not evidence."
             }
             ReasonCode::ReceiptNotSmaller => "The receipt would not be smaller than the log.",
         }

@@ -13,8 +13,10 @@
 //! 4. every item has a known `kind` and a non-empty string `quote` of at most
 //!    [`MAX_QUOTE_CHARS`] UTF-16 units found in the log **byte for byte**: no trimming, no
 //!    whitespace or case normalisation ([`ReasonCode::UnverifiableQuote`]);
-//! 5. for a failed result whose log shows a failure word, at least one `fatal` or
-//!    `failure` item whose own quote shows one ([`ReasonCode::MissingFailureEvidence`]).
+//! 5. for a failed result, `fatal` and `failure` items that keep what identifies the
+//!    failure: each failing test the log names, else one of its error lines, else a line
+//!    that says more than a status word; a bare `FAILED` or `error` is not evidence
+//!    ([`crate::failure`], [`ReasonCode::MissingFailureEvidence`]).
 //!
 //! Duplicate `(kind, quote)` items are dropped; each kept item records the line of the
 //! quote's first occurrence and the quote's hash.
@@ -39,8 +41,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::command::has_failure_signal;
 use crate::digest::{sha256_hex, utf16_len};
+use crate::failure::{check_failure_evidence, identify_failures};
 use crate::reason::{Fallback, ReasonCode};
 use crate::{MAX_EVIDENCE_ITEMS, MAX_QUOTE_CHARS, MAX_REPLY_BYTES, RECEIPT_SCHEMA};
 
@@ -204,18 +206,17 @@ pub fn validate_receipt(
         .ok_or_else(|| schema_mismatch("reply is not a JSON object"))?;
     let (status, uncertain, items) = check_shape(object, check)?;
     let evidence = verify_items(items, check.log)?;
-    // The log is scanned last: a receipt that quotes a failure never needs it.
-    if check.is_error
-        && !evidence.iter().any(|item| {
-            matches!(item.kind, EvidenceKind::Fatal | EvidenceKind::Failure)
-                && has_failure_signal(&item.quote)
-        })
-        && has_failure_signal(check.log)
-    {
-        return Err(Rejection::new(
-            ReasonCode::MissingFailureEvidence,
-            "no fatal or failure item quotes a failure",
-        ));
+    if check.is_error {
+        let quotes: Vec<&str> = evidence
+            .iter()
+            .filter(|item| matches!(item.kind, EvidenceKind::Fatal | EvidenceKind::Failure))
+            .map(|item| item.quote.as_str())
+            .collect();
+        // The log is scanned last, once the receipt's own checks have passed.
+        let failures = identify_failures(check.log);
+        check_failure_evidence(&failures, check.log, &quotes).map_err(|missing| {
+            Rejection::new(ReasonCode::MissingFailureEvidence, missing.detail())
+        })?;
     }
     Ok(VerifiedReceipt {
         status,

@@ -3,24 +3,30 @@
 //!
 //! This is a precaution, not a scanner. It errs towards keeping a log local (the result is
 //! then simply left unreduced), but it must not fire on ordinary test output, or the
-//! reducer would never run on suites that test authentication: test assertions, test names
-//! and prose that merely mention a password are not secrets.
+//! reducer would never run on suites that test authentication: test names, comparisons
+//! and prose that merely mention a password or a token are not secrets.
 //!
-//! Two families of rules run:
+//! Two families of rules run, on every line alike (assertion output included: a failed
+//! assertion often prints the very value under test, `login(PGPASSWORD=hunter2)`):
 //!
-//! - **Key-value rules**, judged line by line and skipped on lines that contain `assert`
-//!   (assertion output such as `assert_eq!`, `AssertionError`, `assertEquals`):
-//!   the specification's original rule (an API key, authorization, bearer, access token or
-//!   secret word followed within 32 characters on the same line by a `:` or `=` and a
-//!   value), passwords, passphrases and private keys in assignments (`PGPASSWORD=…`,
-//!   `"password": "…"`, `password: …` alone on its line) and in `--password`/`--passphrase`
-//!   flags with a value. Values that are placeholders (`$VAR`, `${…}`, `<PASSWORD>`),
-//!   masks (`****`) or ordinary words (`flag`, `required`, …) do not count.
-//! - **Token shapes**, matched anywhere, assertion lines included: PEM private-key armour,
-//!   AWS access key ids, GitHub tokens, Slack tokens, JSON Web Tokens, bearer tokens and
-//!   passwords inside URLs.
+//! - **Token shapes**, matched anywhere: PEM private-key armour, AWS access key ids,
+//!   GitHub tokens, Slack tokens, JSON Web Tokens, bearer tokens, passwords inside URLs,
+//!   provider API keys (`sk-…`, `sk-proj-…`, `sk-ant-…`, `sk_live_…`) and cookie headers
+//!   with a value (`Cookie: session=…`, `Set-Cookie: …`).
+//! - **Key-value rules**: the specification's original rule (an API key, authorization,
+//!   bearer, access token or secret word followed within 32 characters on the same line by
+//!   a `:` or `=` that is not part of a `::` path or a `==` comparison, and a value);
+//!   passwords, passphrases and private keys in assignments (`PGPASSWORD=…`,
+//!   `"password": "…"`, `password: …` alone on its line), the short names `*_PASS=…` and
+//!   `pwd=…` (connection strings; a path such as `PWD=/home/u` is the working directory),
+//!   a token name with a token-like value (`token=…`, `"auth_token": "…"`), the word
+//!   `password` followed by a value that has a digit or a symbol (`password hunter2`), and
+//!   `--password`/`--passphrase` flags with a value. Values that are placeholders (`$VAR`,
+//!   `${…}`, `<PASSWORD>`), masks (`****`) or ordinary words (`flag`, `required`, …) do
+//!   not count.
 //!
 //! `-p<value>` is deliberately not a rule: too many tools use `-p` for something else.
+//! The forms each rule must and must not catch are listed in `fixtures/reducer/secrets.json`.
 //!
 //! ```
 //! use sol_reducer::secret::{find_likely_secret, SecretKind};
@@ -28,6 +34,8 @@
 //! let finding = find_likely_secret("ok\nPGPASSWORD=s3cr3t psql -h db\n").expect("a secret");
 //! assert_eq!(finding.kind, SecretKind::PasswordAssignment);
 //! assert_eq!(finding.line, 2);
+//! let assertion = "assertion failed: login(PGPASSWORD=hunter2)";
+//! assert_eq!(find_likely_secret(assertion).map(|f| f.kind), Some(SecretKind::PasswordAssignment));
 //! assert_eq!(find_likely_secret("assert_eq!(password, expected)"), None);
 //! assert_eq!(find_likely_secret("the password must be at least 8 characters"), None);
 //! ```
@@ -61,11 +69,19 @@ pub enum SecretKind {
     BearerToken,
     /// A password inside a URL (`scheme://user:password@host`).
     UrlCredentials,
+    /// A provider API key by its prefix (`sk-…`, `sk-proj-…`, `sk-ant-…`, `sk_live_…`).
+    ApiKeyPrefix,
+    /// A `Cookie:` or `Set-Cookie:` header with a name and a value.
+    CookieHeader,
+    /// A token name (`token`, `auth_token`, `X-Auth-Token`) given a token-like value.
+    TokenAssignment,
+    /// The word `password` or `passphrase` followed by a value with a digit or a symbol.
+    PasswordAfterWord,
 }
 
 impl SecretKind {
     /// Every kind, in the order the rules run.
-    pub const ALL: [SecretKind; 10] = [
+    pub const ALL: [SecretKind; 14] = [
         SecretKind::PrivateKeyArmour,
         SecretKind::AwsAccessKeyId,
         SecretKind::GithubToken,
@@ -73,10 +89,19 @@ impl SecretKind {
         SecretKind::JsonWebToken,
         SecretKind::BearerToken,
         SecretKind::UrlCredentials,
+        SecretKind::ApiKeyPrefix,
+        SecretKind::CookieHeader,
         SecretKind::CredentialAssignment,
         SecretKind::PasswordAssignment,
+        SecretKind::TokenAssignment,
+        SecretKind::PasswordAfterWord,
         SecretKind::PasswordFlag,
     ];
+
+    /// The kind with this code.
+    pub fn from_code(code: &str) -> Option<SecretKind> {
+        SecretKind::ALL.into_iter().find(|kind| kind.code() == code)
+    }
 
     /// The stable code of this kind, as written to the journal.
     pub fn code(self) -> &'static str {
@@ -91,6 +116,10 @@ impl SecretKind {
             SecretKind::JsonWebToken => "json-web-token",
             SecretKind::BearerToken => "bearer-token",
             SecretKind::UrlCredentials => "url-credentials",
+            SecretKind::ApiKeyPrefix => "api-key-prefix",
+            SecretKind::CookieHeader => "cookie-header",
+            SecretKind::TokenAssignment => "token-assignment",
+            SecretKind::PasswordAfterWord => "password-after-word",
         }
     }
 }
@@ -112,16 +141,62 @@ pub fn is_likely_secret(text: &str) -> bool {
 
 /// The first likely secret in `text`, trying the rules in [`SecretKind::ALL`] order.
 pub fn find_likely_secret(text: &str) -> Option<SecretFinding> {
+    let lower = text.to_ascii_lowercase();
     SecretKind::ALL.into_iter().find_map(|kind| {
-        first_match(kind, text).map(|offset| SecretFinding {
+        first_match(kind, text, Some(&lower)).map(|offset| SecretFinding {
             kind,
-            line: line_number(text, offset),
+            // A rule's leading boundary may be the line feed that ends the previous line.
+            line: line_number(text, offset)
+                + u64::from(text.as_bytes().get(offset) == Some(&b'\n')),
         })
     })
 }
 
-/// Byte offset of the first match of `kind`'s rule in `text`.
-fn first_match(kind: SecretKind, text: &str) -> Option<usize> {
+/// Words (lower case) one of which a text must contain for a rule to match at all: a quick
+/// test that spares most logs most of the regular expressions. Each is a necessary part of
+/// every match of its rule (checked by a test over the table of forms).
+fn keywords(kind: SecretKind) -> &'static [&'static str] {
+    match kind {
+        SecretKind::PrivateKeyArmour => &["private key"],
+        SecretKind::AwsAccessKeyId => &["akia", "asia", "abia", "acca"],
+        SecretKind::GithubToken => &["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"],
+        SecretKind::SlackToken => &["xox"],
+        SecretKind::JsonWebToken => &["eyj"],
+        SecretKind::BearerToken => &["bearer"],
+        SecretKind::UrlCredentials => &["://"],
+        SecretKind::ApiKeyPrefix => &["sk-", "sk_", "rk_"],
+        SecretKind::CookieHeader => &["cookie"],
+        SecretKind::CredentialAssignment => &[
+            "apikey",
+            "api_key",
+            "api-key",
+            "authorization",
+            "bearer",
+            "access",
+            "secret",
+        ],
+        SecretKind::PasswordAssignment => &["passw", "passp", "private", "pass", "pwd"],
+        SecretKind::TokenAssignment => &["token"],
+        SecretKind::PasswordAfterWord | SecretKind::PasswordFlag => &["passw", "passp"],
+    }
+}
+
+/// Keywords of the long password names (`password`, `passwd`, `passphrase`, `private key`).
+const LONG_PASSWORD_KEYWORDS: &[&str] = &["passw", "passp", "private"];
+/// Keywords of the short names (`DB_PASS`, `db.pass`, `pwd`).
+const SHORT_PASSWORD_KEYWORDS: &[&str] = &["_pass", ".pass", "-pass", "pwd"];
+
+/// Whether `lower` (the text in ASCII lower case; `None`: no quick test) may hold a match.
+fn may_match(lower: Option<&str>, words: &[&str]) -> bool {
+    lower.is_none_or(|lower| words.iter().any(|word| lower.contains(word)))
+}
+
+/// Byte offset of the first match of `kind`'s rule in `text`; `lower` is `text` in ASCII
+/// lower case, for the quick keyword test (`None` runs every expression).
+fn first_match(kind: SecretKind, text: &str, lower: Option<&str>) -> Option<usize> {
+    if !may_match(lower, keywords(kind)) {
+        return None;
+    }
     match kind {
         SecretKind::PrivateKeyArmour => PEM_ARMOUR.find(text).map(|m| m.start()),
         SecretKind::AwsAccessKeyId => AWS_ACCESS_KEY_ID.find(text).map(|m| m.start()),
@@ -138,22 +213,41 @@ fn first_match(kind: SecretKind, text: &str) -> Option<usize> {
             .find(|caps| is_concrete_value(&caps[1]))
             .and_then(|caps| caps.get(0))
             .map(|m| m.start()),
+        SecretKind::ApiKeyPrefix => API_KEY_PREFIX
+            .captures_iter(text)
+            .find(|caps| caps[1].bytes().any(|byte| byte.is_ascii_digit()))
+            .and_then(|caps| caps.get(0))
+            .map(|m| m.start()),
+        SecretKind::CookieHeader => COOKIE_HEADER
+            .captures_iter(text)
+            .find(|caps| is_concrete_value(&caps[1]))
+            .and_then(|caps| caps.get(0))
+            .map(|m| m.start()),
         SecretKind::CredentialAssignment => CREDENTIAL_WORD
             .find_iter(text)
-            .find(|word| {
-                !on_assertion_line(text, word.start())
-                    && separator_with_value_follows(text, word.end())
-            })
+            .find(|word| separator_with_value_follows(text, word.end()))
             .map(|word| word.start()),
-        SecretKind::PasswordAssignment => [
-            &*PASSWORD_QUOTED_VALUE,
-            &*PASSWORD_ATTACHED_VALUE,
-            &*PASSWORD_COLON_LINE,
-        ]
-        .into_iter()
-        .filter_map(|rule| first_value_match(rule, text, false))
-        .min(),
-        SecretKind::PasswordFlag => first_value_match(&PASSWORD_FLAG, text, true),
+        SecretKind::PasswordAssignment => {
+            let long = may_match(lower, LONG_PASSWORD_KEYWORDS);
+            let short = may_match(lower, SHORT_PASSWORD_KEYWORDS);
+            [
+                long.then(|| first_value_match(&PASSWORD_QUOTED_VALUE, text, is_concrete_value)),
+                long.then(|| first_value_match(&PASSWORD_ATTACHED_VALUE, text, is_concrete_value)),
+                long.then(|| first_value_match(&PASSWORD_COLON_LINE, text, is_concrete_value)),
+                short.then(|| first_value_match(&SHORT_PASSWORD_NAME, text, is_short_name_value)),
+            ]
+            .into_iter()
+            .flatten()
+            .flatten()
+            .min()
+        }
+        SecretKind::TokenAssignment => first_value_match(&TOKEN_ASSIGNMENT, text, is_token_value),
+        SecretKind::PasswordAfterWord => {
+            first_value_match(&PASSWORD_AFTER_WORD, text, is_password_word_value)
+        }
+        SecretKind::PasswordFlag => first_value_match(&PASSWORD_FLAG, text, |value| {
+            is_concrete_value(value) && !value.starts_with('-')
+        }),
     }
 }
 
@@ -185,6 +279,21 @@ static BEARER_TOKEN: LazyLock<Regex> =
     LazyLock::new(|| regex(r"(?i)(?:^|[^A-Za-z0-9_])bearer[ \t]+([A-Za-z0-9._~+/\-]{16,}=*)"));
 static URL_CREDENTIALS: LazyLock<Regex> =
     LazyLock::new(|| regex(r"(?i)[a-z][a-z0-9+.\-]*://[^\s/:@]+:([^\s/@]+)@"));
+/// `sk-` keys (OpenAI, `sk-proj-`, Anthropic `sk-ant-api03-`, …) and Stripe-style
+/// `sk_live_`/`rk_test_` keys; a digit in the key (checked in code) tells it apart from a
+/// hyphenated name such as `sk-learn-tutorial-for-beginners`.
+static API_KEY_PREFIX: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?:^|[^A-Za-z0-9_\-])((?:sk-(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,})|(?:[sr]k_(?:live|test)_[A-Za-z0-9]{16,}))",
+    )
+});
+/// `Cookie: name=value` and `Set-Cookie: name=value`, the value at least 6 characters
+/// (`theme=dark` is a preference, not a session).
+static COOKIE_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r#"(?i)(?:^|[^A-Za-z0-9_\-])(?:set-)?cookie["']?[ \t]*:[ \t]*["']?[^\s=;"']+=([^\s;"']{6,})"#,
+    )
+});
 static CREDENTIAL_WORD: LazyLock<Regex> =
     LazyLock::new(|| regex(r"(?i)api[_\-]?key|authorization|bearer|access[_ \-]?token|secret"));
 /// `password = "…"`, `"password": '…'`, `password := "…"`; the value is quoted.
@@ -204,6 +313,26 @@ static PASSWORD_COLON_LINE: LazyLock<Regex> = LazyLock::new(|| {
         r#"(?im){PASSWORD_KEY}["']?[ \t]*:[ \t]*([^\s"':][^\s]*?)[ \t]*[,;}}]?[ \t]*\r?$"#
     ))
 });
+/// `DB_PASS=…`, `mysql.pass=…`, `Pwd=…;` (connection strings), `"db_pass": "…"`: `pass`
+/// only after a prefix (`pass=3` counts tests), the value attached to `=` or quoted.
+static SHORT_PASSWORD_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r#"(?i)(?:^|[^A-Za-z0-9_.\-])(?:(?:[A-Za-z0-9]+[_.\-])+pass|(?:[A-Za-z0-9]+[_.\-])*pwd)(?:=([^\s"';,&]+)|["']?[ \t]*(?::|=)[ \t]*(?:"([^"\r\n]*)"|'([^'\r\n]*)'))"#,
+    )
+});
+/// `token=…`, `auth_token: …`, `"X-Auth-Token": "…"`: a name ending in `token` (not
+/// `tokens`, `token_count`, `max_tokens`) and a separator (not `::`).
+static TOKEN_ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r#"(?i)(?:^|[^A-Za-z0-9_\-])[A-Za-z0-9_\-]*token["']?[ \t]*(?::=|=>|=|:)[ \t]*(?:"([^"\r\n]*)"|'([^'\r\n]*)'|([^\s"',;&)\]}]+))"#,
+    )
+});
+/// `password hunter2`, `passphrase 'correct horse'`: the word, blanks, one value.
+static PASSWORD_AFTER_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r#"(?i)(?:^|[^A-Za-z0-9_\-])(?:password|passwd|passphrase)[ \t]+("[^"\r\n]+"|'[^'\r\n]+'|[^\s]+)"#,
+    )
+});
 /// `--password hunter2`, `--db-passphrase "…"`.
 static PASSWORD_FLAG: LazyLock<Regex> = LazyLock::new(|| {
     regex(
@@ -211,16 +340,13 @@ static PASSWORD_FLAG: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// Offset of the first match of `rule` whose value (the first group that matched) is a
-/// concrete value, outside assertion lines. With `flag`, a value that starts with `-`
-/// (the next option) does not count either.
-fn first_value_match(rule: &Regex, text: &str, flag: bool) -> Option<usize> {
+/// Offset of the first match of `rule` whose value (the first group that matched, without
+/// its quotes and trailing punctuation) passes `accept`.
+fn first_value_match(rule: &Regex, text: &str, accept: impl Fn(&str) -> bool) -> Option<usize> {
     rule.captures_iter(text).find_map(|caps| {
         let whole = caps.get(0)?;
         let value = caps.iter().skip(1).flatten().next()?.as_str();
-        let value = unquote(value);
-        let concrete = is_concrete_value(value) && !(flag && value.starts_with('-'));
-        (concrete && !on_assertion_line(text, whole.start())).then_some(whole.start())
+        accept(unquote(value)).then_some(whole.start())
     })
 }
 
@@ -318,6 +444,45 @@ fn is_concrete_value(value: &str) -> bool {
     !PROSE_VALUES.contains(&lower.as_str())
 }
 
+/// A value for `*_PASS` or `pwd`: concrete, at least 3 characters, not only digits (test
+/// counters) and not a path (`PWD=/home/u` is the working directory).
+fn is_short_name_value(value: &str) -> bool {
+    is_concrete_value(value)
+        && value.chars().count() >= 3
+        && !value.bytes().all(|byte| byte.is_ascii_digit())
+        && !looks_like_path(value)
+}
+
+/// A value for a token name: at least 8 token characters with a digit among them.
+fn is_token_value(value: &str) -> bool {
+    value.len() >= 8
+        && value
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || b"._~+/=-".contains(&byte))
+        && value.bytes().any(|byte| byte.is_ascii_digit())
+        && is_concrete_value(value)
+        && !value.starts_with(['/', '.', '~'])
+}
+
+/// A value after the bare word `password`: concrete, at least 4 characters, with a digit
+/// or a symbol (`hunter2`, `s3cret!`; "password reset", "password must" are
+/// prose). A trailing `:` is punctuation ("password hash: …").
+fn is_password_word_value(value: &str) -> bool {
+    let value = value.trim_end_matches(':');
+    if value.chars().count() < 4 || value.starts_with('-') || !is_concrete_value(value) {
+        return false;
+    }
+    value.chars().any(|c| c.is_alphanumeric())
+        && value
+            .chars()
+            .any(|c| c.is_ascii_digit() || "!@#$%^&*+=?~".contains(c))
+        && !looks_like_path(value)
+}
+
+fn looks_like_path(value: &str) -> bool {
+    value.starts_with(['/', '~', '.', '\\']) || value.contains('/')
+}
+
 /// The spec's original rule after a credential word ending at `word_end`: within 32
 /// characters on the same line, a `:` or `=` separator followed by a value.
 ///
@@ -364,20 +529,65 @@ fn value_follows(after: &str) -> bool {
     }
 }
 
-/// Whether the line around `offset` is assertion output.
-fn on_assertion_line(text: &str, offset: usize) -> bool {
-    let start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
-    let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
-    let line = &text[start..end];
-    line.as_bytes()
-        .windows(6)
-        .any(|window| window.eq_ignore_ascii_case(b"assert"))
-}
-
 fn line_number(text: &str, offset: usize) -> u64 {
     text.as_bytes()[..offset]
         .iter()
         .filter(|&&byte| byte == b'\n')
         .count() as u64
         + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{SecretKind, first_match};
+
+    fn same_with_and_without_keywords(text: &str) -> Result<(), TestCaseError> {
+        let lower = text.to_ascii_lowercase();
+        for kind in SecretKind::ALL {
+            prop_assert_eq!(
+                first_match(kind, text, Some(&lower)),
+                first_match(kind, text, None),
+                "{:?} on {:?}",
+                kind,
+                text
+            );
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn keywords_never_hide_a_match_in_generated_text(
+            text in "([ -~]|\\n|(?i:pass|pwd|token|cookie|secret|bearer|sk-|key|api)){0,80}",
+        ) {
+            same_with_and_without_keywords(&text)?;
+        }
+    }
+
+    /// The quick keyword test never hides a match: over every line of the table of forms,
+    /// and over each line with its letters upper-cased, every rule finds the same with and
+    /// without it.
+    #[test]
+    fn keywords_are_necessary() {
+        let table: serde_json::Value =
+            serde_json::from_str(include_str!("../../fixtures/reducer/secrets.json"))
+                .expect("the table is JSON");
+        let cases = table["cases"].as_array().expect("cases");
+        assert!(cases.len() > 100);
+        for case in cases {
+            let line = case["line"].as_str().expect("a line");
+            for text in [line.to_owned(), line.to_ascii_uppercase()] {
+                let lower = text.to_ascii_lowercase();
+                for kind in SecretKind::ALL {
+                    assert_eq!(
+                        first_match(kind, &text, Some(&lower)),
+                        first_match(kind, &text, None),
+                        "{kind:?} on {text:?}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -39,6 +39,8 @@ mod candidate;
 mod driver;
 #[path = "reducer/exit.rs"]
 mod exit;
+#[path = "reducer/failure.rs"]
+mod failure;
 #[path = "reducer/fixtures.rs"]
 mod fixtures;
 #[path = "reducer/props.rs"]

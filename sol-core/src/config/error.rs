@@ -31,6 +31,15 @@ pub enum ConfigError {
         /// The unknown key.
         key: String,
     },
+    /// A top-level key appears more than once (the first key repeated, in document order).
+    /// JSON parsers disagree on which value wins, so neither is guessed.
+    #[error("Duplicate SoL-Pi config key: {key} (in {path})")]
+    DuplicateKey {
+        /// The configuration file.
+        path: Utf8PathBuf,
+        /// The repeated key.
+        key: String,
+    },
     /// `version` is missing or not 1.
     #[error("SoL-Pi config version must be 1: {path}")]
     UnsupportedVersion {
@@ -68,6 +77,7 @@ impl ConfigError {
             ConfigError::Unreadable { path, .. }
             | ConfigError::NotAnObject { path }
             | ConfigError::UnknownKey { path, .. }
+            | ConfigError::DuplicateKey { path, .. }
             | ConfigError::UnsupportedVersion { path }
             | ConfigError::NotBoolean { path, .. }
             | ConfigError::InvalidRatio { path }
@@ -79,6 +89,7 @@ impl ConfigError {
     pub fn key(&self) -> Option<&str> {
         match self {
             ConfigError::UnknownKey { key, .. }
+            | ConfigError::DuplicateKey { key, .. }
             | ConfigError::NotBoolean { key, .. }
             | ConfigError::EmptyString { key, .. } => Some(key),
             ConfigError::UnsupportedVersion { .. } => Some(KEY_VERSION),
@@ -93,6 +104,7 @@ impl ConfigError {
             ConfigError::Unreadable { .. } => "unreadable",
             ConfigError::NotAnObject { .. } => "not_an_object",
             ConfigError::UnknownKey { .. } => "unknown_key",
+            ConfigError::DuplicateKey { .. } => "duplicate_key",
             ConfigError::UnsupportedVersion { .. } => "unsupported_version",
             ConfigError::NotBoolean { .. } => "not_boolean",
             ConfigError::InvalidRatio { .. } => "invalid_ratio",
@@ -106,6 +118,7 @@ impl ConfigError {
             ConfigError::Unreadable { reason, .. } => format!("unable to read config: {reason}"),
             ConfigError::NotAnObject { .. } => "config must be a JSON object".to_owned(),
             ConfigError::UnknownKey { key, .. } => format!("unknown key: {key}"),
+            ConfigError::DuplicateKey { key, .. } => format!("duplicate key: {key}"),
             ConfigError::UnsupportedVersion { .. } => "version must be 1".to_owned(),
             ConfigError::NotBoolean { key, .. } => format!("{key} must be boolean"),
             ConfigError::InvalidRatio { .. } => {

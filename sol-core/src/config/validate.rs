@@ -1,4 +1,6 @@
 use camino::Utf8Path;
+use serde::de::value::SeqAccessDeserializer;
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::{
@@ -8,9 +10,25 @@ use super::{
 
 /// Parses and validates the bytes of a configuration file.
 ///
-/// Bytes that are not UTF-8 or not a single JSON document give
-/// [`ConfigError::Unreadable`]; everything else is as in [`validate_config`]. `path` only
-/// names the file in errors.
+/// A leading UTF-8 byte-order mark (which some Windows editors write) is skipped. Bytes
+/// that are not UTF-8 or not a single JSON document give [`ConfigError::Unreadable`]. A
+/// top-level key that appears twice gives [`ConfigError::DuplicateKey`], checked after
+/// unknown keys and before `version` (see [`validate_config`] for the whole order): a
+/// duplicate is never resolved by guessing which value was meant. Nested objects are not
+/// searched for duplicates, since no key of the schema takes an object. `path` only names
+/// the file in errors.
+///
+/// ```
+/// use camino::Utf8Path;
+/// use sol_core::parse_config;
+///
+/// let path = Utf8Path::new("/work/app/.pi/sol-pi.json");
+/// let twice = br#"{"version": 1, "actionFusion": false, "actionFusion": true}"#;
+/// let error = parse_config(twice, path).unwrap_err();
+/// assert_eq!((error.code(), error.key()), ("duplicate_key", Some("actionFusion")));
+/// assert_eq!(error.to_string(), "Duplicate SoL-Pi config key: actionFusion (in /work/app/.pi/sol-pi.json)");
+/// assert!(parse_config(b"\xef\xbb\xbf{\"version\": 1}", path).is_ok());
+/// ```
 pub fn parse_config(bytes: &[u8], path: &Utf8Path) -> Result<SolPiConfig, ConfigError> {
     let unreadable = |reason: String| ConfigError::Unreadable {
         path: path.to_owned(),
@@ -22,19 +40,110 @@ pub fn parse_config(bytes: &[u8], path: &Utf8Path) -> Result<SolPiConfig, Config
             error.valid_up_to()
         ))
     })?;
-    let value: Value =
+    let text = text.strip_prefix(BYTE_ORDER_MARK).unwrap_or(text);
+    let document: Document =
         serde_json::from_str(text).map_err(|error| unreadable(format!("invalid JSON: {error}")))?;
-    validate_config(&value, path)
+    validate(&document.value, document.first_duplicate.as_deref(), path)
+}
+
+/// U+FEFF, the byte-order mark, as it starts a file saved "with BOM".
+const BYTE_ORDER_MARK: char = '\u{FEFF}';
+
+/// A parsed configuration file: the document, and the first top-level key that appeared
+/// more than once (a `Value` keeps only the last value of a repeated key, silently).
+struct Document {
+    value: Value,
+    first_duplicate: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for Document {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Document, D::Error> {
+        deserializer.deserialize_any(DocumentVisitor)
+    }
+}
+
+/// Reads a top-level object entry by entry; any other document is read as a plain `Value`.
+struct DocumentVisitor;
+
+impl DocumentVisitor {
+    fn plain(value: Value) -> Document {
+        Document {
+            value,
+            first_duplicate: None,
+        }
+    }
+}
+
+impl<'de> Visitor<'de> for DocumentVisitor {
+    type Value = Document;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("a JSON document")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Document, A::Error> {
+        let mut object = Map::new();
+        let mut first_duplicate = None;
+        while let Some(key) = access.next_key::<String>()? {
+            let value: Value = access.next_value()?;
+            if object.contains_key(&key) {
+                first_duplicate.get_or_insert_with(|| key.clone());
+            }
+            object.insert(key, value);
+        }
+        Ok(Document {
+            value: Value::Object(object),
+            first_duplicate,
+        })
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, access: A) -> Result<Document, A::Error> {
+        Value::deserialize(SeqAccessDeserializer::new(access)).map(DocumentVisitor::plain)
+    }
+
+    fn visit_bool<E: de::Error>(self, value: bool) -> Result<Document, E> {
+        Ok(DocumentVisitor::plain(Value::Bool(value)))
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<Document, E> {
+        Ok(DocumentVisitor::plain(Value::from(value)))
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<Document, E> {
+        Ok(DocumentVisitor::plain(Value::from(value)))
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<Document, E> {
+        Ok(DocumentVisitor::plain(Value::from(value)))
+    }
+
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<Document, E> {
+        Ok(DocumentVisitor::plain(Value::from(value)))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Document, E> {
+        Ok(DocumentVisitor::plain(Value::Null))
+    }
 }
 
 /// Validates a parsed configuration document and overlays it on the defaults.
 ///
 /// Checks run in a fixed order and the first failure is returned: not an object; a key
-/// outside the schema (the first in document order, before `version` is looked at);
+/// outside the schema (the first in document order, before `version` is looked at); a
+/// repeated key (only [`parse_config`] can see one: a `Value` holds each key once);
 /// `version` missing or not numerically 1; a mechanism flag that is not boolean (in
 /// registration order); a ratio that is not a finite number `>= 0`; a reducer provider or
 /// model that is not a string or blank. Provider and model are trimmed.
 pub fn validate_config(value: &Value, path: &Utf8Path) -> Result<SolPiConfig, ConfigError> {
+    validate(value, None, path)
+}
+
+/// [`validate_config`], with the first repeated top-level key the parser saw.
+fn validate(
+    value: &Value,
+    first_duplicate: Option<&str>,
+    path: &Utf8Path,
+) -> Result<SolPiConfig, ConfigError> {
     let path_buf = || path.to_owned();
     let Value::Object(object) = value else {
         return Err(ConfigError::NotAnObject { path: path_buf() });
@@ -47,6 +156,15 @@ pub fn validate_config(value: &Value, path: &Utf8Path) -> Result<SolPiConfig, Co
         return Err(ConfigError::UnknownKey {
             path: path_buf(),
             key: key.clone(),
+        });
+    }
+
+    // After unknown keys, so a misspelt key is named as such even when it is repeated, and
+    // before any value is read, so no check looks at only one of two values.
+    if let Some(key) = first_duplicate {
+        return Err(ConfigError::DuplicateKey {
+            path: path_buf(),
+            key: key.to_owned(),
         });
     }
 

@@ -72,6 +72,7 @@ fn every_config_fixture_gives_its_expected_result() {
         }
     }
     let all_codes = [
+        "duplicate_key",
         "empty_string",
         "invalid_ratio",
         "not_an_object",

@@ -106,6 +106,7 @@ fn check_outcome(value: &Value, outcome: Result<SolPiConfig, ConfigError>) {
                     assert_ne!(object.get("version").and_then(Value::as_f64), Some(1.0));
                 }
                 ConfigError::Unreadable { .. } => panic!("validate_config never reads"),
+                ConfigError::DuplicateKey { .. } => panic!("a Value holds each key once"),
                 _ => {
                     let key = error.key().expect("a key");
                     let object = value.as_object().expect("an object");
@@ -187,6 +188,62 @@ proptest! {
         }
         if let Ok(parsed) = parse_config(&bytes, path()) {
             prop_assert_eq!(parsed.version, 1);
+        }
+    }
+
+    #[test]
+    fn a_leading_byte_order_mark_changes_nothing(
+        text in prop_oneof![
+            config_like().prop_map(|value| value.to_string()),
+            valid_config().prop_map(|config| serde_json::to_string_pretty(&config).expect("json")),
+            json_value().prop_map(|value| value.to_string()),
+            "\\PC{0,40}",
+        ],
+    ) {
+        let with_mark = format!("\u{feff}{text}");
+        prop_assert_eq!(
+            parse_config(with_mark.as_bytes(), path()),
+            parse_config(text.as_bytes(), path())
+        );
+    }
+
+    #[test]
+    fn a_repeated_top_level_key_is_named_unless_an_unknown_key_comes_first(
+        entries in prop::collection::vec((key(), json_leaf()), 0..10),
+        force_version in any::<bool>(),
+    ) {
+        let mut entries = entries;
+        if force_version {
+            entries.insert(0, ("version".to_owned(), json!(1)));
+        }
+        let text = format!(
+            "{{{}}}",
+            entries
+                .iter()
+                .map(|(key, value)| format!("{}: {value}", Value::from(key.as_str())))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let outcome = parse_config(text.as_bytes(), path());
+        let unknown = entries.iter().map(|(key, _)| key).find(|key| !CONFIG_KEYS.contains(&key.as_str()));
+        let repeated = entries
+            .iter()
+            .enumerate()
+            .find(|(index, (key, _))| entries[..*index].iter().any(|(earlier, _)| earlier == key))
+            .map(|(_, (key, _))| key);
+        match (unknown, repeated) {
+            (Some(key), _) => prop_assert_eq!(
+                outcome,
+                Err(ConfigError::UnknownKey { path: path().to_owned(), key: key.clone() })
+            ),
+            (None, Some(key)) => prop_assert_eq!(
+                outcome,
+                Err(ConfigError::DuplicateKey { path: path().to_owned(), key: key.clone() })
+            ),
+            (None, None) => {
+                let object: Map<String, Value> = entries.into_iter().collect();
+                prop_assert_eq!(outcome, validate_config(&Value::Object(object), path()));
+            }
         }
     }
 

@@ -19,6 +19,10 @@ fn every_config_error() -> Vec<ConfigError> {
             path: path.clone(),
             key: "actionFussion".to_owned(),
         },
+        ConfigError::DuplicateKey {
+            path: path.clone(),
+            key: "version".to_owned(),
+        },
         ConfigError::UnsupportedVersion { path: path.clone() },
         ConfigError::NotBoolean {
             path: path.clone(),
@@ -44,7 +48,16 @@ fn config_error_messages() {
 #[test]
 fn config_error_from_real_parse_failures() {
     let path = Utf8Path::new("/work/app/.pi/sol-pi.json");
-    let inputs: [&[u8]; 4] = [b"{\"version\": 1,}", b"", b"\xff{}", br#"{"version": 1} x"#];
+    let inputs: [&[u8]; 7] = [
+        b"{\"version\": 1,}",
+        b"",
+        b"\xff{}",
+        br#"{"version": 1} x"#,
+        // One byte-order mark is skipped; a second one is not JSON.
+        b"\xef\xbb\xbf\xef\xbb\xbf{\"version\": 1}",
+        br#"{"version": 2, "actionFusion": true, "version": 1}"#,
+        b"\xef\xbb\xbf{\"version\": 1, \"actionFusion\": true, \"actionFusion\": false}",
+    ];
     let text: Vec<String> = inputs
         .iter()
         .map(|bytes| match sol_core::parse_config(bytes, path) {

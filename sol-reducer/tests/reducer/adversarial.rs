@@ -171,12 +171,12 @@ fn too_many_items_fall_back() {
 #[test]
 fn a_receipt_that_is_not_smaller_falls_back() {
     // Twelve long quotes of a log made of little else: the receipt outgrows the log.
-    let mut log = String::from("error: build failed\n");
+    let mut log = String::from("error: linking with `cc` failed: exit status: 1\n");
     for index in 0..11 {
         log.push_str(&format!("line {index:03} {}\n", "x".repeat(500)));
     }
     let lines: Vec<String> = log.lines().skip(1).take(11).map(str::to_owned).collect();
-    let mut items = vec![("failure", "error: build failed")];
+    let mut items = vec![("failure", "error: linking with `cc` failed: exit status: 1")];
     items.extend(lines.iter().map(|line| ("target", line.as_str())));
     let reply = receipt(&sha256_hex(log.as_bytes()), "failure", &items);
     let harness = Harness::new().replying(reply);

@@ -21,13 +21,14 @@ fn exact_log(fixture: &Fixture) -> String {
 }
 
 #[test]
-fn there_are_four_fixtures_over_the_minimum() {
+fn there_are_five_fixtures_over_the_minimum() {
     let fixtures = fixtures();
     let names: Vec<&str> = fixtures.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(
         names,
         [
             "cargo-test-failure",
+            "go-test-failure",
             "npm-test-pass",
             "pytest-failure",
             "tsc-errors-fused"
@@ -164,4 +165,59 @@ fn a_fixture_with_a_mangled_receipt_is_left_alone() {
         );
     }
     assert!(mangled_cases >= 3);
+}
+
+/// One case of `fixtures/reducer/failure-evidence.json`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EvidenceCase {
+    fixture: String,
+    quotes: Vec<String>,
+    accepted: bool,
+    why: String,
+}
+
+#[test]
+fn the_failure_evidence_table_decides_as_it_says() {
+    #[allow(clippy::disallowed_methods)]
+    let text =
+        std::fs::read_to_string(crate::support::fixtures_dir().join("failure-evidence.json"))
+            .expect("failure-evidence.json");
+    let table: Value = serde_json::from_str(&text).expect("JSON");
+    let cases: Vec<EvidenceCase> = serde_json::from_value(table["cases"].clone()).expect("cases");
+    assert!(cases.iter().any(|case| case.accepted) && cases.iter().any(|case| !case.accepted));
+    for case in cases {
+        let fixture = crate::support::fixture(&case.fixture);
+        assert!(
+            fixture.result.is_error,
+            "{}: a failing fixture",
+            case.fixture
+        );
+        let log = exact_log(&fixture);
+        let sha = sol_reducer::sha256_hex(log.as_bytes());
+        let items: Vec<(&str, &str)> = case
+            .quotes
+            .iter()
+            .map(|quote| ("failure", quote.as_str()))
+            .collect();
+        let reply = crate::support::receipt(&sha, "failure", &items);
+        let harness = Harness::new().replying(reply);
+        let decision = harness.run(&fixture.result);
+        if case.accepted {
+            assert!(
+                decision.replacement().is_some(),
+                "{}: {}: {decision:?}",
+                case.fixture,
+                case.why
+            );
+        } else {
+            assert_eq!(
+                decision.reason().map(|reason| reason.code()),
+                Some("missing-failure-evidence"),
+                "{}: {}",
+                case.fixture,
+                case.why
+            );
+        }
+    }
 }

@@ -11,7 +11,8 @@ use sol_reducer::notice::format_bytes;
 use sol_reducer::secret::find_likely_secret;
 use sol_reducer::{Decision, ReceiptCheck, ToolResultView, sha256_hex, validate_receipt};
 
-use crate::support::{Harness, OwnedResult, bash};
+use crate::secret::{SecretCase, secret_cases};
+use crate::support::{Harness, OwnedResult, bash, fixture, reason};
 
 /// Lines that look like build and test output, with the odd failure and odd spacing.
 fn log_line() -> impl Strategy<Value = String> {
@@ -98,6 +99,38 @@ fn case() -> impl Strategy<Value = (String, bool, String)> {
             receipt_for(log, sha, is_error),
         )
     })
+}
+
+fn caught_cases() -> Vec<SecretCase> {
+    secret_cases()
+        .into_iter()
+        .filter(|case| case.caught)
+        .collect()
+}
+
+/// A caught form of the table, its credential (when the table marks one) replaced by a
+/// generated value.
+fn secret_line() -> impl Strategy<Value = String> {
+    (
+        select(caught_cases()),
+        "[a-zA-Z]{4,8}[0-9]{2,4}[a-zA-Z0-9]{2,8}",
+    )
+        .prop_map(|(case, generated)| match &case.secret {
+            Some(secret) => case.line.replace(secret.as_str(), &generated),
+            None => case.line.clone(),
+        })
+}
+
+/// A build log of generated lines and lines of a real fixture log, over the 4 KiB minimum.
+fn build_log() -> impl Strategy<Value = Vec<String>> {
+    let real: Vec<String> = fixture("cargo-test-failure")
+        .output
+        .lines()
+        .chain(fixture("pytest-failure").output.lines())
+        .filter(|line| !line.starts_with("Command exited"))
+        .map(str::to_owned)
+        .collect();
+    prop::collection::vec(prop_oneof![2 => log_line(), 3 => select(real)], 150..260)
 }
 
 proptest! {
@@ -193,6 +226,43 @@ proptest! {
     ) {
         let text = format!("{before}\n{token}\n{after}");
         prop_assert!(find_likely_secret(&text).is_some());
+    }
+
+    #[test]
+    fn a_secret_anywhere_in_a_log_is_never_sent(
+        lines in build_log(),
+        secret in secret_line(),
+        at in any::<prop::sample::Index>(),
+        prefix in prop_oneof![Just(String::new()), "[ -~]{0,24} ", select(vec!["E       ", "[INFO] ", "stderr: ", "  ", "> "]).prop_map(str::to_owned)],
+        is_error in any::<bool>(),
+    ) {
+        let mut lines = lines;
+        let index = at.index(lines.len() + 1);
+        lines.insert(index, format!("{prefix}{secret}"));
+        let log = lines.join("\n");
+        let text = if is_error { format!("{log}\n\nCommand exited with code 101") } else { log.clone() };
+        let harness = Harness::new().replying("{}");
+        let decision = harness.run(&bash("cargo test", &text, is_error));
+        prop_assert_eq!(reason(&decision), "likely-secret");
+        prop_assert!(harness.model.requests().is_empty(), "the model was asked");
+        prop_assert!(harness.archive_is_empty(), "the log was archived");
+        let record = harness.journal().pop().expect("a fallback record");
+        prop_assert!(!record.to_string().contains(&secret), "the journal holds the secret");
+    }
+
+    #[test]
+    fn lines_that_are_not_secrets_never_fire_anywhere_in_a_clean_log(
+        lines in prop::collection::vec(select(fixture("cargo-test-failure").output.lines().map(str::to_owned).collect::<Vec<_>>()), 0..80),
+        negatives in prop::collection::vec(select(secret_cases().into_iter().filter(|case| !case.caught).map(|case| case.line).collect::<Vec<_>>()), 1..12),
+        positions in prop::collection::vec(any::<prop::sample::Index>(), 12),
+    ) {
+        let mut log = lines;
+        for (negative, at) in negatives.into_iter().zip(positions) {
+            let index = at.index(log.len() + 1);
+            log.insert(index, negative);
+        }
+        let text = log.join("\n");
+        prop_assert_eq!(find_likely_secret(&text), None, "{}", text);
     }
 
     #[test]

@@ -275,9 +275,15 @@ fn a_failing_log_needs_a_quoted_failure() {
     );
     let none = case.receipt(json!([]));
     assert_eq!(case.reason(&none), "missing-failure-evidence");
+    // The assertion alone does not say which test failed.
     let fatal =
         case.receipt(json!([{"kind": "fatal", "quote": "assertion failed: tokens.is_empty()"}]));
-    assert!(case.validate(&fatal.to_string()).is_ok());
+    assert_eq!(case.reason(&fatal), "missing-failure-evidence");
+    let named = case.receipt(json!([
+        {"kind": "failure", "quote": "thread 'parser::rejects_empty_input' panicked at src/parser.rs:41:9:"},
+        {"kind": "fatal", "quote": "assertion failed: tokens.is_empty()"},
+    ]));
+    assert!(case.validate(&named.to_string()).is_ok());
 }
 
 #[test]
