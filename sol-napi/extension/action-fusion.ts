@@ -16,6 +16,7 @@ import { Container, Text } from "@earendil-works/pi-tui";
 import { Type } from "typebox";
 
 import type { NativeAddon } from "./native.ts";
+import { SavingsStatus } from "./tui.ts";
 
 type Addon = typeof NativeAddon;
 type Kind = "edit" | "write";
@@ -93,7 +94,7 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 	const texts = addon.fusionTexts();
 	const queue = new FileQueue();
 	const definitions = new Map<string, { edit: AnyDefinition; write: AnyDefinition; bash: AnyDefinition }>();
-	let statusTimer: ReturnType<typeof setTimeout> | undefined;
+	const savings = new SavingsStatus();
 
 	// Pi 0.84.2's definitions resolve paths against their construction cwd: one set per cwd.
 	function definitionsFor(cwd: string) {
@@ -119,12 +120,8 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 
 	function announceSavings(toolCallId: string, c: ExtensionContext) {
 		// Script calls (codemode, id "<parent>/<n>") are shown inside the script's own row.
-		if (c.mode !== "tui" || toolCallId.includes("/")) return;
-		c.ui.notify(texts.savingsNotice, "info");
-		c.ui.setStatus(texts.statusKey, texts.statusText);
-		if (statusTimer) clearTimeout(statusTimer);
-		statusTimer = setTimeout(() => c.ui.setStatus(texts.statusKey, undefined), texts.statusClearMs);
-		statusTimer.unref?.();
+		if (toolCallId.includes("/")) return;
+		savings.show(c, texts.savingsNotice, texts.statusKey, texts.statusText, texts.statusClearMs);
 	}
 
 	async function runFused(

@@ -17,6 +17,7 @@ import { Type } from "typebox";
 
 import type { NativeAddon } from "./native.ts";
 import { runtimeRoot } from "./storage.ts";
+import { SavingsStatus } from "./tui.ts";
 
 type Addon = typeof NativeAddon;
 type Prepared = NativeAddon.ObsPrepared;
@@ -60,7 +61,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 	// Per storage directory: joined text length -> the decisions made for results of that length.
 	const caches = new Map<string, Map<number, Decision[]>>();
 	const reported = new Set<string>();
-	let statusTimer: ReturnType<typeof setTimeout> | undefined;
+	const savings = new SavingsStatus();
 
 	/** One message per distinct problem: ObservationPack fails open, the message goes in full. */
 	function reportOnce(ctx: ExtensionContext, message: string) {
@@ -82,11 +83,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 	function announce(ctx: ExtensionContext, removedTokens: number) {
 		if (ctx.mode !== "tui" || removedTokens <= 0) return;
 		const notice = addon.obsSavingsNotice(removedTokens);
-		ctx.ui.notify(notice.notice, "info");
-		ctx.ui.setStatus(notice.statusKey, notice.status);
-		if (statusTimer) clearTimeout(statusTimer);
-		statusTimer = setTimeout(() => ctx.ui.setStatus(notice.statusKey, undefined), notice.statusClearMs);
-		statusTimer.unref?.();
+		savings.show(ctx, notice.notice, notice.statusKey, notice.status, notice.statusClearMs);
 	}
 
 	pi.on("context", (event, ctx) => {

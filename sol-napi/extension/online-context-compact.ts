@@ -19,6 +19,7 @@ import { Container, Text } from "@earendil-works/pi-tui";
 import type { TSchema } from "typebox";
 
 import type { NativeAddon } from "./native.ts";
+import { SavingsStatus } from "./tui.ts";
 
 type Addon = typeof NativeAddon;
 
@@ -62,7 +63,7 @@ export function registerOnlineContextCompact(
 	const texts = addon.occTexts();
 	const anyPi = pi as unknown as { getSettings?: () => unknown };
 	const reported = new Set<string>();
-	let statusTimer: ReturnType<typeof setTimeout> | undefined;
+	const savings = new SavingsStatus();
 	// The continuation a settled handler (Pi 0.84.2) is waiting for.
 	let parent: Waiter | undefined;
 	// Ends a running ctx.compact() wait when the session shuts down.
@@ -109,11 +110,7 @@ export function registerOnlineContextCompact(
 		if (followUp.warning) c.ui.notify(followUp.warning, "warning");
 		const notice = followUp.savingsNotice;
 		if (!notice) return;
-		c.ui.notify(notice.notice, "info");
-		c.ui.setStatus(notice.statusKey, notice.statusText);
-		if (statusTimer) clearTimeout(statusTimer);
-		statusTimer = setTimeout(() => c.ui.setStatus(notice.statusKey, undefined), texts.statusClearMs);
-		statusTimer.unref?.();
+		savings.show(c, notice.notice, notice.statusKey, notice.statusText, texts.statusClearMs);
 	}
 
 	/** `ctx.compact()` until exactly one of its callbacks (or a shutdown) ends it. */
@@ -193,6 +190,7 @@ export function registerOnlineContextCompact(
 
 	pi.on("session_shutdown", (_event, c) => {
 		guard(c, () => occ.sessionShutdown());
+		savings.clear();
 		abandonCompaction?.();
 		const held = parent;
 		parent = undefined;

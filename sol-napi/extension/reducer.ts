@@ -11,6 +11,7 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 
 import type { NativeAddon } from "./native.ts";
 import { runtimeRoot } from "./storage.ts";
+import { SavingsStatus } from "./tui.ts";
 
 type Addon = typeof NativeAddon;
 
@@ -73,34 +74,18 @@ async function callModel(ctx: ExtensionContext, options: ReducerOptions, request
 export function registerReducer(pi: ExtensionAPI, addon: Addon, options: ReducerOptions): void {
 	const reducer = new addon.Reducer();
 	const tempDir = addon.realTempDir(os.tmpdir()) ?? os.tmpdir();
-	let statusTimer: ReturnType<typeof setTimeout> | undefined;
+	const savings = new SavingsStatus();
 
 	function journal(step: NativeAddon.ReducerStep) {
 		for (const record of step.journal) pi.appendEntry(step.entryType, record);
 	}
 
 	function applied(step: NativeAddon.ReducerStep, ctx: ExtensionContext) {
-		if (ctx.mode === "tui" && step.notice) {
-			ctx.ui.notify(step.notice.notice, "info");
-			ctx.ui.setStatus(step.notice.statusKey, step.notice.status);
-			if (statusTimer) clearTimeout(statusTimer);
-			const key = step.notice.statusKey;
-			statusTimer = setTimeout(() => {
-				statusTimer = undefined;
-				// The session may have ended since; its context is then stale and refuses calls.
-				try {
-					ctx.ui.setStatus(key, undefined);
-				} catch {}
-			}, step.notice.statusClearMs);
-			statusTimer.unref?.();
-		}
+		if (step.notice) savings.show(ctx, step.notice.notice, step.notice.statusKey, step.notice.status, step.notice.statusClearMs);
 		return { content: step.content as never, details: step.details };
 	}
 
-	pi.on("session_shutdown", () => {
-		if (statusTimer) clearTimeout(statusTimer);
-		statusTimer = undefined;
-	});
+	pi.on("session_shutdown", () => savings.clear());
 
 	pi.on("tool_result", async (event, ctx) => {
 		const e = event as typeof event & { parentToolCallId?: string; structuredContent?: { exit_code?: unknown } };
