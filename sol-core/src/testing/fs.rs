@@ -278,13 +278,7 @@ impl FileSystem for MemoryFileSystem {
                 "file already exists",
             ));
         }
-        state.nodes.insert(
-            resolved,
-            MemoryNode::File {
-                bytes: contents.to_vec(),
-                mode: PRIVATE_FILE_MODE,
-            },
-        );
+        state.nodes.insert(resolved, private_file(contents));
         Ok(())
     }
 
@@ -293,13 +287,7 @@ impl FileSystem for MemoryFileSystem {
         let resolved = resolve(&state.nodes, path, false)?;
         match state.nodes.get_mut(&resolved) {
             None => {
-                state.nodes.insert(
-                    resolved,
-                    MemoryNode::File {
-                        bytes: contents.to_vec(),
-                        mode: PRIVATE_FILE_MODE,
-                    },
-                );
+                state.nodes.insert(resolved, private_file(contents));
                 Ok(())
             }
             Some(MemoryNode::File { bytes, .. }) => {
@@ -320,14 +308,16 @@ impl FileSystem for MemoryFileSystem {
             return Err(FsError::new(FsErrorKind::NotAFile, path, "is a directory"));
         }
         // One map operation: the old entry (a symlink included) is replaced whole.
-        state.nodes.insert(
-            resolved,
-            MemoryNode::File {
-                bytes: contents.to_vec(),
-                mode: PRIVATE_FILE_MODE,
-            },
-        );
+        state.nodes.insert(resolved, private_file(contents));
         Ok(())
+    }
+}
+
+/// A new file as SoL-Pi creates it: private to the user.
+fn private_file(contents: &[u8]) -> MemoryNode {
+    MemoryNode::File {
+        bytes: contents.to_vec(),
+        mode: PRIVATE_FILE_MODE,
     }
 }
 
