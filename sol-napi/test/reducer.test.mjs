@@ -43,13 +43,14 @@ function request(context) {
 const receipt = (sha, status, evidence, extra = {}) =>
 	JSON.stringify({ schema: "sol-pi-evidence-receipt/1", source_sha256: sha, status, uncertain: false, evidence, ...extra });
 
-/** A reducer model whose reply is built by `reply(request)`; records every request. */
-function reducerModel(reply, options = {}) {
+/** A reducer model whose reply is built by `reply(request)`; records every request (and tells `onRequest`). */
+function reducerModel(reply, { onRequest, ...options } = {}) {
 	const calls = [];
 	const faux = ai.fauxProvider({ provider: "reducer-faux", models: [{ id: "luna", contextWindow: 200000, maxTokens: 4096 }], ...options });
 	const step = (context) => {
 		const req = request(context);
 		calls.push(req);
+		onRequest?.(req);
 		const answer = reply(req);
 		return typeof answer === "string" ? ai.fauxAssistantMessage(answer) : answer;
 	};
@@ -308,15 +309,13 @@ test(`Pi ${piVersion}: a codemode script's bash call is ignored: no archive, no 
 
 test(`Pi ${piVersion}: aborting the run during the reducer call keeps the original log`, async (t) => {
 	const ws = project(t);
-	// A slow reducer: streams its reply at 20 tokens per second.
-	const reducer = reducerModel(honest, { tokensPerSecond: 20 });
-	const session = await startSession({ ...ws, extraProviders: [reducer.provider], replies: [toolCalls(["bash", { command: "make test" }, "b1"]), "done"] });
+	// A slow reducer (20 tokens per second); the run is aborted as soon as its request arrives.
+	let session;
+	const reducer = reducerModel(honest, { tokensPerSecond: 20, onRequest: () => setImmediate(() => session.session.abort()) });
+	session = await startSession({ ...ws, extraProviders: [reducer.provider], replies: [toolCalls(["bash", { command: "make test" }, "b1"]), "done"] });
 	t.after(() => session.close());
-	const unsubscribe = session.session.subscribe((event) => {
-		if (event.type === "tool_execution_start" && event.toolCallId === "b1") setTimeout(() => session.session.abort(), 1500);
-	});
 	await session.session.prompt("go");
-	unsubscribe();
+	assert.equal(reducer.calls.length, 1, "the reducer was asked once");
 	const journal = session.session.sessionManager.getEntries().filter((e) => e.customType === ENTRY).map((e) => e.data);
 	const result = toolResults(session.session).get("b1");
 	assert.ok(result, "the bash result is in the session");
@@ -332,14 +331,19 @@ test(`Pi ${piVersion}: aborting the run during the reducer call keeps the origin
 	);
 });
 
-test(`Pi ${piVersion}: a log longer than Pi's inline output is read whole from Pi's own full-output file`, async (t) => {
-	const ws = makeWorkspace(t);
+/** A failing log longer than Pi's inline output (over 150 KB), written under the workspace root. */
+function writeLongLog(ws) {
 	const long = path.join(ws.root, "long.log");
 	const lines = [];
 	for (let i = 0; i < 2400; i++) lines.push(`test suite::case_${String(i).padStart(4, "0")} ... ok (checking ledger rows and balances)`);
 	lines.push("test suite::case_final ... FAILED", "test result: FAILED. 2400 passed; 1 failed; 0 ignored");
 	fs.writeFileSync(long, `${lines.join("\n")}\n`);
-	const ws2 = project(t, { log: long });
+	return long;
+}
+
+test(`Pi ${piVersion}: a log longer than Pi's inline output is read whole from Pi's own full-output file`, async (t) => {
+	const ws = makeWorkspace(t);
+	const ws2 = project(t, { log: writeLongLog(ws) });
 	const reducer = reducerModel(honest);
 	const { results } = await run(t, ws2, { reducer, calls: [toolCalls(["bash", { command: "make test" }, "b1"])] });
 	assert.equal(reducer.calls.length, 1);
@@ -361,12 +365,7 @@ for (const [what, mode] of [
 ]) {
 	test(`Pi ${piVersion}: ${what} in place of Pi's full-output file never hangs Pi; the result is kept and the reason journaled`, { timeout: 120_000 }, async (t) => {
 		const ws = makeWorkspace(t);
-		const long = path.join(ws.root, "long.log");
-		const lines = [];
-		for (let i = 0; i < 2400; i++) lines.push(`test suite::case_${String(i).padStart(4, "0")} ... ok (checking ledger rows and balances)`);
-		lines.push("test suite::case_final ... FAILED", "test result: FAILED. 2400 passed; 1 failed; 0 ignored");
-		fs.writeFileSync(long, `${lines.join("\n")}\n`);
-		const ws2 = project(t, { log: long });
+		const ws2 = project(t, { log: writeLongLog(ws) });
 		// Loaded before SoL-Pi, so its tool_result handler runs first.
 		const swap = path.join(ws.root, "swap-full-output.mjs");
 		fs.writeFileSync(
