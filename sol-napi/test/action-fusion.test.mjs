@@ -2,6 +2,7 @@
 // under test: real files, real shells, real concurrent tool calls.
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
+import { createRequire } from "node:module";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import { test } from "node:test";
@@ -291,6 +292,21 @@ test(`Pi ${piVersion}: TUI mode shows the savings notice only after a fused call
 	assert.equal(savings[0].message, "⚡ SoL-Pi · Action Fusion\nMoney saved · 1 model round-trip avoided");
 	const status = run.uiCalls.filter((c) => c.method === "setStatus");
 	assert.deepEqual(status[0].args, ["sol-pi-savings", "⚡ Action Fusion · 1 model round-trip avoided"]);
+});
+
+test(`Pi ${piVersion}: the savings status clears itself later without touching a session that has ended`, async (t) => {
+	const ws = makeWorkspace(t);
+	enable(ws);
+	const run = await startSession({ ...ws, mode: "tui", replies: [toolCalls(["write", { path: "ok.txt", content: "x", then_run: { command: "true" } }, "w1"]), "done"] });
+	await run.session.prompt("go");
+	assert.equal(run.uiCalls.filter((c) => c.method === "setStatus").length, 1);
+	// End the session while the status is still shown; its context goes stale and refuses calls.
+	run.close();
+	// Node runs timers in deadline order: the status clear was due before this one.
+	const { statusClearMs } = createRequire(import.meta.url)("../index.js").fusionTexts();
+	await new Promise((resolve) => setTimeout(resolve, statusClearMs + 100));
+	// An error thrown from the clear would have failed this test as an uncaught exception.
+	assert.deepEqual(run.errors, []);
 });
 
 test(`Pi ${piVersion}: print mode shows no savings notice`, async (t) => {
