@@ -117,8 +117,10 @@ export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 			pending.push([message, text.blocks, toolName, text.length, assistantsAfter]);
 		}
 		if (pending.length > 0) {
+			// Records a decision unless one exists for the same content (it can occur twice in one request).
 			const remember = (blocks: Block[], toolName: string, length: number, prepared: Prepared | undefined) => {
 				const bucket = cache.get(length);
+				if (lookup(bucket, toolName, blocks)) return;
 				const decision = { toolName, texts: blocks.map((block) => block.text!), prepared };
 				if (bucket) bucket.push(decision);
 				else cache.set(length, [decision]);
@@ -128,7 +130,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 				const [, blocks, toolName, length] = entry;
 				if (wellFormed(blocks)) candidates.push(entry);
 				// Not well-formed UTF-16: never replaced, decided here without Rust.
-				else if (!lookup(cache.get(length), toolName, blocks)) remember(blocks, toolName, length, undefined);
+				else remember(blocks, toolName, length, undefined);
 			}
 			const prepared = candidates.length === 0 ? [] : addon.obsPrepare(
 				dir,
@@ -140,7 +142,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 				// A failed archive keeps this message in full and is retried on the next request.
 				if (result.error !== undefined) return reportOnce(ctx, result.error);
 				// The same content twice in one request: one decision, each message its own count.
-				if (!lookup(cache.get(length), toolName, blocks)) remember(blocks, toolName, length, result.eligible ? result : undefined);
+				remember(blocks, toolName, length, result.eligible ? result : undefined);
 				if (result.eligible) ready.push([message, result, after]);
 			});
 		}

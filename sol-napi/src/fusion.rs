@@ -314,11 +314,8 @@ pub fn digest_target(path: &Path, max_bytes: u64, budget: Duration) -> TargetLoo
         Ok(metadata) => metadata,
         Err(error) => return TargetLook::Unreadable(error.to_string()),
     };
-    if let Some(reason) = not_regular(&metadata.file_type()) {
+    if let Some(reason) = unhashable(&metadata, max_bytes) {
         return TargetLook::Unguarded(reason);
-    }
-    if metadata.len() > max_bytes {
-        return TargetLook::Unguarded(Unguarded::TooLarge);
     }
     let mut file = match open_nonblocking(path) {
         Ok(file) => file,
@@ -329,11 +326,8 @@ pub fn digest_target(path: &Path, max_bytes: u64, budget: Duration) -> TargetLoo
         Ok(metadata) => metadata,
         Err(error) => return TargetLook::Unreadable(error.to_string()),
     };
-    if let Some(reason) = not_regular(&opened.file_type()) {
+    if let Some(reason) = unhashable(&opened, max_bytes) {
         return TargetLook::Unguarded(reason);
-    }
-    if opened.len() > max_bytes {
-        return TargetLook::Unguarded(Unguarded::TooLarge);
     }
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; CHUNK_BYTES];
@@ -362,6 +356,12 @@ pub fn digest_target(path: &Path, max_bytes: u64, budget: Duration) -> TargetLoo
             .map(|byte| format!("{byte:02x}"))
             .collect(),
     )
+}
+
+/// Why a file with this metadata is not hashed: not a regular file, or over `max_bytes`.
+fn unhashable(metadata: &std::fs::Metadata, max_bytes: u64) -> Option<Unguarded> {
+    not_regular(&metadata.file_type())
+        .or_else(|| (metadata.len() > max_bytes).then_some(Unguarded::TooLarge))
 }
 
 fn not_regular(file_type: &std::fs::FileType) -> Option<Unguarded> {
