@@ -141,7 +141,7 @@ pub fn is_likely_secret(text: &str) -> bool {
 
 /// The first likely secret in `text`, trying the rules in [`SecretKind::ALL`] order.
 pub fn find_likely_secret(text: &str) -> Option<SecretFinding> {
-    let lower = text.to_ascii_lowercase();
+    let lower = folded_for_keywords(text);
     SecretKind::ALL.into_iter().find_map(|kind| {
         first_match(kind, text, Some(&lower)).map(|offset| SecretFinding {
             kind,
@@ -186,13 +186,27 @@ const LONG_PASSWORD_KEYWORDS: &[&str] = &["passw", "passp", "private"];
 /// Keywords of the short names (`DB_PASS`, `db.pass`, `pwd`).
 const SHORT_PASSWORD_KEYWORDS: &[&str] = &["_pass", ".pass", "-pass", "pwd"];
 
-/// Whether `lower` (the text in ASCII lower case; `None`: no quick test) may hold a match.
+/// `text` folded for the quick keyword test: ASCII letters in lower case, and the two
+/// letters outside ASCII that the rules' case-insensitive matching equates with ASCII
+/// ones (Unicode simple case folding): `ſ` (U+017F) with `s` and the Kelvin sign `K`
+/// (U+212A) with `k`. Without them `ſECRET=…` would pass the keyword test unseen although
+/// the expression for `secret` matches it.
+fn folded_for_keywords(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    if lower.is_ascii() {
+        return lower;
+    }
+    lower.replace('\u{17F}', "s").replace('\u{212A}', "k")
+}
+
+/// Whether `lower` (the text from [`folded_for_keywords`]; `None`: no quick test) may
+/// hold a match.
 fn may_match(lower: Option<&str>, words: &[&str]) -> bool {
     lower.is_none_or(|lower| words.iter().any(|word| lower.contains(word)))
 }
 
-/// Byte offset of the first match of `kind`'s rule in `text`; `lower` is `text` in ASCII
-/// lower case, for the quick keyword test (`None` runs every expression).
+/// Byte offset of the first match of `kind`'s rule in `text`; `lower` is `text` from
+/// [`folded_for_keywords`], for the quick keyword test (`None` runs every expression).
 fn first_match(kind: SecretKind, text: &str, lower: Option<&str>) -> Option<usize> {
     if !may_match(lower, keywords(kind)) {
         return None;
@@ -541,10 +555,10 @@ fn line_number(text: &str, offset: usize) -> u64 {
 mod tests {
     use proptest::prelude::*;
 
-    use super::{SecretKind, first_match};
+    use super::{SecretKind, first_match, folded_for_keywords};
 
     fn same_with_and_without_keywords(text: &str) -> Result<(), TestCaseError> {
-        let lower = text.to_ascii_lowercase();
+        let lower = folded_for_keywords(text);
         for kind in SecretKind::ALL {
             prop_assert_eq!(
                 first_match(kind, text, Some(&lower)),
@@ -566,6 +580,34 @@ mod tests {
         }
     }
 
+    /// The fold knows every letter outside ASCII that case-insensitive matching equates with
+    /// an ASCII letter: none is left over once the text is folded.
+    #[test]
+    fn the_fold_covers_every_letter_that_matches_an_ascii_one() {
+        let others: String = (0x80..=0x10FFFF_u32).filter_map(char::from_u32).collect();
+        let ascii_letter = regex::Regex::new("(?i)[a-z]").expect("a valid expression");
+        let found: Vec<char> = ascii_letter
+            .find_iter(&others)
+            .flat_map(|m| m.as_str().chars())
+            .collect();
+        assert_eq!(found, ['\u{17F}', '\u{212A}']);
+        let folded = folded_for_keywords(&others);
+        let still_other: String = folded.chars().filter(|c| !c.is_ascii()).collect();
+        assert_eq!(
+            folded.chars().filter(char::is_ascii).collect::<String>(),
+            "sk"
+        );
+        assert!(ascii_letter.find(&still_other).is_none());
+        assert_eq!(
+            super::find_likely_secret("\u{17F}ECret:SK-").map(|f| f.kind),
+            Some(SecretKind::CredentialAssignment)
+        );
+        assert_eq!(
+            super::find_likely_secret("\u{212A}EY: x\nBEARER_TO\u{212A}EN=abc123").is_some(),
+            super::find_likely_secret("KEY: x\nBEARER_TOKEN=abc123").is_some()
+        );
+    }
+
     /// The quick keyword test never hides a match: over every line of the table of forms,
     /// and over each line with its letters upper-cased, every rule finds the same with and
     /// without it.
@@ -579,7 +621,7 @@ mod tests {
         for case in cases {
             let line = case["line"].as_str().expect("a line");
             for text in [line.to_owned(), line.to_ascii_uppercase()] {
-                let lower = text.to_ascii_lowercase();
+                let lower = folded_for_keywords(&text);
                 for kind in SecretKind::ALL {
                     assert_eq!(
                         first_match(kind, &text, Some(&lower)),
