@@ -3,15 +3,8 @@
 //! Run with `cargo test -p sol-fusion`. Snapshots live in `tests/snapshots/`; the path and
 //! `then_run` cases shared with the JavaScript host are in `fixtures/fusion/`.
 
-/// Asserts a text snapshot stored under `tests/snapshots/`, whatever module it is called from.
-macro_rules! assert_text_snapshot {
-    ($name:expr, $text:expr) => {{
-        let mut settings = insta::Settings::clone_current();
-        settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots"));
-        settings.set_prepend_module_to_snapshot(false);
-        settings.bind(|| insta::assert_snapshot!($name, $text));
-    }};
-}
+#[macro_use]
+extern crate sol_testkit;
 
 #[path = "fusion/guard.rs"]
 mod guard;

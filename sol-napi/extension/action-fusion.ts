@@ -12,11 +12,10 @@ import {
 	VERSION,
 } from "@earendil-works/pi-coding-agent";
 import type { BashToolOptions, ExtensionAPI, ExtensionContext, ToolDefinition } from "@earendil-works/pi-coding-agent";
-import { Container, Text } from "@earendil-works/pi-tui";
 import { Type } from "typebox";
 
 import type { NativeAddon } from "./native.ts";
-import { SavingsStatus } from "./tui.ts";
+import { badge, SavingsStatus } from "./tui.ts";
 
 type Addon = typeof NativeAddon;
 type Kind = "edit" | "write";
@@ -220,11 +219,7 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 			renderCall(args: any, theme: any, context: any) {
 				const inner = definitionsFor(context?.cwd ?? ctx.cwd)[kind].renderCall?.(args, theme, context);
 				if (!args?.then_run || context?.isError) return inner;
-				const badge = new Container();
-				badge.addChild(new Text(theme.fg("accent", theme.bold(texts.badgeTitle)), 0, 0));
-				badge.addChild(new Text(theme.fg("success", texts.badgeSaving), 0, 0));
-				if (inner) badge.addChild(inner);
-				return badge;
+				return badge(theme, texts.badgeTitle, texts.badgeSaving, inner);
 			},
 			renderResult(result: any, renderOptions: any, theme: any, context: any) {
 				return definitionsFor(context?.cwd ?? ctx.cwd)[kind].renderResult?.(result, renderOptions, theme, context);

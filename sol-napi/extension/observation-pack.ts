@@ -12,12 +12,12 @@
 // A text that is not well-formed UTF-16 (a lone surrogate) is never replaced: it
 // would reach Rust as U+FFFD, so the model always gets such a result exactly.
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { Container, Text } from "@earendil-works/pi-tui";
+import { Text } from "@earendil-works/pi-tui";
 import { Type } from "typebox";
 
 import type { NativeAddon } from "./native.ts";
 import { runtimeRoot } from "./storage.ts";
-import { SavingsStatus } from "./tui.ts";
+import { badge, SavingsStatus } from "./tui.ts";
 
 type Addon = typeof NativeAddon;
 type Prepared = NativeAddon.ObsPrepared;
@@ -205,11 +205,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 			return { content: [{ type: "text", text: outcome.text }], details: outcome.details };
 		},
 		renderCall(args, theme) {
-			const badge = new Container();
-			badge.addChild(new Text(theme.fg("accent", theme.bold(texts.badgeTitle)), 0, 0));
-			badge.addChild(new Text(theme.fg("success", texts.badgeSaving), 0, 0));
-			badge.addChild(new Text(theme.fg("toolTitle", addon.obsRecallCallLabel(String(args?.id ?? ""), Number(args?.offset ?? 0))), 0, 0));
-			return badge;
+			return badge(theme, texts.badgeTitle, texts.badgeSaving, addon.obsRecallCallLabel(String(args?.id ?? ""), Number(args?.offset ?? 0)));
 		},
 		renderResult(result, options, theme) {
 			const details = result.details as { bytes?: number; lines?: number } | undefined;

@@ -15,11 +15,11 @@
 // itself: the session is still idle after `sendMessage()`, and the handler returns.
 import { VERSION } from "@earendil-works/pi-coding-agent";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { Container, Text } from "@earendil-works/pi-tui";
+import { Text } from "@earendil-works/pi-tui";
 import type { TSchema } from "typebox";
 
 import type { NativeAddon } from "./native.ts";
-import { SavingsStatus } from "./tui.ts";
+import { badge, SavingsStatus } from "./tui.ts";
 
 type Addon = typeof NativeAddon;
 
@@ -167,11 +167,7 @@ export function registerOnlineContextCompact(
 			return { content: [{ type: "text", text: result.text ?? "" }], details: result.details };
 		},
 		renderCall(args, theme) {
-			const badge = new Container();
-			badge.addChild(new Text(theme.fg("accent", theme.bold(texts.badgeTitle)), 0, 0));
-			badge.addChild(new Text(theme.fg("success", texts.badgeSaving), 0, 0));
-			badge.addChild(new Text(theme.fg("toolTitle", addon.occRenderCall(args ?? {})), 0, 0));
-			return badge;
+			return badge(theme, texts.badgeTitle, texts.badgeSaving, addon.occRenderCall(args ?? {}));
 		},
 		renderResult(result, renderOptions, theme) {
 			const boundary = (result.details as { boundary?: boolean } | undefined)?.boundary === true;

@@ -1,7 +1,9 @@
 // The savings treatment every mechanism shares in the interactive terminal: one
-// notice, and a keyed status line that clears itself a few seconds later. The texts
+// notice, a keyed status line that clears itself a few seconds later, and the badge
+// of a tool call. The texts
 // come from Rust (`sol_core::tui`); this file only shows them.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { type Component, Container, Text } from "@earendil-works/pi-tui";
 
 /** A mechanism's savings notice and its self-clearing status line (one instance per mechanism). */
 export class SavingsStatus {
@@ -28,4 +30,20 @@ export class SavingsStatus {
 		if (this.timer) clearTimeout(this.timer);
 		this.timer = undefined;
 	}
+}
+
+/** Pi's render theme, as far as the badge uses it. */
+type BadgeTheme = { fg(color: any, text: string): string; bold(text: string): string };
+
+/**
+ * The SoL-Pi badge of a tool call: the mechanism's title, its saving line, then the call's
+ * own line (a text for the `toolTitle` colour, or an already rendered component).
+ */
+export function badge(theme: BadgeTheme, title: string, saving: string, call?: string | Component): Container {
+	const box = new Container();
+	box.addChild(new Text(theme.fg("accent", theme.bold(title)), 0, 0));
+	box.addChild(new Text(theme.fg("success", saving), 0, 0));
+	if (typeof call === "string") box.addChild(new Text(theme.fg("toolTitle", call), 0, 0));
+	else if (call) box.addChild(call);
+	return box;
 }

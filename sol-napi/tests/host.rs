@@ -5,17 +5,8 @@
 //! workspace rules that keep the pure crates pure. No Node is needed: napi is linked with
 //! `dyn-symbols`, so only the JavaScript registration of the exports is inert here.
 
-/// Asserts a text snapshot stored under `tests/snapshots/`, with every occurrence of the
-/// temporary directory `$tmp` replaced by `[TMP]` so the snapshot is the same on every run.
-macro_rules! assert_text_snapshot {
-    ($name:expr, $text:expr, $tmp:expr) => {{
-        let mut settings = insta::Settings::clone_current();
-        settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots"));
-        settings.set_prepend_module_to_snapshot(false);
-        settings.add_filter(&$crate::support::literal_pattern($tmp), "[TMP]");
-        settings.bind(|| insta::assert_snapshot!($name, $text));
-    }};
-}
+#[macro_use]
+extern crate sol_testkit;
 
 #[path = "host/support.rs"]
 mod support;

@@ -3,15 +3,8 @@
 //! Run with `cargo test -p sol-obspack`. Snapshots live in `tests/snapshots/`; the sample
 //! logs are in `fixtures/obspack/` at the repository root.
 
-/// Asserts a text snapshot stored under `tests/snapshots/`, whatever module it is called from.
-macro_rules! assert_text_snapshot {
-    ($name:expr, $text:expr) => {{
-        let mut settings = insta::Settings::clone_current();
-        settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots"));
-        settings.set_prepend_module_to_snapshot(false);
-        settings.bind(|| insta::assert_snapshot!($name, $text));
-    }};
-}
+#[macro_use]
+extern crate sol_testkit;
 
 #[path = "obspack/fixtures.rs"]
 mod fixtures;

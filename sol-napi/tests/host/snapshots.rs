@@ -3,7 +3,7 @@
 
 use sol_napi::{ConfigRequest, LoadConfigOutcome, load_config_outcome};
 
-use crate::support::Sandbox;
+use crate::support::{Sandbox, literal_pattern};
 
 /// Loads with the project at `<case>/project` and the agent directory at `<case>/agent`,
 /// after writing the given files (relative to `<case>`).
@@ -68,7 +68,7 @@ fn config_error_messages() {
             error.message
         ));
     }
-    assert_text_snapshot!("config_error_messages", text.join("\n"), sandbox.root());
+    assert_text_snapshot!("config_error_messages", text.join("\n"), literal_pattern(sandbox.root()) => "[TMP]");
 }
 
 #[test]
@@ -94,7 +94,7 @@ fn unreadable_config_messages() {
     assert_text_snapshot!(
         "config_unreadable_messages",
         text.join("\n"),
-        sandbox.root()
+        literal_pattern(sandbox.root()) => "[TMP]"
     );
 }
 
@@ -120,5 +120,5 @@ fn startup_notices() {
             .unwrap_or_else(|| panic!("{case}: expected a notice"));
         text.push(format!("{case}:\n{notice}\n"));
     }
-    assert_text_snapshot!("startup_notices", text.join("\n"), sandbox.root());
+    assert_text_snapshot!("startup_notices", text.join("\n"), literal_pattern(sandbox.root()) => "[TMP]");
 }

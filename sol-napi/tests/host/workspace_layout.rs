@@ -11,6 +11,8 @@ use camino::{Utf8Path, Utf8PathBuf};
 const CORE: &str = "sol-core";
 const MECHANISMS: [&str; 4] = ["sol-fusion", "sol-obspack", "sol-reducer", "sol-occ"];
 const HOST: &str = "sol-napi";
+/// Test support: a dev-dependency of the crates above, never a normal one.
+const TEST_SUPPORT: &str = "sol-testkit";
 
 /// What a mechanism crate may depend on.
 const MECHANISM_DEPENDENCIES: [&str; 7] = [
@@ -179,6 +181,10 @@ impl Member {
         self.dependencies_where(|kind| kind == "dependencies")
     }
 
+    fn dev_dependencies(&self) -> BTreeSet<String> {
+        self.dependencies_where(|kind| kind == "dev-dependencies")
+    }
+
     fn all_dependencies(&self) -> BTreeSet<String> {
         self.dependencies_where(|kind| kind.ends_with("dependencies"))
     }
@@ -194,7 +200,7 @@ fn members() -> Vec<String> {
 
 #[test]
 fn the_workspace_has_the_expected_members() {
-    let mut expected: Vec<&str> = vec![CORE, HOST];
+    let mut expected: Vec<&str> = vec![CORE, HOST, TEST_SUPPORT];
     expected.extend(MECHANISMS);
     expected.sort_unstable();
     let mut actual = members();
@@ -220,7 +226,10 @@ fn mechanism_crates_depend_only_on_sol_core_and_small_leaf_crates() {
         }
         for dependency in member.all_dependencies() {
             assert!(
-                !MECHANISMS.contains(&dependency.as_str()) && dependency != HOST,
+                !MECHANISMS.contains(&dependency.as_str())
+                    && dependency != HOST
+                    && (dependency != TEST_SUPPORT
+                        || member.dev_dependencies().contains(TEST_SUPPORT)),
                 "{name} depends on the SoL-Pi crate {dependency}"
             );
             assert!(
@@ -241,9 +250,30 @@ fn sol_core_depends_only_on_small_leaf_crates() {
         );
     }
     for dependency in member.all_dependencies() {
+        let test_support =
+            dependency == TEST_SUPPORT && member.dev_dependencies().contains(TEST_SUPPORT);
         assert!(
-            !dependency.starts_with("sol-") && !dependency.starts_with("napi"),
+            (test_support || !dependency.starts_with("sol-")) && !dependency.starts_with("napi"),
             "{CORE} depends on {dependency}"
+        );
+    }
+}
+
+#[test]
+fn test_support_is_only_ever_a_dev_dependency() {
+    let support = Member::load(TEST_SUPPORT);
+    assert!(
+        support
+            .normal_dependencies()
+            .iter()
+            .all(|d| !d.starts_with("sol-")),
+        "{TEST_SUPPORT} depends on a SoL-Pi crate"
+    );
+    for name in members() {
+        let member = Member::load(&name);
+        assert!(
+            !member.normal_dependencies().contains(TEST_SUPPORT),
+            "{name} depends on {TEST_SUPPORT} outside [dev-dependencies]"
         );
     }
 }
