@@ -2,6 +2,8 @@
 //!
 //! This crate is what every other SoL-Pi crate speaks:
 //!
+//! - [`account`]: what a step of a mechanism saved and cost ([`StepAccount`]), the unit
+//!   every savings figure is a fold of;
 //! - [`config`]: the `sol-pi.json` schema, its validation (exact order and messages), the
 //!   search order (trusted project, then agent directory, then defaults) and the one-line
 //!   startup notice;
@@ -43,6 +45,7 @@
 //! Loading goes through a [`FileSystem`], so the same search runs over the real disk in a
 //! host and over `testing::MemoryFileSystem` in tests (see [`load_config`]).
 
+pub mod account;
 pub mod config;
 pub mod ids;
 pub mod message;
@@ -51,6 +54,7 @@ pub mod ports;
 pub mod testing;
 pub mod tui;
 
+pub use account::StepAccount;
 pub use config::{
     CONFIG_FILE_NAME, ConfigError, ConfigSearch, ConfigSource, LoadedConfig, MAX_CONFIG_BYTES,
     Mechanism, PROJECT_CONFIG_DIR, SolPiConfig, load_config, parse_config, validate_config,

@@ -6,6 +6,8 @@
 #[macro_use]
 extern crate sol_testkit;
 
+#[path = "core/account_props.rs"]
+mod account_props;
 #[path = "core/config.rs"]
 mod config;
 #[path = "core/fixtures.rs"]
