@@ -1,9 +1,8 @@
 // ObservationPack `context` handler benchmark: prints figures and ratios, asserts nothing.
 //
-// Synthetic conversations in Pi's message shapes (a user message every 10th message, then
-// assistant tool calls alternating with tool results; about 10 % of texts non-ASCII) at 100,
-// 1,000 and 5,000 messages. For each size it times, per request, on a fresh deep copy of the
-// messages as Pi passes them (the copy itself is not timed):
+// Synthetic conversations (scripts/bench-conversation.mjs) at 100, 1,000 and 5,000
+// messages. For each size it times, per request, on a fresh deep copy of the messages as Pi
+// passes them (the copy itself is not timed):
 //   walk        the same walk with no work (what any handler pays; it reads lengths only)
 //   exact       the walk plus one `===` of every large text against the texts kept from an
 //               earlier copy: the floor for any exact content check (Pi's copy is new on
@@ -23,40 +22,10 @@ import * as os from "node:os";
 import * as path from "node:path";
 
 import { registerObservationPack } from "../sol-napi/extension/observation-pack.ts";
+import { conversation, median } from "./bench-conversation.mjs";
 
 const addon = createRequire(import.meta.url)("../sol-napi/index.js");
 const iterations = Number(process.argv[2] ?? 15);
-
-function rng(seed) {
-	let x = seed;
-	return () => ((x = (x * 1103515245 + 12345) % 2147483648) / 2147483648);
-}
-
-function conversation(count, seed, reuseIds = false) {
-	const random = rng(seed);
-	const messages = [];
-	let call = 0;
-	for (let i = 0; messages.length < count; i++) {
-		if (i % 10 === 0) {
-			messages.push({ role: "user", content: [{ type: "text", text: `task step ${i}` }], timestamp: i });
-			continue;
-		}
-		const id = reuseIds ? "call_0" : `call_${seed}_${call++}`;
-		messages.push({ role: "assistant", content: [{ type: "toolCall", id, name: "bash", arguments: { command: `cmd ${i}` } }], stopReason: "toolUse", timestamp: i });
-		const large = random() < 0.18;
-		const size = large ? 10_500 + Math.floor(random() * 60_000) : 200 + Math.floor(random() * 4_000);
-		const unit = random() < 0.1 ? "résumé ✓ données " : "line of build output ok ";
-		let text = "";
-		while (text.length < size) text += `${unit}${text.length}\n`;
-		messages.push({ role: "toolResult", toolCallId: id, toolName: "bash", content: [{ type: "text", text }], isError: false, timestamp: i });
-	}
-	return messages.slice(0, count);
-}
-
-function median(values) {
-	const sorted = [...values].sort((a, b) => a - b);
-	return sorted[Math.floor(sorted.length / 2)];
-}
 
 function time(fn) {
 	const start = process.hrtime.bigint();
