@@ -9,6 +9,27 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/**
+ * ObservationPack for one storage directory: the archive, the ledger and the
+ * `sol_obspack::Pack` whose step decides every request.
+ */
+export declare class ObsPack {
+  /** A pack over the storage directory `dir` (`<runtime root>/observation-pack`). */
+  constructor(dir: string)
+  /**
+   * Decides, archives and admits new candidates, in order. A damaged object or record
+   * found on the way is rebuilt from the candidate's text and recorded in the ledger
+   * (`repaired`, stamped `timestamp`).
+   */
+  admit(candidates: Array<ObsCandidate>, timestamp: string): Array<ObsAdmission>
+  /**
+   * The step for provider request number `request`, which carries the admitted results
+   * `handles[i]`, each already carried by `priors[i]` earlier requests on this branch.
+   * Appends the step's ledger records (stamped `timestamp`) in one write.
+   */
+  onContext(request: number, handles: Uint32Array, priors: Uint32Array, timestamp: string): ObsContextStep
+}
+
 /** Online Context Compact for one loaded extension. */
 export declare class Occ {
   /** Validates the options; throws their error message when invalid. */
@@ -317,6 +338,15 @@ export interface LoadConfigOutcome {
   error?: ConfigFailure
 }
 
+/** What the pack made of a candidate, in the order they were given. */
+export type ObsAdmission =
+  | { kind: 'Packed'; /** The number `ObsPack.onContext` takes for it. */
+    handle: number; /** The text that replaces it. */
+  placeholder: string }
+  | { kind: 'Kept' }
+  | { kind: 'Failed'; /** The one-line message for the person (fail open). */
+  error: string }
+
 /**
  * A text-only, non-error tool result whose text is well-formed UTF-16 (the host sends
  * nothing else: a lone surrogate would arrive here as U+FFFD).
@@ -330,19 +360,16 @@ export interface ObsCandidate {
   text: string
 }
 
-/** Appends the records of one `context` event in one write; returns the error text, if any. */
-export declare function obsLedgerAppend(dir: string, events: Array<ObsLedgerEvent>, timestamp: string): string | null
-
-/** A send to record in the ledger. */
-export interface ObsLedgerEvent {
-  /** `full` or `placeholder`. */
-  kind: string
-  /** Provider request number on this branch. */
-  request: number
-  /** Which send of the observation this is. */
-  sendNumber: number
-  /** The observation, as `obs_prepare` returned it. */
-  observation: ObsPrepared
+/** What the shell does for one request: replace where `replace[i]` is 1, show the notice. */
+export interface ObsContextStep {
+  /** Parallel to the handles given: 1 where the result is sent as its placeholder. */
+  replace: Uint8Array
+  /** The savings notice, when a result was replaced for the first time (TUI only). */
+  notice?: ObsSavingsNotice
+  /** The ledger could not be written (fail open: the request is unchanged otherwise). */
+  error?: string
+  /** What this request saved. */
+  account: StepAccount
 }
 
 /** The policy numbers. */
@@ -354,42 +381,6 @@ export interface ObsPolicy {
   thresholdBytes: number
   /** Requests that carry a result in full before it is replaced. */
   fullSends: number
-}
-
-/**
- * Decides, archives and builds placeholders for new candidates, in order. A damaged
- * object or record found on the way is rebuilt from the candidate's text and recorded in
- * the ledger (`repaired`, stamped `timestamp`).
- */
-export declare function obsPrepare(dir: string, candidates: Array<ObsCandidate>, timestamp: string): Array<ObsPrepared>
-
-/**
- * What Rust made of a candidate. `eligible` false: never packed; `error` set:
- * the archive failed, keep the result in full this time.
- */
-export interface ObsPrepared {
-  /** Large enough and not an evidence receipt. */
-  eligible: boolean
-  /** Why it could not be archived (fail open). */
-  error?: string
-  /** Observation id. */
-  id?: string
-  /** Tool name. */
-  toolName?: string
-  /** Tool call id. */
-  toolCallId?: string
-  /** SHA-256 of the original, hex. */
-  contentHash?: string
-  /** Original size in UTF-8 bytes. */
-  bytes?: number
-  /** Original lines. */
-  lines?: number
-  /** Original estimated tokens. */
-  tokens?: number
-  /** The placeholder that replaces it after the full sends. */
-  placeholder?: string
-  /** Tokens the placeholder saves per request. */
-  removedTokens?: number
 }
 
 /**
@@ -437,9 +428,6 @@ export interface ObsRecallRequest {
 
 /** The recall row's result label. */
 export declare function obsRecallResultLabel(bytes: number, lines: number): string
-
-/** The savings notice for `removed_tokens` tokens no longer sent per request. */
-export declare function obsSavingsNotice(removedTokens: number): ObsSavingsNotice
 
 /** The TUI notice and status after the first replacement. */
 export interface ObsSavingsNotice {
@@ -839,6 +827,25 @@ export interface RuntimeRootRequest {
   sessionId: string
   /** True when `session_dir` is the private temp folder (already specific to the session). */
   temporary: boolean
+}
+
+/**
+ * What one step saved and what it cost (see `sol_core::StepAccount`); numbers, never
+ * negative.
+ */
+export interface StepAccount {
+  /** UTF-8 bytes removed from what the model is sent. */
+  bytesRemoved: number
+  /** Tokens removed, by Pi's estimate. */
+  tokensRemoved: number
+  /** Provider requests made unnecessary. */
+  requestsAvoided: number
+  /** Model calls the mechanism made itself. */
+  modelCalls: number
+  /** Input tokens of those calls, where reported. */
+  modelInputTokens: number
+  /** Output tokens of those calls, where reported. */
+  modelOutputTokens: number
 }
 
 /** The follow-up command of a fused call. */

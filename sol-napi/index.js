@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.ObsPack = nativeBinding.ObsPack
 module.exports.Occ = nativeBinding.Occ
 module.exports.Reducer = nativeBinding.Reducer
 module.exports.__panicForTests = nativeBinding.__panicForTests
@@ -854,13 +855,10 @@ module.exports.fusionSkippedAfterMutationFailure = nativeBinding.fusionSkippedAf
 module.exports.fusionSucceededBlock = nativeBinding.fusionSucceededBlock
 module.exports.fusionTexts = nativeBinding.fusionTexts
 module.exports.loadConfig = nativeBinding.loadConfig
-module.exports.obsLedgerAppend = nativeBinding.obsLedgerAppend
 module.exports.obsPolicy = nativeBinding.obsPolicy
-module.exports.obsPrepare = nativeBinding.obsPrepare
 module.exports.obsRecall = nativeBinding.obsRecall
 module.exports.obsRecallCallLabel = nativeBinding.obsRecallCallLabel
 module.exports.obsRecallResultLabel = nativeBinding.obsRecallResultLabel
-module.exports.obsSavingsNotice = nativeBinding.obsSavingsNotice
 module.exports.obsTexts = nativeBinding.obsTexts
 module.exports.obsUnavailable = nativeBinding.obsUnavailable
 module.exports.occInternalError = nativeBinding.occInternalError

@@ -2,13 +2,15 @@
 //
 // The handler walks the messages Pi passes (a copy per request) and edits them
 // in place; it returns nothing, so Pi 0.87+ keeps its system messages where they
-// are. Each large text result crosses into Rust once in its life: Rust decides
-// eligibility, archives the original and builds the placeholder. The decision is
-// cached by content, never by the provider's tool-call id (providers reuse ids, or
-// send none): a bucket per text length holds the exact block texts each decision
-// was made for, and a hit needs the same tool and `===` texts. How many requests
-// already carried a result is the number of assistant messages after it on the
-// current branch, so send counts follow the session tree with no state of their own.
+// are. Each large text result crosses into Rust once in its life (`ObsPack.admit`:
+// eligibility, archive, placeholder, a handle). Which content was admitted under
+// which handle is remembered by content, never by the provider's tool-call id
+// (providers reuse ids, or send none): a bucket per text length holds the exact
+// block texts, and a hit needs the same tool and `===` texts. On every request the
+// handles and how many requests already carried each (the assistant messages after
+// it on the current branch, so counts follow the session tree) go to Rust as two
+// typed arrays; Rust's step says which to replace, writes the ledger and returns the
+// saving. This file decides nothing about what is sent.
 // A text that is not well-formed UTF-16 (a lone surrogate) is never replaced: it
 // would reach Rust as U+FFFD, so the model always gets such a result exactly.
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
@@ -20,7 +22,6 @@ import { runtimeRoot } from "./storage.ts";
 import { badge, SavingsStatus } from "./tui.ts";
 
 type Addon = typeof NativeAddon;
-type Prepared = NativeAddon.ObsPrepared;
 type Block = { type: string; text?: string };
 type Message = { role: string; toolCallId?: string; toolName?: string; isError?: boolean; content?: unknown };
 
@@ -40,26 +41,28 @@ const joined = (blocks: Block[]) => blocks.map((block) => block.text).join("\n")
 // String.prototype.isWellFormed is ES2024 (Node 20+); the extension's TypeScript lib is ES2022.
 const wellFormed = (blocks: Block[]) => blocks.every((block) => (block.text as string & { isWellFormed(): boolean }).isWellFormed());
 
-/** A decision and the exact content it was made for. */
-type Decision = { toolName: string; texts: string[]; prepared: Prepared | undefined };
+/** What Rust made of exactly these blocks of this tool: packed under a handle, or kept in full. */
+type Known = { toolName: string; texts: string[]; packed: { handle: number; placeholder: string } | undefined };
 
-/** The decision made for exactly these blocks of this tool, if any. */
-function lookup(bucket: Decision[] | undefined, toolName: string, blocks: Block[]): Decision | undefined {
+/** The admission of exactly these blocks of this tool, if any. */
+function lookup(bucket: Known[] | undefined, toolName: string, blocks: Block[]): Known | undefined {
 	if (!bucket) return undefined;
-	next: for (const decision of bucket) {
-		if (decision.toolName !== toolName || decision.texts.length !== blocks.length) continue;
+	next: for (const known of bucket) {
+		if (known.toolName !== toolName || known.texts.length !== blocks.length) continue;
 		// Same-length flat strings: V8 compares them with memcmp, stopping at the first difference.
-		for (let i = 0; i < blocks.length; i++) if (decision.texts[i] !== blocks[i].text) continue next;
-		return decision;
+		for (let i = 0; i < blocks.length; i++) if (known.texts[i] !== blocks[i].text) continue next;
+		return known;
 	}
 	return undefined;
 }
 
+/** One storage directory: Rust's pack, and which content it admitted (joined length -> admissions). */
+type Storage = { pack: NativeAddon.ObsPack; known: Map<number, Known[]> };
+
 export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 	const policy = addon.obsPolicy();
 	const texts = addon.obsTexts();
-	// Per storage directory: joined text length -> the decisions made for results of that length.
-	const caches = new Map<string, Map<number, Decision[]>>();
+	const storages = new Map<string, Storage>();
 	const reported = new Set<string>();
 	const savings = new SavingsStatus();
 
@@ -80,21 +83,16 @@ export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 		return `${root.root}/observation-pack`;
 	}
 
-	function announce(ctx: ExtensionContext, removedTokens: number) {
-		if (ctx.mode !== "tui" || removedTokens <= 0) return;
-		const notice = addon.obsSavingsNotice(removedTokens);
-		savings.show(ctx, notice.notice, notice.statusKey, notice.status, notice.statusClearMs);
-	}
-
 	pi.on("context", (event, ctx) => {
 		const messages = event.messages as unknown as Message[];
-		// Cheapest exit first: nothing here can be large enough.
 		const dir = storageDir(ctx);
 		if (!dir) return;
-		let cache = caches.get(dir);
-		if (!cache) caches.set(dir, (cache = new Map()));
+		let storage = storages.get(dir);
+		if (!storage) storages.set(dir, (storage = { pack: new addon.ObsPack(dir), known: new Map() }));
+		const { pack, known } = storage;
 
-		const ready: Array<[Message, Prepared, number]> = [];
+		// Packed results in this request, each with the requests that already carried it.
+		const seen: Array<[Message, Known, number]> = [];
 		const pending: Array<[Message, Block[], string, number, number]> = [];
 		let assistantsAfter = 0;
 		for (let i = messages.length - 1; i >= 0; i--) {
@@ -106,68 +104,61 @@ export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 			// The tool-call id is never needed: identity is the content (an id may be reused, empty or absent).
 			if (message.role !== "toolResult" || message.isError) continue;
 			const text = textOnly(message.content);
-			// A UTF-16 unit is at most 3 UTF-8 bytes: shorter texts cannot pass the threshold.
+			// A UTF-16 unit is at most 3 UTF-8 bytes: shorter texts cannot pass Rust's threshold.
 			if (!text || text.length * 3 <= policy.thresholdBytes) continue;
 			const toolName = message.toolName ?? "unknown";
-			const cached = lookup(cache.get(text.length), toolName, text.blocks);
-			if (cached) {
-				if (cached.prepared) ready.push([message, cached.prepared, assistantsAfter]);
+			const found = lookup(known.get(text.length), toolName, text.blocks);
+			if (found) {
+				if (found.packed) seen.push([message, found, assistantsAfter]);
 				continue;
 			}
 			pending.push([message, text.blocks, toolName, text.length, assistantsAfter]);
 		}
 		if (pending.length > 0) {
-			// Records a decision unless one exists for the same content (it can occur twice in one request).
-			const remember = (blocks: Block[], toolName: string, length: number, prepared: Prepared | undefined) => {
-				const bucket = cache.get(length);
-				if (lookup(bucket, toolName, blocks)) return;
-				const decision = { toolName, texts: blocks.map((block) => block.text!), prepared };
-				if (bucket) bucket.push(decision);
-				else cache.set(length, [decision]);
+			// Remembers an admission unless one exists for the same content (it can occur twice in one request).
+			const remember = (blocks: Block[], toolName: string, length: number, packed: Known["packed"]): Known => {
+				const bucket = known.get(length);
+				const existing = lookup(bucket, toolName, blocks);
+				if (existing) return existing;
+				const entry = { toolName, texts: blocks.map((block) => block.text!), packed };
+				if (bucket) bucket.push(entry);
+				else known.set(length, [entry]);
+				return entry;
 			};
 			const candidates: typeof pending = [];
 			for (const entry of pending) {
 				const [, blocks, toolName, length] = entry;
 				if (wellFormed(blocks)) candidates.push(entry);
-				// Not well-formed UTF-16: never replaced, decided here without Rust.
+				// Not well-formed UTF-16: it would reach Rust as U+FFFD, so it always goes in full.
 				else remember(blocks, toolName, length, undefined);
 			}
-			const prepared = candidates.length === 0 ? [] : addon.obsPrepare(
-				dir,
+			const admissions = candidates.length === 0 ? [] : pack.admit(
 				candidates.map(([message, blocks, toolName]) => ({ toolCallId: message.toolCallId ?? "", toolName, text: joined(blocks) })),
 				new Date().toISOString(),
 			);
-			prepared.forEach((result, index) => {
+			admissions.forEach((admission, index) => {
 				const [message, blocks, toolName, length, after] = candidates[index];
 				// A failed archive keeps this message in full and is retried on the next request.
-				if (result.error !== undefined) return reportOnce(ctx, result.error);
-				// The same content twice in one request: one decision, each message its own count.
-				remember(blocks, toolName, length, result.eligible ? result : undefined);
-				if (result.eligible) ready.push([message, result, after]);
+				if (admission.kind === "Failed") return reportOnce(ctx, admission.error);
+				const packed = admission.kind === "Packed" ? { handle: admission.handle, placeholder: admission.placeholder } : undefined;
+				const entry = remember(blocks, toolName, length, packed);
+				if (entry.packed) seen.push([message, entry, after]);
 			});
 		}
-		if (ready.length === 0) return;
+		if (seen.length === 0) return;
 
 		// The walk above ended at the first message: it counted every assistant message.
-		const request = assistantsAfter + 1;
-		const records: NativeAddon.ObsLedgerEvent[] = [];
-		let removed = 0;
-		for (const [message, prepared, prior] of ready) {
-			if (prior < policy.fullSends) {
-				records.push({ kind: "full", request, sendNumber: prior + 1, observation: prepared });
-				continue;
-			}
-			message.content = [{ type: "text", text: prepared.placeholder! }];
-			if (prior === policy.fullSends) {
-				records.push({ kind: "placeholder", request, sendNumber: prior + 1, observation: prepared });
-				removed += prepared.removedTokens ?? 0;
-			}
-		}
-		if (records.length > 0) {
-			const failure = addon.obsLedgerAppend(dir, records, new Date().toISOString());
-			if (failure !== undefined && failure !== null) reportOnce(ctx, failure);
-		}
-		announce(ctx, removed);
+		const step = pack.onContext(
+			assistantsAfter + 1,
+			Uint32Array.from(seen, ([, entry]) => entry.packed!.handle),
+			Uint32Array.from(seen, ([, , after]) => after),
+			new Date().toISOString(),
+		);
+		seen.forEach(([message, entry], index) => {
+			if (step.replace[index] === 1) message.content = [{ type: "text", text: entry.packed!.placeholder }];
+		});
+		if (step.error) reportOnce(ctx, step.error);
+		if (step.notice) savings.show(ctx, step.notice.notice, step.notice.statusKey, step.notice.status, step.notice.statusClearMs);
 	});
 
 	/** Large well-formed text results on the current branch, for rebuilding an object that is missing (a fork, a resume) or damaged. */

@@ -30,6 +30,7 @@
 //! assert_eq!(loaded.source, ConfigSource::Defaults);
 //! ```
 
+mod account;
 mod boundary;
 mod config;
 mod fs;
@@ -42,6 +43,7 @@ pub mod storage;
 pub use config::{
     ConfigFailure, ConfigRequest, EffectiveConfig, LoadConfigOutcome, load_config_outcome,
 };
+pub use account::JsStepAccount;
 pub use fs::NativeFileSystem;
 
 /// Installed when the library loads. Panics inside an export are caught there

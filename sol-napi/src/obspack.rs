@@ -1,17 +1,20 @@
-//! ObservationPack exports: each large result crosses in once (`obs_prepare`:
-//! eligibility, identity, archive, placeholder), the ledger is appended once per
-//! `context` event, and `obs_recall` pages or searches a verified original.
+//! ObservationPack exports: `ObsPack`, one per storage directory, admits each large result
+//! once (eligibility, identity, archive, placeholder) and runs the `context` step of
+//! `sol_obspack::Pack` on every request (which results go as placeholders, the ledger
+//! records, the saving); `obs_recall` pages or searches a verified original.
+
+use std::sync::{Mutex, PoisonError};
 
 use camino::Utf8PathBuf;
+use napi::bindgen_prelude::{Uint8Array, Uint32Array};
 use napi_derive::napi;
 use serde_json::Value;
 use sol_obspack::{
-    FULL_SENDS, LedgerRecord, Observation, ObservationId, ObservationStore, RecallError,
-    StoreOutcome, THRESHOLD_BYTES, is_packable, placeholder, placeholder_tokens, recall_page,
-    removed_tokens, search_page, text,
+    FULL_SENDS, Handle, LedgerRecord, ObservationId, ObservationStore, Pack, RecallError, Seen, StoreOutcome,
+    THRESHOLD_BYTES, is_packable, recall_page, search_page, text,
 };
 
-use crate::NativeFileSystem;
+use crate::{JsStepAccount, NativeFileSystem};
 use crate::boundary::quiet;
 
 /// The numbers the host's walk needs.
@@ -83,68 +86,117 @@ pub struct ObsCandidate {
     pub text: String,
 }
 
-/// What Rust made of a candidate. `eligible` false: never packed; `error` set:
-/// the archive failed, keep the result in full this time.
-#[napi(object)]
-#[derive(Clone)]
-pub struct ObsPrepared {
-    /// Large enough and not an evidence receipt.
-    pub eligible: bool,
-    /// Why it could not be archived (fail open).
-    pub error: Option<String>,
-    /// Observation id.
-    pub id: Option<String>,
-    /// Tool name.
-    pub tool_name: Option<String>,
-    /// Tool call id.
-    pub tool_call_id: Option<String>,
-    /// SHA-256 of the original, hex.
-    pub content_hash: Option<String>,
-    /// Original size in UTF-8 bytes.
-    pub bytes: Option<f64>,
-    /// Original lines.
-    pub lines: Option<f64>,
-    /// Original estimated tokens.
-    pub tokens: Option<f64>,
-    /// The placeholder that replaces it after the full sends.
-    pub placeholder: Option<String>,
-    /// Tokens the placeholder saves per request.
-    pub removed_tokens: Option<f64>,
+/// What the pack made of a candidate, in the order they were given.
+#[napi(discriminant = "kind")]
+pub enum ObsAdmission {
+    /// Archived and admitted: send its placeholder when the pack's step says so.
+    Packed {
+        /// The number `ObsPack.onContext` takes for it.
+        handle: u32,
+        /// The text that replaces it.
+        placeholder: String,
+    },
+    /// Not packable (small, or an evidence receipt): always sent in full.
+    Kept,
+    /// The archive failed: sent in full this time, and tried again on the next request.
+    Failed {
+        /// The one-line message for the person (fail open).
+        error: String,
+    },
 }
 
-impl ObsPrepared {
-    fn skipped() -> Self {
-        Self::failed(None)
+/// What the shell does for one request: replace where `replace[i]` is 1, show the notice.
+#[napi(object)]
+pub struct ObsContextStep {
+    /// Parallel to the handles given: 1 where the result is sent as its placeholder.
+    pub replace: Uint8Array,
+    /// The savings notice, when a result was replaced for the first time (TUI only).
+    pub notice: Option<ObsSavingsNotice>,
+    /// The ledger could not be written (fail open: the request is unchanged otherwise).
+    pub error: Option<String>,
+    /// What this request saved.
+    pub account: JsStepAccount,
+}
+
+/// ObservationPack for one storage directory: the archive, the ledger and the
+/// `sol_obspack::Pack` whose step decides every request.
+#[napi]
+pub struct ObsPack {
+    dir: Utf8PathBuf,
+    pack: Mutex<Pack>,
+}
+
+#[napi]
+impl ObsPack {
+    /// A pack over the storage directory `dir` (`<runtime root>/observation-pack`).
+    #[napi(constructor, catch_unwind)]
+    pub fn new(dir: String) -> ObsPack {
+        quiet(|| ObsPack {
+            dir: Utf8PathBuf::from(dir),
+            pack: Mutex::new(Pack::new()),
+        })
     }
 
-    fn failed(error: Option<String>) -> Self {
-        Self {
-            eligible: false,
-            error,
-            id: None,
-            tool_name: None,
-            tool_call_id: None,
-            content_hash: None,
-            bytes: None,
-            lines: None,
-            tokens: None,
-            placeholder: None,
-            removed_tokens: None,
-        }
+    /// Decides, archives and admits new candidates, in order. A damaged object or record
+    /// found on the way is rebuilt from the candidate's text and recorded in the ledger
+    /// (`repaired`, stamped `timestamp`).
+    #[napi(catch_unwind)]
+    pub fn admit(&self, candidates: Vec<ObsCandidate>, timestamp: String) -> Vec<ObsAdmission> {
+        quiet(|| {
+            let store = store(self.dir.as_str());
+            let mut pack = self.pack.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut repaired = Vec::new();
+            let admitted = candidates
+                .iter()
+                .map(|candidate| admit_one(&store, &mut pack, candidate, &mut repaired))
+                .collect();
+            // The objects are sound now; a ledger failure shows on the next step's append.
+            let _ = store.append_ledger(&repaired, &timestamp);
+            admitted
+        })
     }
 
-    fn observation(&self) -> Option<(Observation, &str)> {
-        let id = ObservationId::parse(self.id.as_deref()?).ok()?;
-        let observation = Observation {
-            id,
-            tool_name: self.tool_name.clone()?,
-            tool_call_id: self.tool_call_id.clone()?,
-            content_hash: self.content_hash.clone()?,
-            bytes: self.bytes? as u64,
-            lines: self.lines? as u64,
-            tokens: self.tokens? as u64,
-        };
-        Some((observation, self.placeholder.as_deref()?))
+    /// The step for provider request number `request`, which carries the admitted results
+    /// `handles[i]`, each already carried by `priors[i]` earlier requests on this branch.
+    /// Appends the step's ledger records (stamped `timestamp`) in one write.
+    #[napi(catch_unwind)]
+    pub fn on_context(
+        &self,
+        request: u32,
+        handles: Uint32Array,
+        priors: Uint32Array,
+        timestamp: String,
+    ) -> ObsContextStep {
+        quiet(|| {
+            let seen: Vec<Seen> = handles
+                .iter()
+                .zip(priors.iter())
+                .map(|(&handle, &prior_requests)| Seen {
+                    handle: Handle::from_number(handle),
+                    prior_requests,
+                })
+                .collect();
+            let step = self
+                .pack
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .on_context(request, &seen);
+            let error = if step.ledger.is_empty() {
+                None
+            } else {
+                store(self.dir.as_str())
+                    .append_ledger(&step.ledger, &timestamp)
+                    .err()
+                    .map(|error| text::fail_open(&error.to_string()))
+            };
+            ObsContextStep {
+                replace: Uint8Array::new(step.replace.iter().map(|&r| u8::from(r)).collect()),
+                notice: (step.first_replacement_tokens > 0)
+                    .then(|| savings_notice(step.first_replacement_tokens)),
+                error,
+                account: step.account.into(),
+            }
+        })
     }
 }
 
@@ -152,13 +204,14 @@ fn store(dir: &str) -> ObservationStore<'static> {
     ObservationStore::new(&NativeFileSystem, Utf8PathBuf::from(dir))
 }
 
-fn prepare_one(
+fn admit_one(
     store: &ObservationStore<'_>,
+    pack: &mut Pack,
     candidate: &ObsCandidate,
     repaired: &mut Vec<LedgerRecord>,
-) -> ObsPrepared {
+) -> ObsAdmission {
     if !is_packable(&candidate.text) {
-        return ObsPrepared::skipped();
+        return ObsAdmission::Kept;
     }
     // One SHA-256 of the text: the store derives the observation it archives.
     let (observation, stored) = store.observe_and_store(
@@ -171,88 +224,21 @@ fn prepare_one(
             repaired.push(LedgerRecord::repaired(&observation.id, &damage));
         }
         Ok(_) => {}
-        Err(error) => return ObsPrepared::failed(Some(text::fail_open(&error.to_string()))),
+        Err(error) => {
+            return ObsAdmission::Failed {
+                error: text::fail_open(&error.to_string()),
+            };
+        }
     }
-    let replacement = placeholder(&observation, &candidate.text);
-    let removed = removed_tokens(observation.tokens, placeholder_tokens(&replacement));
-    ObsPrepared {
-        eligible: true,
-        error: None,
-        id: Some(observation.id.as_str().to_owned()),
-        tool_name: Some(observation.tool_name),
-        tool_call_id: Some(observation.tool_call_id),
-        content_hash: Some(observation.content_hash),
-        bytes: Some(observation.bytes as f64),
-        lines: Some(observation.lines as f64),
-        tokens: Some(observation.tokens as f64),
-        placeholder: Some(replacement),
-        removed_tokens: Some(removed as f64),
+    let handle = pack.admit(observation, &candidate.text);
+    let placeholder = pack
+        .get(handle)
+        .map(|packed| packed.placeholder.clone())
+        .unwrap_or_default();
+    ObsAdmission::Packed {
+        handle: handle.get(),
+        placeholder,
     }
-}
-
-/// Decides, archives and builds placeholders for new candidates, in order. A damaged
-/// object or record found on the way is rebuilt from the candidate's text and recorded in
-/// the ledger (`repaired`, stamped `timestamp`).
-#[napi(catch_unwind)]
-pub fn obs_prepare(
-    dir: String,
-    candidates: Vec<ObsCandidate>,
-    timestamp: String,
-) -> Vec<ObsPrepared> {
-    quiet(|| {
-        let store = store(&dir);
-        let mut repaired = Vec::new();
-        let prepared = candidates
-            .iter()
-            .map(|candidate| prepare_one(&store, candidate, &mut repaired))
-            .collect();
-        // The objects are sound now; a ledger failure shows on the host's own append.
-        let _ = store.append_ledger(&repaired, &timestamp);
-        prepared
-    })
-}
-
-/// A send to record in the ledger.
-#[napi(object)]
-pub struct ObsLedgerEvent {
-    /// `full` or `placeholder`.
-    pub kind: String,
-    /// Provider request number on this branch.
-    pub request: u32,
-    /// Which send of the observation this is.
-    pub send_number: u32,
-    /// The observation, as `obs_prepare` returned it.
-    pub observation: ObsPrepared,
-}
-
-/// Appends the records of one `context` event in one write; returns the error text, if any.
-#[napi(catch_unwind)]
-pub fn obs_ledger_append(
-    dir: String,
-    events: Vec<ObsLedgerEvent>,
-    timestamp: String,
-) -> Option<String> {
-    quiet(|| {
-        let records: Vec<LedgerRecord> = events
-            .iter()
-            .filter_map(|event| {
-                let (observation, replacement) = event.observation.observation()?;
-                Some(match event.kind.as_str() {
-                    "placeholder" => LedgerRecord::placeholder(
-                        &observation,
-                        event.request,
-                        event.send_number,
-                        replacement,
-                    ),
-                    _ => LedgerRecord::full(&observation, event.request, event.send_number),
-                })
-            })
-            .collect();
-        store(&dir)
-            .append_ledger(&records, &timestamp)
-            .err()
-            .map(|error| text::fail_open(&error.to_string()))
-    })
 }
 
 /// One `obs_recall` call.
@@ -387,22 +373,14 @@ pub struct ObsSavingsNotice {
     pub status_clear_ms: u32,
 }
 
-/// The savings notice for `removed_tokens` tokens no longer sent per request.
-#[napi(catch_unwind)]
-pub fn obs_savings_notice(removed_tokens: f64) -> ObsSavingsNotice {
-    quiet(|| {
-        let removed = if removed_tokens.is_finite() && removed_tokens > 0.0 {
-            removed_tokens as u64
-        } else {
-            0
-        };
-        ObsSavingsNotice {
-            notice: text::savings_notice(removed),
-            status: text::status_text(removed),
-            status_key: text::STATUS_KEY.to_owned(),
-            status_clear_ms: text::STATUS_CLEAR_MS,
-        }
-    })
+/// The savings notice for `removed` tokens no longer sent per request.
+fn savings_notice(removed: u64) -> ObsSavingsNotice {
+    ObsSavingsNotice {
+        notice: text::savings_notice(removed),
+        status: text::status_text(removed),
+        status_key: text::STATUS_KEY.to_owned(),
+        status_clear_ms: text::STATUS_CLEAR_MS,
+    }
 }
 
 /// The message when ObservationPack cannot work for this session.

@@ -13,6 +13,8 @@
 //!   requests already carried the result);
 //! - [`observation`]: [`is_packable`], and [`observe`], the content-addressed
 //!   [`ObservationId`] and sizes of a result;
+//! - [`pack`]: the `context` step, [`Pack`]: which results a request sends as their
+//!   placeholders, the ledger records of the sends and what the request saved;
 //! - [`placeholder`](mod@placeholder): the byte-stable replacement text;
 //! - [`recall`]: [`recall_page`], one page of the original;
 //! - [`search`]: [`search_page`], literal matches with line numbers and context;
@@ -26,10 +28,11 @@
 //!
 //! It never touches the file system itself: archive and ledger go through the `FileSystem`
 //! port that the host implements (`sol_core::testing::MemoryFileSystem` in tests). It reads
-//! no clock (ledger timestamps are passed in), no environment, starts no process and keeps
-//! no state between calls: the host counts requests (`prior_requests` is the number of
-//! assistant messages after the result in the current branch) and caches what it already
-//! asked. `clippy.toml` at the workspace root forbids the std functions that would break this.
+//! no clock (ledger timestamps are passed in), no environment and starts no process. Its
+//! only state is a [`Pack`], which the host owns: the host counts requests (`prior_requests`
+//! is the number of assistant messages after the result in the current branch) and
+//! remembers which content it admitted under which [`Handle`], since only the host sees
+//! Pi's message objects. `clippy.toml` at the workspace root forbids the std functions that would break this.
 //!
 //! The mechanism is opt-in: it is active only when `sol-pi.json` sets `observationPack` to
 //! `true` ([`is_enabled`]).
@@ -79,6 +82,7 @@
 
 pub mod ledger;
 pub mod observation;
+pub mod pack;
 pub mod placeholder;
 pub mod policy;
 pub mod recall;
@@ -93,6 +97,7 @@ pub use observation::{
     Observation, ObservationId, ObservationIdError, count_lines, estimate_tokens, is_packable,
     observe,
 };
+pub use pack::{ContextStep, Handle, Pack, Packed, Seen};
 pub use placeholder::{placeholder, placeholder_tokens, removed_tokens};
 pub use policy::{
     EXCERPT_HEAD_BYTES, EXCERPT_TAIL_BYTES, FULL_SENDS, QUERY_MAX_BYTES, QUERY_MAX_MATCHES,
