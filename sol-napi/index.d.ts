@@ -392,20 +392,14 @@ export declare function obsRecall(request: ObsRecallRequest): ObsRecallOutcome
 /** The recall row's call label. */
 export declare function obsRecallCallLabel(id: string, offset: number): string
 
-/** The recall text and details, or the error for the model. */
-export interface ObsRecallOutcome {
-  /** The tool result text. */
-  text?: string
-  /** The tool result details. */
-  details?: any
-  /** The tool error. */
-  error?: string
-  /**
-   * True when nothing or something damaged is stored under the id and no history was
-   * given: call again with the branch's history, which may rebuild it.
-   */
-  needsHistory: boolean
-}
+/** What one `obs_recall` call gives the tool. */
+export type ObsRecallOutcome =
+  | { kind: 'Page'; /** The tool result text. */
+    text: string; /** The tool result details (the page's or the search's details). */
+  details?: any }
+  | { kind: 'Refused'; /** The tool error. */
+  error: string }
+  | { kind: 'NeedsHistory' }
 
 /** One `obs_recall` call. */
 export interface ObsRecallRequest {

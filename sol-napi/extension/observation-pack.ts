@@ -191,9 +191,9 @@ export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 				addon.obsRecall({ dir, id: params.id, offset: params.offset ?? 0, query: params.query, timestamp: new Date().toISOString(), history });
 			let outcome = recall();
 			// Nothing or something damaged is stored under the id: Rust rebuilds it from this branch if it can.
-			if (outcome.needsHistory) outcome = recall(branchCandidates(ctx));
-			if (outcome.text === undefined) throw new Error(outcome.error ?? `Unknown observation id: ${params.id}`);
-			return { content: [{ type: "text", text: outcome.text }], details: outcome.details };
+			if (outcome.kind === "NeedsHistory") outcome = recall(branchCandidates(ctx));
+			if (outcome.kind === "Page") return { content: [{ type: "text", text: outcome.text }], details: outcome.details };
+			throw new Error(outcome.kind === "Refused" ? outcome.error : `Unknown observation id: ${params.id}`);
 		},
 		renderCall(args, theme) {
 			return badge(theme, texts.badgeTitle, texts.badgeSaving, addon.obsRecallCallLabel(String(args?.id ?? ""), Number(args?.offset ?? 0)));

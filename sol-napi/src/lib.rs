@@ -40,10 +40,10 @@ pub mod occ;
 pub mod reducer;
 pub mod storage;
 
+pub use account::JsStepAccount;
 pub use config::{
     ConfigFailure, ConfigRequest, EffectiveConfig, LoadConfigOutcome, load_config_outcome,
 };
-pub use account::JsStepAccount;
 pub use fs::NativeFileSystem;
 
 /// Installed when the library loads. Panics inside an export are caught there

@@ -10,12 +10,12 @@ use napi::bindgen_prelude::{Uint8Array, Uint32Array};
 use napi_derive::napi;
 use serde_json::Value;
 use sol_obspack::{
-    FULL_SENDS, Handle, LedgerRecord, ObservationId, ObservationStore, Pack, RecallError, Seen, StoreOutcome,
-    THRESHOLD_BYTES, is_packable, recall_page, search_page, text,
+    FULL_SENDS, Handle, LedgerRecord, ObservationId, ObservationStore, Pack, RecallError, Seen,
+    StoreOutcome, THRESHOLD_BYTES, is_packable, recall_page, search_page, text,
 };
 
-use crate::{JsStepAccount, NativeFileSystem};
 use crate::boundary::quiet;
+use crate::{JsStepAccount, NativeFileSystem};
 
 /// The numbers the host's walk needs.
 #[napi(object)]
@@ -259,26 +259,30 @@ pub struct ObsRecallRequest {
     pub history: Option<Vec<ObsCandidate>>,
 }
 
-/// The recall text and details, or the error for the model.
-#[napi(object)]
-pub struct ObsRecallOutcome {
-    /// The tool result text.
-    pub text: Option<String>,
-    /// The tool result details.
-    pub details: Option<Value>,
-    /// The tool error.
-    pub error: Option<String>,
-    /// True when nothing or something damaged is stored under the id and no history was
-    /// given: call again with the branch's history, which may rebuild it.
-    pub needs_history: bool,
+/// What one `obs_recall` call gives the tool.
+#[napi(discriminant = "kind")]
+pub enum ObsRecallOutcome {
+    /// A page of the original, or of search results.
+    Page {
+        /// The tool result text.
+        text: String,
+        /// The tool result details (the page's or the search's details).
+        details: Option<Value>,
+    },
+    /// The call is refused: a bad id, an offset past the end, an object that cannot be
+    /// verified or rebuilt. The message is the tool error.
+    Refused {
+        /// The tool error.
+        error: String,
+    },
+    /// Nothing or something damaged is stored under the id and no history was given: call
+    /// again with the branch's history, which may rebuild it.
+    NeedsHistory,
 }
 
 fn recall_error(error: &RecallError) -> ObsRecallOutcome {
-    ObsRecallOutcome {
-        text: None,
-        details: None,
-        error: Some(error.to_string()),
-        needs_history: false,
+    ObsRecallOutcome::Refused {
+        error: error.to_string(),
     }
 }
 
@@ -290,11 +294,8 @@ pub fn obs_recall(request: ObsRecallRequest) -> ObsRecallOutcome {
         let id = match ObservationId::parse(&request.id) {
             Ok(id) => id,
             Err(error) => {
-                return ObsRecallOutcome {
-                    text: None,
-                    details: None,
-                    error: Some(error.to_string()),
-                    needs_history: false,
+                return ObsRecallOutcome::Refused {
+                    error: error.to_string(),
                 };
             }
         };
@@ -305,12 +306,7 @@ pub fn obs_recall(request: ObsRecallRequest) -> ObsRecallOutcome {
         let original = match (store.read_verified(&id), &request.history) {
             (Ok(original), _) => original,
             (Err(error), None) if error.is_rebuildable() => {
-                return ObsRecallOutcome {
-                    text: None,
-                    details: None,
-                    error: None,
-                    needs_history: true,
-                };
+                return ObsRecallOutcome::NeedsHistory;
             }
             (Err(error), Some(history)) => {
                 let history = history.iter().map(|candidate| {
@@ -351,11 +347,9 @@ pub fn obs_recall(request: ObsRecallRequest) -> ObsRecallOutcome {
         // The page is already verified and read; a ledger failure must not lose it.
         let records: Vec<LedgerRecord> = repaired.into_iter().chain([record]).collect();
         let _ = store.append_ledger(&records, &request.timestamp);
-        ObsRecallOutcome {
-            text: Some(text),
+        ObsRecallOutcome::Page {
+            text,
             details: details.ok(),
-            error: None,
-            needs_history: false,
         }
     })
 }
