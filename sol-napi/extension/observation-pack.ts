@@ -19,7 +19,7 @@ import { Type } from "typebox";
 
 import type { NativeAddon } from "./native.ts";
 import { runtimeRoot } from "./storage.ts";
-import { badge, SavingsStatus } from "./tui.ts";
+import { badge, OnceWarnings, SavingsStatus } from "./tui.ts";
 
 type Addon = typeof NativeAddon;
 type Block = { type: string; text?: string };
@@ -63,16 +63,10 @@ export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 	const policy = addon.obsPolicy();
 	const texts = addon.obsTexts();
 	const storages = new Map<string, Storage>();
-	const reported = new Set<string>();
 	const savings = new SavingsStatus();
-
-	/** One message per distinct problem: ObservationPack fails open, the message goes in full. */
-	function reportOnce(ctx: ExtensionContext, message: string) {
-		if (reported.has(message)) return;
-		reported.add(message);
-		if (ctx.mode === "tui") ctx.ui.notify(message, "warning");
-		else process.stderr.write(`${message}\n`);
-	}
+	// One message per distinct problem: ObservationPack fails open, the message goes in full.
+	const warnings = new OnceWarnings();
+	const reportOnce = (ctx: ExtensionContext, message: string) => warnings.warn(ctx, message);
 
 	function storageDir(ctx: ExtensionContext): string | undefined {
 		const root = runtimeRoot(ctx, addon);

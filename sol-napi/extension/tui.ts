@@ -47,3 +47,18 @@ export function badge(theme: BadgeTheme, title: string, saving: string, call?: s
 	else if (call) box.addChild(call);
 	return box;
 }
+
+/**
+ * Warnings a mechanism shows once per distinct text: in the interactive terminal as a
+ * warning notice, elsewhere (print and JSON runs) on stderr, where Pi's own output stays clean.
+ */
+export class OnceWarnings {
+	private readonly shown = new Set<string>();
+
+	warn(ctx: ExtensionContext | undefined, message: string): void {
+		if (this.shown.has(message)) return;
+		this.shown.add(message);
+		if (ctx?.mode === "tui") ctx.ui.notify(message, "warning");
+		else process.stderr.write(`${message}\n`);
+	}
+}
