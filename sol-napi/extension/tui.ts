@@ -2,7 +2,7 @@
 // notice, a keyed status line that clears itself a few seconds later, and the badge
 // of a tool call. The texts
 // come from Rust (`sol_core::tui`); this file only shows them.
-import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { ExtensionContext, Theme } from "@earendil-works/pi-coding-agent";
 import { type Component, Container, Text } from "@earendil-works/pi-tui";
 
 /** A mechanism's savings notice and its self-clearing status line (one instance per mechanism). */
@@ -32,14 +32,11 @@ export class SavingsStatus {
 	}
 }
 
-/** Pi's render theme, as far as the badge uses it. */
-type BadgeTheme = { fg(color: any, text: string): string; bold(text: string): string };
-
 /**
  * The SoL-Pi badge of a tool call: the mechanism's title, its saving line, then the call's
  * own line (a text for the `toolTitle` colour, or an already rendered component).
  */
-export function badge(theme: BadgeTheme, title: string, saving: string, call?: string | Component): Container {
+export function badge(theme: Theme, title: string, saving: string, call?: string | Component): Container {
 	const box = new Container();
 	box.addChild(new Text(theme.fg("accent", theme.bold(title)), 0, 0));
 	box.addChild(new Text(theme.fg("success", saving), 0, 0));
