@@ -118,15 +118,17 @@ pub mod receipt;
 pub mod render;
 pub mod secret;
 pub mod source;
+pub mod step;
 
 pub use cache::ReceiptCache;
 pub use candidate::{Candidate, ToolResultView, select_candidate};
-pub use driver::{Decision, Ports, ReduceContext, reduce};
+pub use driver::{Ports, reduce};
 pub use model::{ReducerReply, Route, Usage};
 pub use reason::{Fallback, FallbackFacts, ReasonCode};
 pub use receipt::{ReceiptCheck, VerifiedReceipt, validate_receipt};
 pub use render::Replacement;
 pub use source::{FullOutput, Source, prepare_source};
+pub use step::{AskModel, Decision, Done, ReduceContext, Reduction, Start};
 
 use sol_core::{Mechanism, SolPiConfig};
 
