@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.Occ = nativeBinding.Occ
 module.exports.Reducer = nativeBinding.Reducer
+module.exports.ReducerReduction = nativeBinding.ReducerReduction
 module.exports.__panicForTests = nativeBinding.__panicForTests
 module.exports.addonVersion = nativeBinding.addonVersion
 module.exports.checkSessionId = nativeBinding.checkSessionId
