@@ -730,18 +730,8 @@ export interface ReducerAccount {
 
 /** What `Reducer.begin` returns: a finished reduction, or a model call to make. */
 export type ReducerBegin =
-  | { kind: 'unchanged'; /** The reason code. */
-    reason: string; /** The custom entry type of the journal records. */
-    entryType: string; /** Journal records, in order. */
-    journal: Array<Record<string, unknown>>; /** What the step saved and cost. */
-  account: ReducerAccount }
-  | { kind: 'replaced'; /** The custom entry type of the journal records. */
-    entryType: string; /** Journal records, in order. */
-    journal: Array<Record<string, unknown>>; /** The projected content. */
-    content: Array<ReducerContentBlock>; /** The details, with `evidencePreservingReducer`. */
-    details: Record<string, unknown>; /** The savings notice. */
-    notice: ReducerNotice; /** What the step saved and cost. */
-  account: ReducerAccount }
+  | { kind: 'done'; /** What to do with the result. */
+  done: ReducerDone }
   | { kind: 'askModel'; /** The custom entry type of the journal records. */
     entryType: string; /** Records to append before the call. */
     journal: Array<Record<string, unknown>>; /** The model call to make. */

@@ -105,13 +105,13 @@ export function registerReducer(pi: ExtensionAPI, addon: Addon, options: Reducer
 			provider: options.provider,
 			model: options.model,
 		});
-		journal(begun);
 		let done: NativeAddon.ReducerDone;
 		if (begun.kind === "askModel") {
-			const answer = await callModel(ctx, begun.request);
-			done = begun.reduction.finish(answer, new Date().toISOString());
-			journal(done);
-		} else done = begun;
+			// The candidate record goes in before the call.
+			journal(begun);
+			done = begun.reduction.finish(await callModel(ctx, begun.request), new Date().toISOString());
+		} else done = begun.done;
+		journal(done);
 		if (done.kind !== "replaced") return undefined;
 		savings.show(ctx, done.notice.notice, done.notice.statusKey, done.notice.status, done.notice.statusClearMs);
 		return { content: done.content, details: done.details };

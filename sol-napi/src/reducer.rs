@@ -266,34 +266,10 @@ impl From<Done> for ReducerDone {
     object_from_js = false
 )]
 pub enum ReducerBegin {
-    /// Keep the original result.
-    Unchanged {
-        /// The reason code.
-        reason: String,
-        /// The custom entry type of the journal records.
-        entry_type: String,
-        /// Journal records, in order.
-        #[napi(ts_type = "Array<Record<string, unknown>>")]
-        journal: Vec<Value>,
-        /// What the step saved and cost.
-        account: ReducerAccount,
-    },
-    /// Return this content and these details instead (a verified cached receipt).
-    Replaced {
-        /// The custom entry type of the journal records.
-        entry_type: String,
-        /// Journal records, in order.
-        #[napi(ts_type = "Array<Record<string, unknown>>")]
-        journal: Vec<Value>,
-        /// The projected content.
-        content: Vec<ReducerContentBlock>,
-        /// The details, with `evidencePreservingReducer`.
-        #[napi(ts_type = "Record<string, unknown>")]
-        details: Value,
-        /// The savings notice.
-        notice: ReducerNotice,
-        /// What the step saved and cost.
-        account: ReducerAccount,
+    /// No model call is needed: the reduction is finished.
+    Done {
+        /// What to do with the result.
+        done: ReducerDone,
     },
     /// Append `journal`, send `request`, then call `reduction.finish` with the answer.
     AskModel {
@@ -307,39 +283,6 @@ pub enum ReducerBegin {
         /// The reduction waiting for the answer.
         reduction: ReducerReduction,
     },
-}
-
-impl From<ReducerDone> for ReducerBegin {
-    fn from(done: ReducerDone) -> Self {
-        match done {
-            ReducerDone::Unchanged {
-                reason,
-                entry_type,
-                journal,
-                account,
-            } => ReducerBegin::Unchanged {
-                reason,
-                entry_type,
-                journal,
-                account,
-            },
-            ReducerDone::Replaced {
-                entry_type,
-                journal,
-                content,
-                details,
-                notice,
-                account,
-            } => ReducerBegin::Replaced {
-                entry_type,
-                journal,
-                content,
-                details,
-                notice,
-                account,
-            },
-        }
-    }
 }
 
 type SharedCache = Arc<Mutex<ReceiptCache>>;
@@ -395,12 +338,13 @@ impl Reducer {
             })();
             // Content that is not Pi's text and image blocks is never reduced.
             let Some((tool_input, content, details)) = parsed else {
-                return ReducerBegin::Unchanged {
+                let done = ReducerDone::Unchanged {
                     reason: ReasonCode::NonTextContent.code().to_owned(),
                     entry_type: ENTRY_TYPE.to_owned(),
                     journal: Vec::new(),
                     account: StepAccount::default().into(),
                 };
+                return ReducerBegin::Done { done };
             };
             let view = ToolResultView {
                 tool_call_id: &input.tool_call_id,
@@ -429,7 +373,7 @@ impl Reducer {
                 Some(&mut lock(&self.cache)),
             );
             match start {
-                Start::Done(done) => ReducerDone::from(done).into(),
+                Start::Done(done) => ReducerBegin::Done { done: done.into() },
                 Start::AskModel(ask) => {
                     let ask = *ask;
                     let request = ask.request;
