@@ -265,6 +265,10 @@ impl From<Done> for ReducerDone {
     discriminant_case = "camelCase",
     object_from_js = false
 )]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "made once per tool result and converted to a JavaScript object at once"
+)]
 pub enum ReducerBegin {
     /// No model call is needed: the reduction is finished.
     Done {
