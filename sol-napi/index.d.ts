@@ -90,16 +90,17 @@ export declare class Occ {
 export declare class Reducer {
   /** A reducer with an empty receipt cache. */
   constructor()
+  /** The first step for one tool result. */
+  begin(input: ReducerInput): ReducerBegin
+}
+
+/** A reduction waiting for the reducer model's answer. */
+export declare class ReducerReduction {
   /**
-   * First step: returns `unchanged`, `replaced` (a cached receipt re-verified
-   * against the archive), or `model` with the request to send.
+   * The second step: what came of the model call, at `timestamp` (ISO, for the
+   * journal). Called once; a second call is a contract violation and throws.
    */
-  prepare(input: ReducerInput): ReducerStep
-  /**
-   * Second step: checks the model's reply against the archived log and builds
-   * the receipt, or keeps the original with the fallback reason.
-   */
-  finish(input: ReducerInput, reply: ReducerReplyInput): ReducerStep
+  finish(modelAnswer: ReducerModelAnswer, timestamp: string): ReducerDone
 }
 
 /**
@@ -693,6 +694,58 @@ export interface OccTurnToolResult {
 /** The real OS temp directory, for trusting Pi's `pi-bash-*.log` files. */
 export declare function realTempDir(tempDir: string): string | null
 
+/** What a step saved and cost (`sol_core::StepAccount`). */
+export interface ReducerAccount {
+  /** UTF-8 bytes removed from what the model is sent. */
+  bytesRemoved: number
+  /** Tokens removed, by Pi's estimate. */
+  tokensRemoved: number
+  /** Provider requests made unnecessary. */
+  requestsAvoided: number
+  /** Reducer model calls made. */
+  modelCalls: number
+  /** Their input tokens, as reported. */
+  modelInputTokens: number
+  /** Their output tokens, as reported. */
+  modelOutputTokens: number
+}
+
+/** What `Reducer.begin` returns: a finished reduction, or a model call to make. */
+export type ReducerBegin =
+  | { kind: 'done'; /** What to do with the result. */
+  done: ReducerDone }
+  | { kind: 'askModel'; /** The custom entry type of the journal records. */
+    entryType: string; /** Records to append before the call. */
+    journal: Array<Record<string, unknown>>; /** The model call to make. */
+    request: ReducerModelRequest; /** The reduction waiting for the answer. */
+  reduction: ReducerReduction }
+
+/** A content block of a reduced result. */
+export type ReducerContentBlock =
+  | { type: 'text'; /** The text. */
+  text: string }
+  | { type: 'image'; /** Base64 data. */
+    data: string; /** Media type. */
+  mimeType: string }
+
+/**
+ * A finished reduction: append `journal` (as `entryType` entries) in order, then keep
+ * the result or return the replacement.
+ */
+export type ReducerDone =
+  | { kind: 'unchanged'; /** The reason code. */
+    reason: string; /** The custom entry type of the journal records. */
+    entryType: string; /** Journal records, in order. */
+    journal: Array<Record<string, unknown>>; /** What the step saved and cost. */
+  account: ReducerAccount }
+  | { kind: 'replaced'; /** The custom entry type of the journal records. */
+    entryType: string; /** Journal records, in order. */
+    journal: Array<Record<string, unknown>>; /** The projected content. */
+    content: Array<ReducerContentBlock>; /** The details, with `evidencePreservingReducer`. */
+    details: Record<string, unknown>; /** The savings notice. */
+    notice: ReducerNotice; /** What the step saved and cost. */
+  account: ReducerAccount }
+
 /** One tool result, as the `tool_result` event gives it. */
 export interface ReducerInput {
   /** `event.toolCallId`. */
@@ -723,13 +776,36 @@ export interface ReducerInput {
   model: string
 }
 
+/** What came of the model call. */
+export type ReducerModelAnswer =
+  | { kind: 'reply'; /** The reply's text blocks, concatenated. */
+    text: string; /** The provider that answered. */
+    provider?: string; /** The model that answered. */
+    model?: string; /** The reply's stop reason. */
+    stopReason?: string; /** The reply's error message. */
+    errorMessage?: string; /** Input tokens. */
+    inputTokens?: number; /** Output tokens. */
+    outputTokens?: number; /** Cache-read tokens. */
+    cacheReadTokens?: number; /** Cache-write tokens. */
+    cacheWriteTokens?: number; /** All tokens. */
+  totalTokens?: number }
+  | { kind: 'unavailable' }
+  | { kind: 'timeout' }
+  | { kind: 'aborted' }
+  | { kind: 'exception'; /** The exception's message. */
+  message: string }
+
 /** The request the host sends through `ctx.modelRegistry.complete()`. */
 export interface ReducerModelRequest {
+  /** Provider id to find the model by. */
+  provider: string
+  /** Model id to find the model by. */
+  model: string
   /** System prompt. */
   systemPrompt: string
   /** The one user message. */
   userText: string
-  /** Reply length cap. */
+  /** Reply length cap (the host caps it at the model's own limit). */
   maxOutputTokens: number
   /** Give up after this long. */
   timeoutMs: number
@@ -745,57 +821,6 @@ export interface ReducerNotice {
   statusKey: string
   /** How long the status stays. */
   statusClearMs: number
-}
-
-/** What came back from the model call. */
-export interface ReducerReplyInput {
-  /** The reply text (text blocks concatenated). */
-  text?: string
-  /** The provider that answered. */
-  provider?: string
-  /** The model that answered. */
-  model?: string
-  /** The reply's stop reason. */
-  stopReason?: string
-  /** The reply's error message. */
-  errorMessage?: string
-  /** Input tokens. */
-  inputTokens?: number
-  /** Output tokens. */
-  outputTokens?: number
-  /** Cache-read tokens. */
-  cacheReadTokens?: number
-  /** Cache-write tokens. */
-  cacheWriteTokens?: number
-  /** All tokens. */
-  totalTokens?: number
-  /** Set when no reply came: `unavailable`, `timeout`, `aborted` or `exception`. */
-  failure?: string
-  /** The exception's message for `exception`. */
-  failureMessage?: string
-}
-
-/**
- * One step's outcome: journal records to append in order, then either nothing
- * to change (`unchanged`), a model call to make (`model`), or a replacement.
- */
-export interface ReducerStep {
-  /** `unchanged`, `model` or `replaced`. */
-  kind: string
-  /** Why the result stays unchanged. */
-  reason?: string
-  /** The custom entry type of the journal records. */
-  entryType: string
-  /** Journal records, in order. */
-  journal: Array<any>
-  /** The model call to make (`model`). */
-  modelRequest?: ReducerModelRequest
-  /** Replacement content blocks (`replaced`). */
-  content?: any
-  /** Replacement details (`replaced`). */
-  details?: any
-  /** The savings notice (`replaced`). */
-  notice?: ReducerNotice
 }
 
 /**

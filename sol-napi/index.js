@@ -838,6 +838,7 @@ module.exports = nativeBinding
 module.exports.ObsPack = nativeBinding.ObsPack
 module.exports.Occ = nativeBinding.Occ
 module.exports.Reducer = nativeBinding.Reducer
+module.exports.ReducerReduction = nativeBinding.ReducerReduction
 module.exports.__panicForTests = nativeBinding.__panicForTests
 module.exports.addonVersion = nativeBinding.addonVersion
 module.exports.checkSessionId = nativeBinding.checkSessionId

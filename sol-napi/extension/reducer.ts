@@ -1,9 +1,9 @@
-// The Evidence-Preserving Reducer in Pi: one `tool_result` handler. Rust picks
-// the candidate, reads Pi's full-output file when trusted, gates secrets,
-// archives the log before any model call, checks the model's receipt quote by
-// quote against the archive and builds the replacement; this file makes the
-// model call through `ctx.modelRegistry.complete()` and writes the journal
-// through `pi.appendEntry` (custom entries never reach the model). Any doubt
+// The Evidence-Preserving Reducer in Pi: one `tool_result` handler that drives
+// Rust's step API. `begin` (candidate, Pi's full-output file when trusted, secret
+// gate, archive, receipt cache) returns the decision or a model request; this file
+// sends the request through `ctx.modelRegistry.complete()`, hands what came of it
+// to `finish`, appends the journal records it is given through `pi.appendEntry`
+// (custom entries never reach the model) and returns the replacement. Any doubt
 // leaves the original result untouched.
 import * as os from "node:os";
 
@@ -20,14 +20,14 @@ export interface ReducerOptions {
 	model: string;
 }
 
-/** Calls the reducer model with a timeout and the run's abort signal; never throws. */
-async function callModel(ctx: ExtensionContext, options: ReducerOptions, request: NativeAddon.ReducerModelRequest): Promise<NativeAddon.ReducerReplyInput> {
+/** Sends Rust's request through Pi's model registry, with a timeout and the run's abort signal; never throws. */
+async function callModel(ctx: ExtensionContext, request: NativeAddon.ReducerModelRequest): Promise<NativeAddon.ReducerModelAnswer> {
 	const registry = ctx.modelRegistry as unknown as {
 		find(provider: string, id: string): { maxTokens?: number } | undefined;
 		complete(model: unknown, context: unknown, options?: unknown): Promise<any>;
 	};
-	const model = registry.find(options.provider, options.model);
-	if (!model) return { failure: "unavailable" };
+	const model = registry.find(request.provider, request.model);
+	if (!model) return { kind: "unavailable" };
 	const controller = new AbortController();
 	let timedOut = false;
 	const timer = setTimeout(() => {
@@ -42,14 +42,15 @@ async function callModel(ctx: ExtensionContext, options: ReducerOptions, request
 			{ systemPrompt: request.systemPrompt, messages: [{ role: "user", content: request.userText, timestamp: Date.now() }] },
 			{ maxTokens: Math.min(request.maxOutputTokens, model.maxTokens ?? request.maxOutputTokens), signal: controller.signal, cacheRetention: "none" },
 		);
-		if (timedOut) return { failure: "timeout" };
-		if (ctx.signal?.aborted) return { failure: "aborted" };
+		if (timedOut) return { kind: "timeout" };
+		if (ctx.signal?.aborted) return { kind: "aborted" };
 		const text = (reply?.content ?? [])
 			.filter((block: { type: string }) => block.type === "text")
 			.map((block: { text: string }) => block.text)
 			.join("");
 		const usage = reply?.usage ?? {};
 		return {
+			kind: "reply",
 			text,
 			provider: reply?.provider,
 			model: reply?.model,
@@ -62,9 +63,9 @@ async function callModel(ctx: ExtensionContext, options: ReducerOptions, request
 			totalTokens: usage.totalTokens,
 		};
 	} catch (error) {
-		if (timedOut) return { failure: "timeout" };
-		if (ctx.signal?.aborted) return { failure: "aborted" };
-		return { failure: "exception", failureMessage: error instanceof Error ? error.message : String(error) };
+		if (timedOut) return { kind: "timeout" };
+		if (ctx.signal?.aborted) return { kind: "aborted" };
+		return { kind: "exception", message: error instanceof Error ? error.message : String(error) };
 	} finally {
 		clearTimeout(timer);
 		ctx.signal?.removeEventListener("abort", relay);
@@ -76,13 +77,8 @@ export function registerReducer(pi: ExtensionAPI, addon: Addon, options: Reducer
 	const tempDir = addon.realTempDir(os.tmpdir()) ?? os.tmpdir();
 	const savings = new SavingsStatus();
 
-	function journal(step: NativeAddon.ReducerStep) {
+	function journal(step: { entryType: string; journal: Array<Record<string, unknown>> }) {
 		for (const record of step.journal) pi.appendEntry(step.entryType, record);
-	}
-
-	function applied(step: NativeAddon.ReducerStep, ctx: ExtensionContext) {
-		if (step.notice) savings.show(ctx, step.notice.notice, step.notice.statusKey, step.notice.status, step.notice.statusClearMs);
-		return { content: step.content as never, details: step.details };
 	}
 
 	pi.on("session_shutdown", () => savings.clear());
@@ -94,7 +90,7 @@ export function registerReducer(pi: ExtensionAPI, addon: Addon, options: Reducer
 		const root = runtimeRoot(ctx, addon);
 		if (!root.ok) return;
 		const exitCode = e.structuredContent?.exit_code;
-		const input: NativeAddon.ReducerInput = {
+		const begun = reducer.begin({
 			toolCallId: e.toolCallId,
 			toolName: e.toolName,
 			inputJson: JSON.stringify(e.input ?? {}),
@@ -108,15 +104,16 @@ export function registerReducer(pi: ExtensionAPI, addon: Addon, options: Reducer
 			timestamp: new Date().toISOString(),
 			provider: options.provider,
 			model: options.model,
-		};
-		const first = reducer.prepare(input);
-		journal(first);
-		if (first.kind === "replaced") return applied(first, ctx);
-		if (first.kind !== "model" || !first.modelRequest) return;
-		const reply = await callModel(ctx, options, first.modelRequest);
-		const second = reducer.finish({ ...input, timestamp: new Date().toISOString() }, reply);
-		journal(second);
-		if (second.kind === "replaced") return applied(second, ctx);
-		return undefined;
+		});
+		let done: NativeAddon.ReducerDone;
+		if (begun.kind === "askModel") {
+			// The candidate record goes in before the call.
+			journal(begun);
+			done = begun.reduction.finish(await callModel(ctx, begun.request), new Date().toISOString());
+		} else done = begun.done;
+		journal(done);
+		if (done.kind !== "replaced") return undefined;
+		savings.show(ctx, done.notice.notice, done.notice.statusKey, done.notice.status, done.notice.statusClearMs);
+		return { content: done.content, details: done.details };
 	});
 }

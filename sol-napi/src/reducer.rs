@@ -1,29 +1,20 @@
-//! Evidence-Preserving Reducer exports. Pi's model call is asynchronous, so the
-//! host runs the reducer in two steps around it: `prepare` (candidate, source,
-//! secret gate, archive before any model call, cached receipt) and `finish`
-//! (check the reply, build the receipt). Both are stateless apart from the
-//! receipt cache held by the [`Reducer`] instance; `finish` re-derives the
-//! source and finds the archive already in place.
+//! Evidence-Preserving Reducer exports: the step API of `sol_reducer::step` for an
+//! asynchronous host. `Reducer.begin` runs [`Reduction::start`] (with the native file
+//! system and the instance's receipt cache) and returns the decision, or a model request
+//! with a [`ReducerReduction`] whose `finish` takes the model's answer. This file only
+//! converts between JavaScript values and the step's inputs and outputs.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use napi_derive::napi;
 use serde_json::Value;
-use sol_core::ModelError;
 use sol_core::message::ContentBlock;
-use sol_reducer::archive::{ArchivedLog, archive_source, read_archived, store_root};
-use sol_reducer::cache::{CacheKey, CachedReceipt, reuse_cached};
-use sol_reducer::journal::{
-    JournalHeader, applied_record, cache_hit_record, candidate_record, fallback_record,
-    provider_response_record, run_id,
-};
-use sol_reducer::model::{fallback_for_model_error, model_request};
+use sol_core::{ModelError, StepAccount};
 use sol_reducer::notice::{STATUS_CLEAR_MS, STATUS_KEY, savings_status};
-use sol_reducer::render::apply_reply;
+use sol_reducer::step::{Decision, Done, ReduceContext, Reduction, Start};
 use sol_reducer::{
-    ENTRY_TYPE, Fallback, ReasonCode, ReceiptCache, ReducerReply, Replacement, Route, Source,
-    ToolResultView, Usage, prepare_source, select_candidate,
+    ENTRY_TYPE, ReasonCode, ReceiptCache, ReducerReply, Route, ToolResultView, Usage,
 };
 
 use crate::NativeFileSystem;
@@ -63,43 +54,61 @@ pub struct ReducerInput {
 /// The request the host sends through `ctx.modelRegistry.complete()`.
 #[napi(object)]
 pub struct ReducerModelRequest {
+    /// Provider id to find the model by.
+    pub provider: String,
+    /// Model id to find the model by.
+    pub model: String,
     /// System prompt.
     pub system_prompt: String,
     /// The one user message.
     pub user_text: String,
-    /// Reply length cap.
+    /// Reply length cap (the host caps it at the model's own limit).
     pub max_output_tokens: u32,
     /// Give up after this long.
     pub timeout_ms: u32,
 }
 
-/// What came back from the model call.
-#[napi(object)]
-pub struct ReducerReplyInput {
-    /// The reply text (text blocks concatenated).
-    pub text: Option<String>,
-    /// The provider that answered.
-    pub provider: Option<String>,
-    /// The model that answered.
-    pub model: Option<String>,
-    /// The reply's stop reason.
-    pub stop_reason: Option<String>,
-    /// The reply's error message.
-    pub error_message: Option<String>,
-    /// Input tokens.
-    pub input_tokens: Option<f64>,
-    /// Output tokens.
-    pub output_tokens: Option<f64>,
-    /// Cache-read tokens.
-    pub cache_read_tokens: Option<f64>,
-    /// Cache-write tokens.
-    pub cache_write_tokens: Option<f64>,
-    /// All tokens.
-    pub total_tokens: Option<f64>,
-    /// Set when no reply came: `unavailable`, `timeout`, `aborted` or `exception`.
-    pub failure: Option<String>,
-    /// The exception's message for `exception`.
-    pub failure_message: Option<String>,
+/// What came of the model call.
+#[napi(
+    discriminant = "kind",
+    discriminant_case = "camelCase",
+    object_to_js = false
+)]
+pub enum ReducerModelAnswer {
+    /// The model replied.
+    Reply {
+        /// The reply's text blocks, concatenated.
+        text: String,
+        /// The provider that answered.
+        provider: Option<String>,
+        /// The model that answered.
+        model: Option<String>,
+        /// The reply's stop reason.
+        stop_reason: Option<String>,
+        /// The reply's error message.
+        error_message: Option<String>,
+        /// Input tokens.
+        input_tokens: Option<f64>,
+        /// Output tokens.
+        output_tokens: Option<f64>,
+        /// Cache-read tokens.
+        cache_read_tokens: Option<f64>,
+        /// Cache-write tokens.
+        cache_write_tokens: Option<f64>,
+        /// All tokens.
+        total_tokens: Option<f64>,
+    },
+    /// The registry has no such model: no call was made.
+    Unavailable {},
+    /// No reply within the request's timeout.
+    Timeout {},
+    /// The run was aborted during the call.
+    Aborted {},
+    /// The call threw.
+    Exception {
+        /// The exception's message.
+        message: String,
+    },
 }
 
 /// The savings notice of an applied receipt (TUI only).
@@ -115,228 +124,200 @@ pub struct ReducerNotice {
     pub status_clear_ms: u32,
 }
 
-/// One step's outcome: journal records to append in order, then either nothing
-/// to change (`unchanged`), a model call to make (`model`), or a replacement.
+/// What a step saved and cost (`sol_core::StepAccount`).
 #[napi(object)]
-pub struct ReducerStep {
-    /// `unchanged`, `model` or `replaced`.
-    pub kind: String,
-    /// Why the result stays unchanged.
-    pub reason: Option<String>,
-    /// The custom entry type of the journal records.
-    pub entry_type: String,
-    /// Journal records, in order.
-    pub journal: Vec<Value>,
-    /// The model call to make (`model`).
-    pub model_request: Option<ReducerModelRequest>,
-    /// Replacement content blocks (`replaced`).
-    pub content: Option<Value>,
-    /// Replacement details (`replaced`).
-    pub details: Option<Value>,
-    /// The savings notice (`replaced`).
-    pub notice: Option<ReducerNotice>,
+pub struct ReducerAccount {
+    /// UTF-8 bytes removed from what the model is sent.
+    pub bytes_removed: i64,
+    /// Tokens removed, by Pi's estimate.
+    pub tokens_removed: i64,
+    /// Provider requests made unnecessary.
+    pub requests_avoided: i64,
+    /// Reducer model calls made.
+    pub model_calls: i64,
+    /// Their input tokens, as reported.
+    pub model_input_tokens: i64,
+    /// Their output tokens, as reported.
+    pub model_output_tokens: i64,
 }
 
-impl ReducerStep {
-    fn new(kind: &str, journal: Vec<Value>) -> Self {
-        ReducerStep {
-            kind: kind.to_owned(),
-            reason: None,
-            entry_type: ENTRY_TYPE.to_owned(),
-            journal,
-            model_request: None,
-            content: None,
-            details: None,
-            notice: None,
-        }
-    }
-
-    fn unchanged(reason: ReasonCode, journal: Vec<Value>) -> Self {
-        ReducerStep {
-            reason: Some(reason.code().to_owned()),
-            ..ReducerStep::new("unchanged", journal)
-        }
-    }
-
-    fn replaced(replacement: &Replacement, journal: Vec<Value>) -> Self {
-        let removed = replacement.bytes_removed();
-        ReducerStep {
-            content: serde_json::to_value(&replacement.content).ok(),
-            details: Some(replacement.details.clone()),
-            notice: Some(ReducerNotice {
-                notice: replacement.notice(),
-                status: savings_status(removed),
-                status_key: STATUS_KEY.to_owned(),
-                status_clear_ms: STATUS_CLEAR_MS,
-            }),
-            ..ReducerStep::new("replaced", journal)
+impl From<StepAccount> for ReducerAccount {
+    fn from(account: StepAccount) -> Self {
+        let n = |value: u64| i64::try_from(value).unwrap_or(i64::MAX);
+        ReducerAccount {
+            bytes_removed: n(account.bytes_removed),
+            tokens_removed: n(account.tokens_removed),
+            requests_avoided: n(account.requests_avoided),
+            model_calls: n(account.model_calls),
+            model_input_tokens: n(account.model_input_tokens),
+            model_output_tokens: n(account.model_output_tokens),
         }
     }
 }
 
-/// The parsed parts of a [`ReducerInput`] that [`ToolResultView`] borrows.
-struct Parsed {
-    input: Value,
-    content: Vec<ContentBlock>,
-    details: Option<Value>,
+/// A content block of a reduced result.
+#[napi(
+    discriminant = "type",
+    discriminant_case = "lowercase",
+    object_from_js = false
+)]
+pub enum ReducerContentBlock {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, unchanged.
+    Image {
+        /// Base64 data.
+        data: String,
+        /// Media type.
+        mime_type: String,
+    },
 }
 
-/// A prepared candidate: its source and the archive that now holds it.
-struct Prepared {
-    source: Source,
-    archived: ArchivedLog,
+impl From<ContentBlock> for ReducerContentBlock {
+    fn from(block: ContentBlock) -> Self {
+        match block {
+            ContentBlock::Text { text } => ReducerContentBlock::Text { text },
+            ContentBlock::Image { data, mime_type } => {
+                ReducerContentBlock::Image { data, mime_type }
+            }
+        }
+    }
+}
+
+/// A finished reduction: append `journal` (as `entryType` entries) in order, then keep
+/// the result or return the replacement.
+#[napi(
+    discriminant = "kind",
+    discriminant_case = "camelCase",
+    object_from_js = false
+)]
+pub enum ReducerDone {
+    /// Keep the original result.
+    Unchanged {
+        /// The reason code.
+        reason: String,
+        /// The custom entry type of the journal records.
+        entry_type: String,
+        /// Journal records, in order.
+        #[napi(ts_type = "Array<Record<string, unknown>>")]
+        journal: Vec<Value>,
+        /// What the step saved and cost.
+        account: ReducerAccount,
+    },
+    /// Return this content and these details instead.
+    Replaced {
+        /// The custom entry type of the journal records.
+        entry_type: String,
+        /// Journal records, in order.
+        #[napi(ts_type = "Array<Record<string, unknown>>")]
+        journal: Vec<Value>,
+        /// The projected content.
+        content: Vec<ReducerContentBlock>,
+        /// The details, with `evidencePreservingReducer`.
+        #[napi(ts_type = "Record<string, unknown>")]
+        details: Value,
+        /// The savings notice.
+        notice: ReducerNotice,
+        /// What the step saved and cost.
+        account: ReducerAccount,
+    },
+}
+
+impl From<Done> for ReducerDone {
+    fn from(done: Done) -> Self {
+        let entry_type = ENTRY_TYPE.to_owned();
+        let journal = done.journal;
+        let account = done.account.into();
+        match done.decision {
+            Decision::Unchanged(reason) => ReducerDone::Unchanged {
+                reason: reason.code().to_owned(),
+                entry_type,
+                journal,
+                account,
+            },
+            Decision::Replaced(replacement) => {
+                let removed = replacement.bytes_removed();
+                let notice = ReducerNotice {
+                    notice: replacement.notice(),
+                    status: savings_status(removed),
+                    status_key: STATUS_KEY.to_owned(),
+                    status_clear_ms: STATUS_CLEAR_MS,
+                };
+                ReducerDone::Replaced {
+                    entry_type,
+                    journal,
+                    content: replacement.content.into_iter().map(Into::into).collect(),
+                    details: replacement.details,
+                    notice,
+                    account,
+                }
+            }
+        }
+    }
+}
+
+/// What `Reducer.begin` returns: a finished reduction, or a model call to make.
+#[napi(
+    discriminant = "kind",
+    discriminant_case = "camelCase",
+    object_from_js = false
+)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "made once per tool result and converted to a JavaScript object at once"
+)]
+pub enum ReducerBegin {
+    /// No model call is needed: the reduction is finished.
+    Done {
+        /// What to do with the result.
+        done: ReducerDone,
+    },
+    /// Append `journal`, send `request`, then call `reduction.finish` with the answer.
+    AskModel {
+        /// The custom entry type of the journal records.
+        entry_type: String,
+        /// Records to append before the call.
+        #[napi(ts_type = "Array<Record<string, unknown>>")]
+        journal: Vec<Value>,
+        /// The model call to make.
+        request: ReducerModelRequest,
+        /// The reduction waiting for the answer.
+        reduction: ReducerReduction,
+    },
+}
+
+type SharedCache = Arc<Mutex<ReceiptCache>>;
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The reducer for one loaded extension: holds the in-memory receipt cache.
 #[napi]
 pub struct Reducer {
-    cache: Mutex<ReceiptCache>,
+    cache: SharedCache,
 }
 
 impl Default for Reducer {
     fn default() -> Self {
         Reducer {
-            cache: Mutex::new(ReceiptCache::new()),
+            cache: Arc::new(Mutex::new(ReceiptCache::new())),
         }
     }
 }
 
-fn parse(input: &ReducerInput) -> Option<Parsed> {
-    Some(Parsed {
-        input: serde_json::from_str(&input.input_json).ok()?,
-        content: serde_json::from_str(&input.content_json).ok()?,
-        details: match input.details_json.as_deref() {
-            Some(json) => Some(serde_json::from_str(json).ok()?),
-            None => None,
-        },
-    })
+/// A reduction waiting for the reducer model's answer.
+#[napi]
+pub struct ReducerReduction {
+    cache: SharedCache,
+    pending: Mutex<Option<Reduction>>,
 }
 
-fn fallback_journal(
-    header: &JournalHeader<'_>,
-    input: &ReducerInput,
-    fallback: &Fallback,
-    mut journal: Vec<Value>,
-) -> ReducerStep {
-    if fallback.reason.is_journaled() {
-        journal.push(fallback_record(header, &input.tool_call_id, fallback));
-    }
-    ReducerStep::unchanged(fallback.reason, journal)
-}
-
-fn route(input: &ReducerInput) -> Route {
-    Route::new(input.provider.clone(), input.model.clone())
-}
-
-fn usage(reply: &ReducerReplyInput) -> Usage {
-    let count = |n: Option<f64>| {
-        n.filter(|n| n.is_finite() && *n > 0.0)
-            .map_or(0, |n| n as u64)
-    };
-    Usage {
-        input: count(reply.input_tokens),
-        output: count(reply.output_tokens),
-        cache_read: count(reply.cache_read_tokens),
-        cache_write: count(reply.cache_write_tokens),
-        total_tokens: count(reply.total_tokens),
-    }
-}
-
-fn model_error(reply: &ReducerReplyInput, route: &Route) -> Option<ModelError> {
-    Some(match reply.failure.as_deref()? {
-        "unavailable" => ModelError::Unavailable {
-            provider: route.provider.clone(),
-            model: route.model.clone(),
-        },
-        "timeout" => ModelError::TimedOut {
-            after_ms: sol_reducer::MODEL_TIMEOUT_MS,
-        },
-        "aborted" => ModelError::Aborted,
-        _ => ModelError::Failed {
-            message: reply
-                .failure_message
-                .clone()
-                .unwrap_or_else(|| "the model call failed".to_owned()),
-        },
-    })
-}
-
-impl Reducer {
-    /// Selects the candidate, prepares its source and archives it, or gives the step to
-    /// return now (not a candidate, or a fallback before any model call).
-    fn stage(
-        &self,
-        input: &ReducerInput,
-        header: &JournalHeader<'_>,
-    ) -> Result<Prepared, Box<ReducerStep>> {
-        let Some(parsed) = parse(input) else {
-            return Err(Box::new(ReducerStep::unchanged(
-                ReasonCode::NonTextContent,
-                Vec::new(),
-            )));
-        };
-        let view = ToolResultView {
-            tool_call_id: &input.tool_call_id,
-            tool_name: &input.tool_name,
-            input: &parsed.input,
-            content: &parsed.content,
-            details: parsed.details.as_ref(),
-            is_error: input.is_error,
-            parent_tool_call_id: input.parent_tool_call_id.as_deref(),
-            exit_code: input
-                .exit_code
-                .filter(|code| code.is_finite())
-                .map(|code| code as i64),
-        };
-        let candidate = match select_candidate(&view) {
-            Ok(candidate) => candidate,
-            Err(fallback) => {
-                return Err(Box::new(fallback_journal(
-                    header,
-                    input,
-                    &fallback,
-                    Vec::new(),
-                )));
-            }
-        };
-        let temp = Utf8Path::new(&input.os_temp_dir);
-        let full_output =
-            sol_reducer::driver::read_full_output(&NativeFileSystem, &candidate, temp);
-        let source = match prepare_source(candidate, full_output) {
-            Ok(source) => source,
-            Err(fallback) => {
-                return Err(Box::new(fallback_journal(
-                    header,
-                    input,
-                    &fallback,
-                    Vec::new(),
-                )));
-            }
-        };
-        let root = store_root(Utf8Path::new(&input.runtime_root));
-        let archived = match archive_source(&NativeFileSystem, &root, &source) {
-            Ok(archived) => archived,
-            Err(error) => {
-                let fallback = Fallback::new(ReasonCode::ArchiveFailure).with(|facts| {
-                    facts.source_sha256 = Some(source.sha256().to_owned());
-                    facts.detail = Some(error.to_string());
-                });
-                return Err(Box::new(fallback_journal(
-                    header,
-                    input,
-                    &fallback,
-                    Vec::new(),
-                )));
-            }
-        };
-        Ok(Prepared { source, archived })
-    }
-
-    fn cache(&self) -> std::sync::MutexGuard<'_, ReceiptCache> {
-        self.cache
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
+fn parse_json(json: &str) -> Option<Value> {
+    serde_json::from_str(json).ok()
 }
 
 #[napi]
@@ -347,112 +328,145 @@ impl Reducer {
         Reducer::default()
     }
 
-    /// First step: returns `unchanged`, `replaced` (a cached receipt re-verified
-    /// against the archive), or `model` with the request to send.
+    /// The first step for one tool result.
     #[napi(catch_unwind)]
-    pub fn prepare(&self, input: ReducerInput) -> ReducerStep {
+    pub fn begin(&self, input: ReducerInput) -> ReducerBegin {
         quiet(|| {
-            let run = run_id(Utf8Path::new(&input.runtime_root));
-            let header = JournalHeader {
-                run_id: &run,
+            let parsed = (|| {
+                let details = match input.details_json.as_deref() {
+                    Some(json) => Some(parse_json(json)?),
+                    None => None,
+                };
+                let content: Vec<ContentBlock> = serde_json::from_str(&input.content_json).ok()?;
+                Some((parse_json(&input.input_json)?, content, details))
+            })();
+            // Content that is not Pi's text and image blocks is never reduced.
+            let Some((tool_input, content, details)) = parsed else {
+                let done = ReducerDone::Unchanged {
+                    reason: ReasonCode::NonTextContent.code().to_owned(),
+                    entry_type: ENTRY_TYPE.to_owned(),
+                    journal: Vec::new(),
+                    account: StepAccount::default().into(),
+                };
+                return ReducerBegin::Done { done };
+            };
+            let view = ToolResultView {
+                tool_call_id: &input.tool_call_id,
+                tool_name: &input.tool_name,
+                input: &tool_input,
+                content: &content,
+                details: details.as_ref(),
+                is_error: input.is_error,
+                parent_tool_call_id: input.parent_tool_call_id.as_deref(),
+                exit_code: input
+                    .exit_code
+                    .filter(|code| code.is_finite())
+                    .map(|code| code as i64),
+            };
+            let route = Route::new(input.provider.clone(), input.model.clone());
+            let context = ReduceContext {
+                route: &route,
+                runtime_root: Utf8Path::new(&input.runtime_root),
+                os_temp_dir: Some(Utf8Path::new(&input.os_temp_dir)),
                 timestamp: &input.timestamp,
             };
-            let Prepared { source, archived } = match self.stage(&input, &header) {
-                Ok(prepared) => prepared,
-                Err(step) => return *step,
-            };
-            let mut journal = vec![candidate_record(&header, &source, &archived)];
-            let route = route(&input);
-            let key = CacheKey::new(&source, &route);
-            let cached = self.cache().get(&key);
-            if let Some(cached) = cached {
-                journal.push(cache_hit_record(
-                    &header,
-                    &source,
-                    &cached.provider,
-                    &cached.model,
-                ));
-                let reused = read_archived(
-                    &NativeFileSystem,
-                    &archived.path,
-                    &archived.sha256,
-                    archived.bytes,
-                )
-                .map_err(|error| {
-                    Fallback::new(ReasonCode::ArchiveFailure).with(|facts| {
-                        facts.source_sha256 = Some(source.sha256().to_owned());
-                        facts.detail = Some(error.to_string());
-                    })
-                })
-                .and_then(|text| reuse_cached(&source, &archived, &text, &cached));
-                return match reused {
-                    Ok(replacement) => {
-                        journal.push(applied_record(&header, &source, &replacement));
-                        ReducerStep::replaced(&replacement, journal)
+            let start = Reduction::start(
+                &view,
+                &context,
+                &NativeFileSystem,
+                Some(&mut lock(&self.cache)),
+            );
+            match start {
+                Start::Done(done) => ReducerBegin::Done { done: done.into() },
+                Start::AskModel(ask) => {
+                    let ask = *ask;
+                    let request = ask.request;
+                    ReducerBegin::AskModel {
+                        entry_type: ENTRY_TYPE.to_owned(),
+                        journal: ask.journal,
+                        request: ReducerModelRequest {
+                            provider: request.provider,
+                            model: request.model,
+                            system_prompt: request.system_prompt,
+                            user_text: request.user_text,
+                            max_output_tokens: request.max_output_tokens,
+                            timeout_ms: u32::try_from(request.timeout_ms).unwrap_or(u32::MAX),
+                        },
+                        reduction: ReducerReduction {
+                            cache: Arc::clone(&self.cache),
+                            pending: Mutex::new(Some(ask.reduction)),
+                        },
                     }
-                    Err(fallback) => {
-                        self.cache().remove(&key);
-                        fallback_journal(&header, &input, &fallback, journal)
-                    }
-                };
-            }
-            let request = model_request(&source, &route);
-            ReducerStep {
-                model_request: Some(ReducerModelRequest {
-                    system_prompt: request.system_prompt,
-                    user_text: request.user_text,
-                    max_output_tokens: request.max_output_tokens,
-                    timeout_ms: u32::try_from(request.timeout_ms).unwrap_or(u32::MAX),
-                }),
-                ..ReducerStep::new("model", journal)
+                }
             }
         })
     }
+}
 
-    /// Second step: checks the model's reply against the archived log and builds
-    /// the receipt, or keeps the original with the fallback reason.
+fn count(n: Option<f64>) -> u64 {
+    n.filter(|n| n.is_finite() && *n > 0.0)
+        .map_or(0, |n| n as u64)
+}
+
+/// The step's input for what came of the model call.
+fn answer(answer: ReducerModelAnswer, route: &Route) -> Result<ReducerReply, ModelError> {
+    match answer {
+        ReducerModelAnswer::Reply {
+            text,
+            provider,
+            model,
+            stop_reason,
+            error_message,
+            input_tokens,
+            output_tokens,
+            cache_read_tokens,
+            cache_write_tokens,
+            total_tokens,
+        } => Ok(ReducerReply {
+            text,
+            provider: provider.unwrap_or_else(|| route.provider.clone()),
+            model: model.unwrap_or_else(|| route.model.clone()),
+            stop_reason,
+            error_message,
+            usage: Usage {
+                input: count(input_tokens),
+                output: count(output_tokens),
+                cache_read: count(cache_read_tokens),
+                cache_write: count(cache_write_tokens),
+                total_tokens: count(total_tokens),
+            },
+        }),
+        ReducerModelAnswer::Unavailable {} => Err(ModelError::Unavailable {
+            provider: route.provider.clone(),
+            model: route.model.clone(),
+        }),
+        ReducerModelAnswer::Timeout {} => Err(ModelError::TimedOut {
+            after_ms: sol_reducer::MODEL_TIMEOUT_MS,
+        }),
+        ReducerModelAnswer::Aborted {} => Err(ModelError::Aborted),
+        ReducerModelAnswer::Exception { message } => Err(ModelError::Failed { message }),
+    }
+}
+
+#[napi]
+impl ReducerReduction {
+    /// The second step: what came of the model call, at `timestamp` (ISO, for the
+    /// journal). Called once; a second call is a contract violation and throws.
     #[napi(catch_unwind)]
-    pub fn finish(&self, input: ReducerInput, reply: ReducerReplyInput) -> ReducerStep {
+    pub fn finish(
+        &self,
+        model_answer: ReducerModelAnswer,
+        timestamp: String,
+    ) -> napi::Result<ReducerDone> {
         quiet(|| {
-            let run = run_id(Utf8Path::new(&input.runtime_root));
-            let header = JournalHeader {
-                run_id: &run,
-                timestamp: &input.timestamp,
+            let Some(reduction) = lock(&self.pending).take() else {
+                return Err(napi::Error::from_reason(
+                    "this reduction is already finished",
+                ));
             };
-            // The candidate was journaled by `prepare`; the archive is found in place.
-            let Prepared { source, archived } = match self.stage(&input, &header) {
-                Ok(prepared) => prepared,
-                Err(step) => return *step,
-            };
-            let route = route(&input);
-            if let Some(error) = model_error(&reply, &route) {
-                let fallback = fallback_for_model_error(&error)
-                    .with(|facts| facts.source_sha256 = Some(source.sha256().to_owned()));
-                return fallback_journal(&header, &input, &fallback, Vec::new());
-            }
-            let answer = ReducerReply {
-                text: reply.text.clone().unwrap_or_default(),
-                provider: reply
-                    .provider
-                    .clone()
-                    .unwrap_or_else(|| route.provider.clone()),
-                model: reply.model.clone().unwrap_or_else(|| route.model.clone()),
-                stop_reason: reply.stop_reason.clone(),
-                error_message: reply.error_message.clone(),
-                usage: usage(&reply),
-            };
-            let mut journal = vec![provider_response_record(&header, &source, &answer)];
-            match apply_reply(&source, &archived, &answer) {
-                Ok(replacement) => {
-                    journal.push(applied_record(&header, &source, &replacement));
-                    self.cache().insert(
-                        CacheKey::new(&source, &route),
-                        CachedReceipt::from_reply(&answer),
-                    );
-                    ReducerStep::replaced(&replacement, journal)
-                }
-                Err(fallback) => fallback_journal(&header, &input, &fallback, journal),
-            }
+            let answer = answer(model_answer, reduction.route());
+            let done = reduction.finish(answer, &timestamp, Some(&mut lock(&self.cache)));
+            Ok(done.into())
         })
     }
 }

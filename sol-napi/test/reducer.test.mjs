@@ -356,6 +356,42 @@ test(`Pi ${piVersion}: a log longer than Pi's inline output is read whole from P
 	assert.equal(fs.readFileSync(artifact, "utf8"), sent);
 });
 
+test(`Pi ${piVersion}: Pi's full-output file removed while the reducer model answers: the receipt is checked against the log that was archived and sent`, async (t) => {
+	const ws = makeWorkspace(t);
+	const ws2 = project(t, { log: writeLongLog(ws) });
+	// Loaded before SoL-Pi: notes the full-output file Pi wrote for this result.
+	const note = path.join(ws.root, "note-full-output.mjs");
+	fs.writeFileSync(
+		note,
+		`export default function (pi) {
+	pi.on("tool_result", (event) => {
+		const text = (event.content ?? []).filter((b) => b.type === "text").map((b) => b.text).join("\\n");
+		globalThis.__solPiFullOutput = event.details?.fullOutputPath ?? /Full output: ([^\\]\\n]+)/.exec(text)?.[1];
+	});
+}
+`,
+	);
+	let removed;
+	const reducer = reducerModel(honest, {
+		onRequest: () => {
+			removed = globalThis.__solPiFullOutput;
+			delete globalThis.__solPiFullOutput;
+			if (removed) fs.rmSync(removed);
+		},
+	});
+	const { session, results, journal } = await run(t, ws2, { reducer, earlierExtensionPaths: [note], calls: [toolCalls(["bash", { command: "make test" }, "b1"])] });
+	assert.deepEqual(session.loaded.errors, [], "the noting extension loaded");
+	assert.ok(removed && path.basename(removed).startsWith("pi-bash-"), `Pi wrote a full-output file: ${removed}`);
+	assert.equal(fs.existsSync(removed), false, "the file is gone before the reply is checked");
+	assert.equal(reducer.calls.length, 1);
+	const text = resultText(results.get("b1"));
+	assert.match(text, /^sol_pi_evidence_receipt_v1\nstatus=failure\n/, JSON.stringify(journal.map((r) => [r.kind, r.reason, r.detail])));
+	assert.deepEqual(journal.map((r) => r.kind), ["candidate", "provider_response", "applied"]);
+	assert.equal(journal[0].sourceOrigin, "fullOutputFile");
+	const artifact = /^source_artifact=(.+)$/m.exec(text)[1];
+	assert.equal(fs.readFileSync(artifact, "utf8"), reducer.calls[0].log, "the archive holds the log that was sent");
+});
+
 // Pi's full-output file replaced, between Pi writing it and the reducer reading it, by
 // something a plain read would block on or never finish: the reducer must refuse it at once,
 // keep the result and journal why. The timeout turns a hang into a failure.

@@ -43,8 +43,10 @@
 //! 6. [`render`]: the receipt text, the projected content (only the log is replaced) and
 //!    `details.evidencePreservingReducer`; [`journal`] records and the TUI [`notice`].
 //!
-//! [`driver::reduce`] runs all of it over the ports for a Rust host. A Pi extension calls
-//! the same steps around its own asynchronous model call.
+//! [`step::Reduction`] runs all of it as a sans-IO step: `start` returns the decision or the
+//! model request, `finish` takes the reply and returns the decision, each with its journal
+//! records and a `sol_core::StepAccount`. [`driver::reduce`] drives it over the ports for a
+//! Rust host; a Pi extension drives it around its own asynchronous model call.
 //!
 //! # Example: a failing `cargo test` reduced by a scripted model
 //!
@@ -118,15 +120,17 @@ pub mod receipt;
 pub mod render;
 pub mod secret;
 pub mod source;
+pub mod step;
 
 pub use cache::ReceiptCache;
 pub use candidate::{Candidate, ToolResultView, select_candidate};
-pub use driver::{Decision, Ports, ReduceContext, reduce};
+pub use driver::{Ports, reduce};
 pub use model::{ReducerReply, Route, Usage};
 pub use reason::{Fallback, FallbackFacts, ReasonCode};
 pub use receipt::{ReceiptCheck, VerifiedReceipt, validate_receipt};
 pub use render::Replacement;
 pub use source::{FullOutput, Source, prepare_source};
+pub use step::{AskModel, Decision, Done, ReduceContext, Reduction, Start};
 
 use sol_core::{Mechanism, SolPiConfig};
 

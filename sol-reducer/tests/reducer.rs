@@ -25,6 +25,8 @@ mod exit;
 mod failure;
 #[path = "reducer/fixtures.rs"]
 mod fixtures;
+#[path = "reducer/oracle.rs"]
+mod oracle;
 #[path = "reducer/props.rs"]
 mod props;
 #[path = "reducer/receipt.rs"]
@@ -37,3 +39,5 @@ mod secret;
 mod snapshots;
 #[path = "reducer/source.rs"]
 mod source;
+#[path = "reducer/step.rs"]
+mod step;
