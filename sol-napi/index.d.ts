@@ -694,22 +694,6 @@ export interface OccTurnToolResult {
 /** The real OS temp directory, for trusting Pi's `pi-bash-*.log` files. */
 export declare function realTempDir(tempDir: string): string | null
 
-/** What a step saved and cost (`sol_core::StepAccount`). */
-export interface ReducerAccount {
-  /** UTF-8 bytes removed from what the model is sent. */
-  bytesRemoved: number
-  /** Tokens removed, by Pi's estimate. */
-  tokensRemoved: number
-  /** Provider requests made unnecessary. */
-  requestsAvoided: number
-  /** Reducer model calls made. */
-  modelCalls: number
-  /** Their input tokens, as reported. */
-  modelInputTokens: number
-  /** Their output tokens, as reported. */
-  modelOutputTokens: number
-}
-
 /** What `Reducer.begin` returns: a finished reduction, or a model call to make. */
 export type ReducerBegin =
   | { kind: 'done'; /** What to do with the result. */
@@ -737,14 +721,14 @@ export type ReducerDone =
     reason: string; /** The custom entry type of the journal records. */
     entryType: string; /** Journal records, in order. */
     journal: Array<Record<string, unknown>>; /** What the step saved and cost. */
-  account: ReducerAccount }
+  account: StepAccount }
   | { kind: 'replaced'; /** The custom entry type of the journal records. */
     entryType: string; /** Journal records, in order. */
     journal: Array<Record<string, unknown>>; /** The projected content. */
     content: Array<ReducerContentBlock>; /** The details, with `evidencePreservingReducer`. */
     details: Record<string, unknown>; /** The savings notice. */
     notice: ReducerNotice; /** What the step saved and cost. */
-  account: ReducerAccount }
+  account: StepAccount }
 
 /** One tool result, as the `tool_result` event gives it. */
 export interface ReducerInput {

@@ -17,8 +17,8 @@ use sol_reducer::{
     ENTRY_TYPE, ReasonCode, ReceiptCache, ReducerReply, Route, ToolResultView, Usage,
 };
 
-use crate::NativeFileSystem;
 use crate::boundary::quiet;
+use crate::{JsStepAccount, NativeFileSystem};
 
 /// One tool result, as the `tool_result` event gives it.
 #[napi(object)]
@@ -124,37 +124,6 @@ pub struct ReducerNotice {
     pub status_clear_ms: u32,
 }
 
-/// What a step saved and cost (`sol_core::StepAccount`).
-#[napi(object)]
-pub struct ReducerAccount {
-    /// UTF-8 bytes removed from what the model is sent.
-    pub bytes_removed: i64,
-    /// Tokens removed, by Pi's estimate.
-    pub tokens_removed: i64,
-    /// Provider requests made unnecessary.
-    pub requests_avoided: i64,
-    /// Reducer model calls made.
-    pub model_calls: i64,
-    /// Their input tokens, as reported.
-    pub model_input_tokens: i64,
-    /// Their output tokens, as reported.
-    pub model_output_tokens: i64,
-}
-
-impl From<StepAccount> for ReducerAccount {
-    fn from(account: StepAccount) -> Self {
-        let n = |value: u64| i64::try_from(value).unwrap_or(i64::MAX);
-        ReducerAccount {
-            bytes_removed: n(account.bytes_removed),
-            tokens_removed: n(account.tokens_removed),
-            requests_avoided: n(account.requests_avoided),
-            model_calls: n(account.model_calls),
-            model_input_tokens: n(account.model_input_tokens),
-            model_output_tokens: n(account.model_output_tokens),
-        }
-    }
-}
-
 /// A content block of a reduced result.
 #[napi(
     discriminant = "type",
@@ -205,7 +174,7 @@ pub enum ReducerDone {
         #[napi(ts_type = "Array<Record<string, unknown>>")]
         journal: Vec<Value>,
         /// What the step saved and cost.
-        account: ReducerAccount,
+        account: JsStepAccount,
     },
     /// Return this content and these details instead.
     Replaced {
@@ -222,7 +191,7 @@ pub enum ReducerDone {
         /// The savings notice.
         notice: ReducerNotice,
         /// What the step saved and cost.
-        account: ReducerAccount,
+        account: JsStepAccount,
     },
 }
 
