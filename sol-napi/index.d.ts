@@ -10,6 +10,21 @@
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
+ * One fused `edit`/`write` call: `sol_fusion::fused::FusedCall` behind napi. `start()`
+ * gives the first effect; `step()` takes the result of each effect and gives the next,
+ * until a finishing one (`reject`, `returnMutation`, `rethrowMutationError`, `return`,
+ * `returnError`, `throw`).
+ */
+export declare class FusedCall {
+  /** Checks the call (then_run, target); nothing runs yet. */
+  constructor(request: FusedCallRequest)
+  /** The first effect: `reject` or `runMutation` (with the queue key). */
+  start(): FusedEffect
+  /** The next effect, from the result of the last one. */
+  step(input: FusedInput): FusedEffect
+}
+
+/**
  * ObservationPack for one storage directory: the archive, the ledger and the
  * `sol_obspack::Pack` whose step decides every request.
  */
@@ -204,8 +219,81 @@ export interface FileDigest {
   error?: string
 }
 
-/** The thrown text when a block follows an applied mutation (Pi 0.84.2). */
-export declare function fusionAfterMutation(mutationText: string, block: string): string
+/** A fused `edit`/`write` call as the tool's `execute` receives it. */
+export interface FusedCallRequest {
+  /** The tool's `path` argument, unresolved. */
+  path: string
+  /** `JSON.stringify(args.then_run)`, absent when the call has no `then_run`. */
+  thenRunJson?: string
+  /** `ctx.cwd`. */
+  cwd: string
+  /** The user's home directory. */
+  home: string
+  /** True on native Windows (drive-path forms apply). */
+  windows: boolean
+  /**
+   * Capability: this Pi keeps a returned `isError: true` result (found by feature
+   * detection); when false, failures are thrown.
+   */
+  errorResultsKept: boolean
+  /** `parentToolCallId` of the call's `tool_call` event: set for a call a script made. */
+  parentToolCallId?: string
+}
+
+/** What the host does next for a [`FusedCall`] (`sol_fusion::fused::Effect`). */
+export type FusedEffect =
+  | { kind: 'reject'; /** The tool error for the model. */
+    message: string; /** Its stable code. */
+  code: string }
+  | { kind: 'runMutation'; /** The per-file queue key, computed now so the call takes its place synchronously. */
+  queueKey?: string }
+  | { kind: 'digest'; /** The absolute target. */
+  path: string }
+  | { kind: 'yieldTurn' }
+  | { kind: 'runCommand'; /** The command. */
+    command: string; /** Timeout in seconds, when given. */
+  timeout?: number }
+  | { kind: 'returnMutation' }
+  | { kind: 'rethrowMutationError' }
+  | { kind: 'return'; /** Text blocks to append. */
+    append: Array<string>; /** The savings notice to show, if any. */
+    notice?: FusedNotice; /** What the call saved. */
+  account: StepAccount }
+  | { kind: 'returnError'; /** Text blocks to append. */
+    append: Array<string>; /** What the call saved. */
+  account: StepAccount }
+  | { kind: 'throw'; /** The whole error text. */
+    message: string; /** What the call saved. */
+  account: StepAccount }
+
+/** The result of the last effect, reported by the host (`sol_fusion::fused::Input`). */
+export type FusedInput =
+  | { kind: 'mutationReturned'; /** Text of each text block, in order. */
+    texts: Array<string>; /** `result.isError === true`. */
+  isError: boolean }
+  | { kind: 'mutationThrew'; /** The error's message. */
+  message: string }
+  | { kind: 'digest'; /** The look. */
+  look: FileDigest }
+  | { kind: 'turnYielded' }
+  | { kind: 'commandReturned'; /** Text of each text block, in order. */
+    texts: Array<string>; /** `result.isError === true`. */
+    isError: boolean; /** `result.structuredContent?.exit_code`, when a number. */
+  exitCode?: number }
+  | { kind: 'commandThrew'; /** The error's message. */
+  message: string }
+
+/** The savings notice and keyed status to show after a successful fused call (TUI only). */
+export interface FusedNotice {
+  /** The notice. */
+  notice: string
+  /** The status key. */
+  statusKey: string
+  /** The status text. */
+  status: string
+  /** How long the status stays, in milliseconds. */
+  statusClearMs: number
+}
 
 /**
  * What to do with a call: `ok` with the resolved target (absent when the path
@@ -225,7 +313,7 @@ export interface FusionCallPlan {
   thenRun?: ThenRunArgs
 }
 
-/** A fused call as the model sent it. */
+/** A call as the model sent it, for [`fusion_plan_call`]. */
 export interface FusionCallRequest {
   /** The tool's `path` argument, unresolved. */
   path: string
@@ -239,35 +327,13 @@ export interface FusionCallRequest {
   windows: boolean
 }
 
-/** Whether a returned bash result means the command failed. */
-export declare function fusionCommandFailed(isError: boolean, exitCode?: number | undefined | null): boolean
-
-/** The block appended to the kept mutation result when the command failed. */
-export declare function fusionFailedBlock(commandText: string): string
-
-/** The whole error message when the command failed and the host must throw. */
-export declare function fusionFailedText(mutationText: string, commandText: string): string
-
-/** Decides from the look right after the mutation and the look right before the command. */
-export declare function fusionGuard(before: FileDigest, after: FileDigest): FusionGuard
-
-/**
- * What the hash guard decided: run the command (with a one-line note when the guard
- * could not be applied), or skip it with the `[then_run:skipped]` block.
- */
-export interface FusionGuard {
-  /** True: run the command. */
-  run: boolean
-  /** The line to show before the command's block when the guard was not applied. */
-  note?: string
-  /** The `[then_run:skipped]` block when the command must not run. */
-  skipped?: string
-}
-
 /** The one warning when the active tool no longer accepts `then_run`. */
 export declare function fusionInertWarning(toolName: string): string
 
-/** Checks `then_run` and resolves the target path of an `edit`/`write` call. */
+/**
+ * Checks `then_run` and resolves the target path of an `edit`/`write` call, as the
+ * first step of a [`FusedCall`] does.
+ */
 export declare function fusionPlanCall(request: FusionCallRequest): FusionCallPlan
 
 /**
@@ -279,12 +345,6 @@ export declare function fusionQueueKey(target: string): string
 
 /** The message when Pi's shell settings cannot be read and Action Fusion stays off. */
 export declare function fusionSettingsUnreadable(details: string): string
-
-/** The error text when the mutation failed and the command was skipped. */
-export declare function fusionSkippedAfterMutationFailure(mutationError: string): string
-
-/** The block appended to the mutation result after the command succeeded. */
-export declare function fusionSucceededBlock(output: string): string
 
 /** The fixed texts, fetched once when Action Fusion registers. */
 export declare function fusionTexts(): FusionTexts

@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.FusedCall = nativeBinding.FusedCall
 module.exports.ObsPack = nativeBinding.ObsPack
 module.exports.Occ = nativeBinding.Occ
 module.exports.Reducer = nativeBinding.Reducer
@@ -843,17 +844,10 @@ module.exports.__panicForTests = nativeBinding.__panicForTests
 module.exports.addonVersion = nativeBinding.addonVersion
 module.exports.checkSessionId = nativeBinding.checkSessionId
 module.exports.fileDigest = nativeBinding.fileDigest
-module.exports.fusionAfterMutation = nativeBinding.fusionAfterMutation
-module.exports.fusionCommandFailed = nativeBinding.fusionCommandFailed
-module.exports.fusionFailedBlock = nativeBinding.fusionFailedBlock
-module.exports.fusionFailedText = nativeBinding.fusionFailedText
-module.exports.fusionGuard = nativeBinding.fusionGuard
 module.exports.fusionInertWarning = nativeBinding.fusionInertWarning
 module.exports.fusionPlanCall = nativeBinding.fusionPlanCall
 module.exports.fusionQueueKey = nativeBinding.fusionQueueKey
 module.exports.fusionSettingsUnreadable = nativeBinding.fusionSettingsUnreadable
-module.exports.fusionSkippedAfterMutationFailure = nativeBinding.fusionSkippedAfterMutationFailure
-module.exports.fusionSucceededBlock = nativeBinding.fusionSucceededBlock
 module.exports.fusionTexts = nativeBinding.fusionTexts
 module.exports.loadConfig = nativeBinding.loadConfig
 module.exports.obsPolicy = nativeBinding.obsPolicy

@@ -8,6 +8,9 @@
 //!
 //! - [`path`]: which absolute file a tool call targets, from `@` mentions, `file://` URLs,
 //!   `~` and Windows shell drive paths ([`path::resolve_tool_path`]);
+//! - [`fused`]: one fused call as a state machine without I/O ([`fused::FusedCall`]): the
+//!   host reports each I/O result and gets the next effect, down to the result or error
+//!   and what the call saved;
 //! - [`then_run`]: validation of the `then_run` argument ([`then_run::parse_then_run`]);
 //! - [`guard`]: the hash guard's rule: whether the command runs, from two looks at the
 //!   target after the mutation ([`guard::decide`]), and its limits;
@@ -83,6 +86,7 @@
 //! In Pi the success block is a separate text content block after the mutation's own
 //! blocks; a harness with plain-text observations can join them as above.
 
+pub mod fused;
 pub mod guard;
 pub mod path;
 pub mod text;

@@ -1,7 +1,9 @@
 // Action Fusion in Pi: `edit` and `write` rebuilt from Pi's own definitions
 // with an optional `then_run` follow-up command, run through Pi's own bash tool
-// in the same call. Texts and decisions come from Rust (`sol-fusion`); this file
-// does the I/O: the per-file queue, the mutation, the hash guard, the command.
+// in the same call. Every decision comes from Rust (`sol_fusion::fused`, the
+// `FusedCall` step machine): this file carries out its effects with Pi's APIs (the
+// per-file queue, the built-in mutation, the digests, Pi's bash) and reports each
+// result back.
 import * as os from "node:os";
 
 import {
@@ -9,7 +11,6 @@ import {
 	createEditToolDefinition,
 	createWriteToolDefinition,
 	SettingsManager,
-	VERSION,
 } from "@earendil-works/pi-coding-agent";
 import type { BashToolOptions, ExtensionAPI, ExtensionContext, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
@@ -30,14 +31,9 @@ export interface ActionFusionOptions {
 	bashOptions?: BashToolOptions;
 }
 
-/** Pi 1.x keeps a returned `isError` result; 0.84.2 ignores it, so failures must throw there. */
-const returnsErrorResults = Number(VERSION.split(".")[0]) >= 1;
-
-function textOf(result: { content?: Array<{ type: string; text?: string }> } | undefined): string {
-	return (result?.content ?? [])
-		.filter((block) => block.type === "text" && typeof block.text === "string")
-		.map((block) => block.text)
-		.join("\n");
+/** The `text` of each text block of a tool result, in order. */
+function textsOf(result: { content?: Array<{ type: string; text?: string }> } | undefined): string[] {
+	return (result?.content ?? []).filter((block) => block.type === "text" && typeof block.text === "string").map((block) => block.text as string);
 }
 
 function messageOf(error: unknown): string {
@@ -70,7 +66,9 @@ function bashOptionsFromSettings(ctx: ExtensionContext, agentDir: string, addon:
 class FileQueue {
 	private readonly tails = new Map<string, Promise<void>>();
 
-	run<T>(key: string, operation: () => Promise<T>): Promise<T> {
+	/** Runs `operation` in `key`'s line, or at once without a key. */
+	run<T>(key: string | undefined, operation: () => Promise<T>): Promise<T> {
+		if (key === undefined) return operation();
 		const previous = this.tails.get(key) ?? Promise.resolve();
 		let release!: () => void;
 		const done = new Promise<void>((resolve) => (release = resolve));
@@ -109,66 +107,76 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 		return set;
 	}
 
-	/** The command failed or was skipped after the mutation was applied: keep the mutation's result. */
-	function failAfterMutation(mutation: ToolResult, block: string, thrownText: string): ToolResult {
-		if (returnsErrorResults) {
-			return { ...mutation, content: [...mutation.content, { type: "text", text: block }], isError: true };
-		}
-		throw new Error(thrownText);
-	}
+	// Feature detection: Pi 1.x tools return structured results (bash declares an output
+	// schema) and Pi keeps a returned `isError`; 0.84.2 declares none and marks every
+	// returned result as a success. Rust decides from this what a failure becomes.
+	const errorResultsKept = "outputSchema" in definitionsFor(ctx.cwd).bash;
+	// Script calls carry `parentToolCallId` on their `tool_call` event; `execute` gets only the id.
+	const parents = new Map<string, string | undefined>();
+	pi.on("tool_call", (event) => {
+		if (event.toolName === "edit" || event.toolName === "write") parents.set(event.toolCallId, (event as { parentToolCallId?: string }).parentToolCallId);
+	});
 
-	function announceSavings(toolCallId: string, c: ExtensionContext) {
-		// Script calls (codemode, id "<parent>/<n>") are shown inside the script's own row.
-		if (toolCallId.includes("/")) return;
-		savings.show(c, texts.savingsNotice, texts.statusKey, texts.statusText, texts.statusClearMs);
-	}
+	type Call = [string, Record<string, unknown>, AbortSignal | undefined, unknown, ExtensionContext];
 
-	async function runFused(
-		kind: Kind,
-		target: string,
-		thenRun: { command: string; timeout?: number } | undefined,
-		call: [string, Record<string, unknown>, AbortSignal | undefined, unknown, ExtensionContext],
-	): Promise<ToolResult> {
+	/** Carries out the effects of one `FusedCall` until it finishes. */
+	async function drive(kind: Kind, machine: NativeAddon.FusedCall, first: NativeAddon.FusedEffect, call: Call): Promise<ToolResult> {
 		const [toolCallId, mutationParams, signal, onUpdate, c] = call;
 		const set = definitionsFor(c.cwd);
-		let mutation: ToolResult;
-		try {
-			mutation = (await set[kind].execute(toolCallId, mutationParams, signal, onUpdate as never, c as never)) as ToolResult;
-		} catch (error) {
-			if (!thenRun) throw error;
-			throw new Error(addon.fusionSkippedAfterMutationFailure(messageOf(error)));
+		let mutation: ToolResult = { content: [] };
+		let mutationError: unknown;
+		let effect = first;
+		for (;;) {
+			switch (effect.kind) {
+				case "reject":
+					throw new Error(effect.message);
+				case "runMutation":
+					try {
+						mutation = (await set[kind].execute(toolCallId, mutationParams, signal, onUpdate as never, c as never)) as ToolResult;
+						effect = machine.step({ kind: "mutationReturned", texts: textsOf(mutation), isError: mutation.isError === true });
+					} catch (error) {
+						mutationError = error;
+						effect = machine.step({ kind: "mutationThrew", message: messageOf(error) });
+					}
+					break;
+				case "digest": {
+					// Runs on the thread pool; a rejected look (a panic in Rust) counts as an unreadable target.
+					const look = await addon.fileDigest(effect.path).catch((error: unknown) => ({ error: messageOf(error) }));
+					effect = machine.step({ kind: "digest", look });
+					break;
+				}
+				case "yieldTurn":
+					await new Promise<void>((resolve) => setImmediate(resolve));
+					effect = machine.step({ kind: "turnYielded" });
+					break;
+				case "runCommand":
+					try {
+						const args = { command: effect.command, timeout: effect.timeout };
+						const command = (await set.bash.execute(`${toolCallId}:then_run`, args, signal, undefined, c as never)) as ToolResult;
+						const exitCode = command.structuredContent?.exit_code;
+						effect = machine.step({
+							kind: "commandReturned",
+							texts: textsOf(command),
+							isError: command.isError === true,
+							exitCode: typeof exitCode === "number" ? exitCode : undefined,
+						});
+					} catch (error) {
+						effect = machine.step({ kind: "commandThrew", message: messageOf(error) });
+					}
+					break;
+				case "returnMutation":
+					return mutation;
+				case "rethrowMutationError":
+					throw mutationError;
+				case "return":
+					if (effect.notice) savings.show(c, effect.notice.notice, effect.notice.statusKey, effect.notice.status, effect.notice.statusClearMs);
+					return { ...mutation, content: [...mutation.content, ...effect.append.map((text) => ({ type: "text", text }))] };
+				case "returnError":
+					return { ...mutation, content: [...mutation.content, ...effect.append.map((text) => ({ type: "text", text }))], isError: true };
+				case "throw":
+					throw new Error(effect.message);
+			}
 		}
-		if (!thenRun) return mutation;
-		if (mutation.isError) throw new Error(addon.fusionSkippedAfterMutationFailure(textOf(mutation)));
-
-		// Hash guard: the target must not change between the mutation and the command. Each
-		// look runs on the thread pool; Rust reads only a bounded regular file and decides.
-		// A rejected look (a panic in Rust) counts as an unreadable target: the command is skipped.
-		const look = (file: string) => addon.fileDigest(file).catch((error: unknown) => ({ error: messageOf(error) }));
-		const before = await look(target);
-		await new Promise<void>((resolve) => setImmediate(resolve));
-		const after = await look(target);
-		const guard = addon.fusionGuard(before, after);
-		if (!guard.run) {
-			const skipped = guard.skipped ?? "";
-			return failAfterMutation(mutation, skipped, addon.fusionAfterMutation(textOf(mutation), skipped));
-		}
-		// A target that could not be guarded: its one-line note follows the mutation's blocks.
-		if (guard.note !== undefined) mutation = { ...mutation, content: [...mutation.content, { type: "text", text: guard.note }] };
-
-		let command: ToolResult;
-		try {
-			command = (await set.bash.execute(`${toolCallId}:then_run`, thenRun, signal, undefined, c as never)) as ToolResult;
-		} catch (error) {
-			// 0.84.2 throws on a non-zero exit; every version throws on a timeout or an abort.
-			throw new Error(addon.fusionFailedText(textOf(mutation), messageOf(error)));
-		}
-		const output = textOf(command);
-		if (addon.fusionCommandFailed(command.isError === true, command.structuredContent?.exit_code)) {
-			return failAfterMutation(mutation, addon.fusionFailedBlock(output), addon.fusionFailedText(textOf(mutation), output));
-		}
-		announceSavings(toolCallId, c);
-		return { ...mutation, content: [...mutation.content, { type: "text", text: addon.fusionSucceededBlock(output) }] };
 	}
 
 	function fuse(kind: Kind, base: AnyDefinition): AnyDefinition {
@@ -196,25 +204,21 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 				: undefined,
 			async execute(toolCallId: string, params: Record<string, unknown>, signal: AbortSignal | undefined, onUpdate: unknown, c: ExtensionContext) {
 				const { then_run, ...mutationParams } = params;
-				const plan = addon.fusionPlanCall({
+				const parentToolCallId = parents.get(toolCallId);
+				parents.delete(toolCallId);
+				const machine = new addon.FusedCall({
 					path: typeof params.path === "string" ? params.path : "",
 					thenRunJson: then_run === undefined ? undefined : JSON.stringify(then_run),
 					cwd: c.cwd,
 					home: os.homedir(),
 					windows: process.platform === "win32",
+					errorResultsKept,
+					parentToolCallId,
 				});
-				if (!plan.ok) throw new Error(plan.error);
-				const call: [string, Record<string, unknown>, AbortSignal | undefined, unknown, ExtensionContext] = [
-					toolCallId,
-					mutationParams,
-					signal,
-					onUpdate,
-					c,
-				];
-				if (plan.target === undefined) return runFused(kind, "", undefined, call);
-				const target = plan.target;
+				const first = machine.start();
+				const call: Call = [toolCallId, mutationParams, signal, onUpdate, c];
 				// No await before this line: the call takes its place in the file's line now.
-				return queue.run(addon.fusionQueueKey(target), () => runFused(kind, target, plan.thenRun, call));
+				return queue.run(first.kind === "runMutation" ? first.queueKey : undefined, () => drive(kind, machine, first, call));
 			},
 			renderCall(args: any, theme: any, context: any) {
 				const inner = definitionsFor(context?.cwd ?? ctx.cwd)[kind].renderCall?.(args, theme, context);

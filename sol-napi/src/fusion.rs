@@ -1,23 +1,25 @@
-//! Action Fusion exports: the texts and decisions of `sol-fusion`, the queue key,
-//! and the look at the target (a bounded digest off the JavaScript thread) that the
-//! hash guard compares right before a follow-up command starts.
+//! Action Fusion exports: the fixed texts, the `FusedCall` step machine of
+//! `sol_fusion::fused` (effects out, I/O results in, as discriminated unions), the
+//! queue key, and the look at the target (a bounded digest off the JavaScript thread)
+//! that the hash guard compares right before a follow-up command starts.
 
 use std::fs::File;
 use std::io::{self, Read as _};
 use std::path::Path;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use camino::Utf8Path;
 use napi::bindgen_prelude::{AsyncTask, Env, Task};
 use napi_derive::napi;
 use sha2::{Digest as _, Sha256};
-use sol_fusion::guard::{
-    self, DIGEST_TIME_BUDGET_MS, GuardDecision, MAX_DIGEST_BYTES, TargetLook, Unguarded,
-};
-use sol_fusion::path::{PathContext, Platform, resolve_tool_path};
-use sol_fusion::text::{self, CommandOutcome, MutationTool};
-use sol_fusion::then_run::parse_then_run;
+use sol_core::StepAccount;
+use sol_fusion::fused::{self, Capabilities, CommandResult, Effect, Finish, Input, MutationResult};
+use sol_fusion::guard::{DIGEST_TIME_BUDGET_MS, MAX_DIGEST_BYTES, TargetLook, Unguarded};
+use sol_fusion::path::{PathContext, Platform};
+use sol_fusion::text::{self, MutationTool};
 
+use crate::JsStepAccount;
 use crate::boundary::quiet;
 use crate::storage::canonical_prefix;
 
@@ -66,7 +68,7 @@ pub fn fusion_texts() -> FusionTexts {
     })
 }
 
-/// A fused call as the model sent it.
+/// A call as the model sent it, for [`fusion_plan_call`].
 #[napi(object)]
 pub struct FusionCallRequest {
     /// The tool's `path` argument, unresolved.
@@ -107,107 +109,331 @@ pub struct FusionCallPlan {
     pub then_run: Option<ThenRunArgs>,
 }
 
-fn reject(code: &str, message: String) -> FusionCallPlan {
-    FusionCallPlan {
-        ok: false,
-        error: Some(message),
-        error_code: Some(code.to_owned()),
-        target: None,
-        then_run: None,
+fn path_context<'a>(cwd: &'a str, home: &'a str, windows: bool) -> PathContext<'a> {
+    PathContext {
+        cwd,
+        home,
+        platform: if windows {
+            Platform::Windows
+        } else {
+            Platform::Posix
+        },
     }
 }
 
-/// Checks `then_run` and resolves the target path of an `edit`/`write` call.
+/// Checks `then_run` and resolves the target path of an `edit`/`write` call, as the
+/// first step of a [`FusedCall`] does.
 #[napi(catch_unwind)]
 pub fn fusion_plan_call(request: FusionCallRequest) -> FusionCallPlan {
     quiet(|| {
-        let then_run_value = match request.then_run_json.as_deref().map(serde_json::from_str) {
-            None => None,
-            Some(Ok(value)) => Some(value),
-            Some(Err(error)) => {
-                return reject(
-                    "then_run_not_json",
-                    format!("then_run is not valid JSON ({error}); the file was not modified"),
-                );
-            }
-        };
-        let then_run = match parse_then_run(then_run_value.as_ref()) {
-            Ok(then_run) => then_run,
-            Err(error) => return reject(error.code(), error.to_string()),
-        };
-        let ctx = PathContext {
-            cwd: &request.cwd,
-            home: &request.home,
-            platform: if request.windows {
-                Platform::Windows
-            } else {
-                Platform::Posix
+        let ctx = path_context(&request.cwd, &request.home, request.windows);
+        match fused::plan(&request.path, request.then_run_json.as_deref(), &ctx) {
+            Ok(plan) => FusionCallPlan {
+                ok: true,
+                error: None,
+                error_code: None,
+                target: plan.target,
+                then_run: plan.then_run.map(|then_run| ThenRunArgs {
+                    command: then_run.command,
+                    timeout: then_run.timeout_seconds,
+                }),
             },
-        };
-        let target = match resolve_tool_path(&request.path, &ctx) {
-            Ok(target) => Some(target),
-            // A fused call must know its target before anything runs.
-            Err(error) if then_run.is_some() => return reject(error.code(), error.to_string()),
-            // A plain call behaves exactly like the built-in tool, which reports its own error.
-            Err(_) => None,
-        };
-        FusionCallPlan {
-            ok: true,
-            error: None,
-            error_code: None,
-            target,
-            then_run: then_run.map(|then_run| ThenRunArgs {
-                command: then_run.command,
-                timeout: then_run.timeout_seconds,
-            }),
+            Err((code, message)) => FusionCallPlan {
+                ok: false,
+                error: Some(message),
+                error_code: Some(code.to_owned()),
+                target: None,
+                then_run: None,
+            },
         }
     })
 }
 
-/// The error text when the mutation failed and the command was skipped.
-#[napi(catch_unwind)]
-pub fn fusion_skipped_after_mutation_failure(mutation_error: String) -> String {
-    quiet(|| text::skipped_after_mutation_failure(&mutation_error))
+/// A fused `edit`/`write` call as the tool's `execute` receives it.
+#[napi(object)]
+pub struct FusedCallRequest {
+    /// The tool's `path` argument, unresolved.
+    pub path: String,
+    /// `JSON.stringify(args.then_run)`, absent when the call has no `then_run`.
+    pub then_run_json: Option<String>,
+    /// `ctx.cwd`.
+    pub cwd: String,
+    /// The user's home directory.
+    pub home: String,
+    /// True on native Windows (drive-path forms apply).
+    pub windows: bool,
+    /// Capability: this Pi keeps a returned `isError: true` result (found by feature
+    /// detection); when false, failures are thrown.
+    pub error_results_kept: bool,
+    /// `parentToolCallId` of the call's `tool_call` event: set for a call a script made.
+    pub parent_tool_call_id: Option<String>,
 }
 
-/// The block appended to the mutation result after the command succeeded.
-#[napi(catch_unwind)]
-pub fn fusion_succeeded_block(output: String) -> String {
-    quiet(|| text::succeeded_block(&output))
+/// The savings notice and keyed status to show after a successful fused call (TUI only).
+#[napi(object)]
+pub struct FusedNotice {
+    /// The notice.
+    pub notice: String,
+    /// The status key.
+    pub status_key: String,
+    /// The status text.
+    pub status: String,
+    /// How long the status stays, in milliseconds.
+    pub status_clear_ms: u32,
 }
 
-/// The whole error message when the command failed and the host must throw.
-#[napi(catch_unwind)]
-pub fn fusion_failed_text(mutation_text: String, command_text: String) -> String {
-    quiet(|| text::failed_text(&mutation_text, &command_text))
+/// What the host does next for a [`FusedCall`] (`sol_fusion::fused::Effect`).
+#[napi(discriminant = "kind", discriminant_case = "camelCase")]
+pub enum FusedEffect {
+    /// Throw `message` before anything ran.
+    Reject {
+        /// The tool error for the model.
+        message: String,
+        /// Its stable code.
+        code: String,
+    },
+    /// Run Pi's own edit/write with the arguments minus `then_run`, after waiting for the
+    /// call's place in `queueKey`'s line (none: run at once).
+    RunMutation {
+        /// The per-file queue key, computed now so the call takes its place synchronously.
+        queue_key: Option<String>,
+    },
+    /// Look at `path` (`fileDigest`) and report the look.
+    Digest {
+        /// The absolute target.
+        path: String,
+    },
+    /// Let the event loop turn once (`setImmediate`), then report `turnYielded`.
+    YieldTurn,
+    /// Run the command through Pi's bash tool.
+    RunCommand {
+        /// The command.
+        command: String,
+        /// Timeout in seconds, when given.
+        timeout: Option<f64>,
+    },
+    /// Return the mutation's result as it is.
+    ReturnMutation,
+    /// Throw the mutation's own error again.
+    RethrowMutationError,
+    /// Return the mutation's result with `append` as text blocks after its own.
+    Return {
+        /// Text blocks to append.
+        append: Vec<String>,
+        /// The savings notice to show, if any.
+        notice: Option<FusedNotice>,
+        /// What the call saved.
+        account: JsStepAccount,
+    },
+    /// Return the mutation's result with `append` after its blocks and `isError: true`.
+    ReturnError {
+        /// Text blocks to append.
+        append: Vec<String>,
+        /// What the call saved.
+        account: JsStepAccount,
+    },
+    /// Throw an error with `message`.
+    Throw {
+        /// The whole error text.
+        message: String,
+        /// What the call saved.
+        account: JsStepAccount,
+    },
 }
 
-/// The block appended to the kept mutation result when the command failed.
-#[napi(catch_unwind)]
-pub fn fusion_failed_block(command_text: String) -> String {
-    quiet(|| text::failed_block(&command_text))
+impl From<Effect> for FusedEffect {
+    fn from(effect: Effect) -> Self {
+        match effect {
+            Effect::RunMutation { target } => FusedEffect::RunMutation {
+                queue_key: target.as_deref().map(queue_key),
+            },
+            Effect::Digest { path } => FusedEffect::Digest { path },
+            Effect::YieldTurn => FusedEffect::YieldTurn,
+            Effect::RunCommand {
+                command,
+                timeout_seconds,
+            } => FusedEffect::RunCommand {
+                command,
+                timeout: timeout_seconds,
+            },
+            Effect::Finish(Finish::Reject { message, code }) => FusedEffect::Reject {
+                message,
+                code: code.to_owned(),
+            },
+            Effect::Finish(Finish::ReturnMutation) => FusedEffect::ReturnMutation,
+            Effect::Finish(Finish::RethrowMutationError) => FusedEffect::RethrowMutationError,
+            Effect::Finish(Finish::Return {
+                append,
+                notice,
+                account,
+            }) => FusedEffect::Return {
+                append,
+                notice: notice.then(|| FusedNotice {
+                    notice: text::savings_notice(),
+                    status_key: text::STATUS_KEY.to_owned(),
+                    status: text::status_text(),
+                    status_clear_ms: text::STATUS_CLEAR_MS,
+                }),
+                account: account.into(),
+            },
+            Effect::Finish(Finish::ReturnError { append, account }) => FusedEffect::ReturnError {
+                append,
+                account: account.into(),
+            },
+            Effect::Finish(Finish::Throw { message, account }) => FusedEffect::Throw {
+                message,
+                account: account.into(),
+            },
+        }
+    }
 }
 
-/// The thrown text when a block follows an applied mutation (Pi 0.84.2).
-#[napi(catch_unwind)]
-pub fn fusion_after_mutation(mutation_text: String, block: String) -> String {
-    quiet(|| text::after_mutation(&mutation_text, &block))
+/// The result of the last effect, reported by the host (`sol_fusion::fused::Input`).
+#[napi(discriminant = "kind", discriminant_case = "camelCase")]
+pub enum FusedInput {
+    /// Pi's edit/write returned: the `text` of each text block and `isError`.
+    MutationReturned {
+        /// Text of each text block, in order.
+        texts: Vec<String>,
+        /// `result.isError === true`.
+        is_error: bool,
+    },
+    /// Pi's edit/write threw.
+    MutationThrew {
+        /// The error's message.
+        message: String,
+    },
+    /// The look at the target (`fileDigest`; a rejected look as `{ error }`).
+    Digest {
+        /// The look.
+        look: FileDigest,
+    },
+    /// The event loop turned once.
+    TurnYielded,
+    /// Pi's bash returned.
+    CommandReturned {
+        /// Text of each text block, in order.
+        texts: Vec<String>,
+        /// `result.isError === true`.
+        is_error: bool,
+        /// `result.structuredContent?.exit_code`, when a number.
+        exit_code: Option<f64>,
+    },
+    /// Pi's bash threw (a timeout, an abort; on 0.84.2 also a non-zero exit).
+    CommandThrew {
+        /// The error's message.
+        message: String,
+    },
+}
+
+impl From<FusedInput> for Input {
+    fn from(input: FusedInput) -> Self {
+        match input {
+            FusedInput::MutationReturned { texts, is_error } => {
+                Input::Mutation(MutationResult::Returned { texts, is_error })
+            }
+            FusedInput::MutationThrew { message } => {
+                Input::Mutation(MutationResult::Threw { message })
+            }
+            FusedInput::Digest { look } => Input::Digest(look.look()),
+            FusedInput::TurnYielded => Input::TurnYielded,
+            FusedInput::CommandReturned {
+                texts,
+                is_error,
+                exit_code,
+            } => Input::Command(CommandResult::Returned {
+                texts,
+                is_error,
+                exit_code,
+            }),
+            FusedInput::CommandThrew { message } => {
+                Input::Command(CommandResult::Threw { message })
+            }
+        }
+    }
+}
+
+/// One fused `edit`/`write` call: `sol_fusion::fused::FusedCall` behind napi. `start()`
+/// gives the first effect; `step()` takes the result of each effect and gives the next,
+/// until a finishing one (`reject`, `returnMutation`, `rethrowMutationError`, `return`,
+/// `returnError`, `throw`).
+#[napi]
+pub struct FusedCall {
+    machine: Mutex<Machine>,
+}
+
+struct Machine {
+    call: fused::FusedCall,
+    first: Option<Effect>,
+}
+
+#[napi]
+impl FusedCall {
+    /// Checks the call (then_run, target); nothing runs yet.
+    #[napi(constructor)]
+    pub fn new(request: FusedCallRequest) -> Self {
+        let ctx = path_context(&request.cwd, &request.home, request.windows);
+        let (call, first) = fused::FusedCall::start(&fused::FusedCallRequest {
+            path: &request.path,
+            then_run_json: request.then_run_json.as_deref(),
+            ctx,
+            capabilities: Capabilities {
+                error_results_kept: request.error_results_kept,
+            },
+            parent_tool_call_id: request.parent_tool_call_id.as_deref(),
+        });
+        FusedCall {
+            machine: Mutex::new(Machine {
+                call,
+                first: Some(first),
+            }),
+        }
+    }
+
+    /// The first effect: `reject` or `runMutation` (with the queue key).
+    #[napi(catch_unwind)]
+    pub fn start(&self) -> FusedEffect {
+        quiet(|| {
+            let mut machine = self.machine();
+            match machine.first.take() {
+                Some(effect) => effect.into(),
+                None => internal_error("start() was called twice"),
+            }
+        })
+    }
+
+    /// The next effect, from the result of the last one.
+    #[napi(catch_unwind)]
+    pub fn step(&self, input: FusedInput) -> FusedEffect {
+        quiet(|| {
+            let mut machine = self.machine();
+            if machine.first.is_some() {
+                return internal_error("step() was called before start()");
+            }
+            machine.call.step(input.into()).into()
+        })
+    }
+}
+
+impl FusedCall {
+    fn machine(&self) -> std::sync::MutexGuard<'_, Machine> {
+        self.machine
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+fn internal_error(what: &str) -> FusedEffect {
+    FusedEffect::Throw {
+        message: format!("Action Fusion: internal error: {what}"),
+        account: StepAccount::default().into(),
+    }
 }
 
 /// The message when Pi's shell settings cannot be read and Action Fusion stays off.
 #[napi(catch_unwind)]
 pub fn fusion_settings_unreadable(details: String) -> String {
     quiet(|| text::settings_unreadable(&details))
-}
-
-/// Whether a returned bash result means the command failed.
-#[napi(catch_unwind)]
-pub fn fusion_command_failed(is_error: bool, exit_code: Option<f64>) -> bool {
-    quiet(|| classify_failed(is_error, exit_code))
-}
-
-fn classify_failed(is_error: bool, exit_code: Option<f64>) -> bool {
-    text::classify_command(is_error, exit_code) == CommandOutcome::Failed
 }
 
 /// The one warning when the active tool no longer accepts `then_run`.
@@ -399,35 +625,6 @@ fn open_nonblocking(path: &Path) -> io::Result<File> {
 #[cfg(not(unix))]
 fn open_nonblocking(path: &Path) -> io::Result<File> {
     File::open(path)
-}
-
-/// What the hash guard decided: run the command (with a one-line note when the guard
-/// could not be applied), or skip it with the `[then_run:skipped]` block.
-#[napi(object)]
-pub struct FusionGuard {
-    /// True: run the command.
-    pub run: bool,
-    /// The line to show before the command's block when the guard was not applied.
-    pub note: Option<String>,
-    /// The `[then_run:skipped]` block when the command must not run.
-    pub skipped: Option<String>,
-}
-
-/// Decides from the look right after the mutation and the look right before the command.
-#[napi(catch_unwind)]
-pub fn fusion_guard(before: FileDigest, after: FileDigest) -> FusionGuard {
-    quiet(|| match guard::decide(&before.look(), &after.look()) {
-        GuardDecision::Run { note } => FusionGuard {
-            run: true,
-            note,
-            skipped: None,
-        },
-        GuardDecision::Skip { text } => FusionGuard {
-            run: false,
-            note: None,
-            skipped: Some(text),
-        },
-    })
 }
 
 /// The key of the per-file queue, computed synchronously so that a call takes its place

@@ -294,6 +294,16 @@ test(`Pi ${piVersion}: TUI mode shows the savings notice only after a fused call
 	assert.deepEqual(status[0].args, ["sol-pi-savings", "⚡ Action Fusion · 1 model round-trip avoided"]);
 });
 
+test(`Pi ${piVersion}: a call the model issued with a "/" in its provider-chosen id still shows the savings notice`, async (t) => {
+	// Script calls are told apart by Pi's parentToolCallId, never by the shape of an id a provider chose.
+	const ws = makeWorkspace(t);
+	enable(ws);
+	const { run, results } = await runCalls(t, ws, [toolCalls(["write", { path: "ok.txt", content: "x", then_run: { command: "true" } }, "call/1"])], { mode: "tui" });
+	assert.equal(results.get("call/1").isError, false, resultText(results.get("call/1")));
+	const savings = run.notices().filter((n) => n.message.includes("Money saved"));
+	assert.equal(savings.length, 1, JSON.stringify(run.notices()));
+});
+
 test(`Pi ${piVersion}: the savings status clears itself later without touching a session that has ended`, async (t) => {
 	const ws = makeWorkspace(t);
 	enable(ws);
