@@ -34,14 +34,15 @@ export interface ObservedMessage {
 const stringUnits = (value: unknown): number => (typeof value === "string" ? value.length : 0);
 
 const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
+const SURROGATE = /[\ud800-\udfff]/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
  * The fields of an object as the addon converts it: a key with a lone surrogate
  * arrives in Rust repaired (U+FFFD), finds no property under that name and is dropped.
  */
-function convertedKeys(value: object): string[] {
-	return Object.keys(value).filter((key) => !LONE_SURROGATE.test(key));
+function isConvertedKey(key: string): boolean {
+	return !SURROGATE.test(key) || !LONE_SURROGATE.test(key);
 }
 
 /** UTF-16 units of a JSON string literal: quotes plus escapes. */
@@ -96,8 +97,10 @@ export function jsonUnits(value: unknown): number {
 			}
 			let units = 2;
 			let fields = 0;
-			for (const key of convertedKeys(value)) {
-				const field = (value as Record<string, unknown>)[key];
+			const record = value as Record<string, unknown>;
+			for (const key in record) {
+				if (!Object.hasOwn(record, key) || !isConvertedKey(key)) continue;
+				const field = record[key];
 				if (field === undefined || typeof field === "function" || typeof field === "symbol") continue;
 				units += jsonStringUnits(key) + 1 + jsonUnits(field);
 				fields++;
@@ -139,7 +142,8 @@ function systemChars(message: { content?: unknown; sections?: unknown; toolsAdde
 	let chars = contentChars(message.content);
 	const sections = message.sections;
 	if (sections !== null && typeof sections === "object" && !Array.isArray(sections)) {
-		for (const key of convertedKeys(sections)) chars += stringUnits((sections as Record<string, unknown>)[key]);
+		const record = sections as Record<string, unknown>;
+		for (const key in record) if (Object.hasOwn(record, key) && isConvertedKey(key)) chars += stringUnits(record[key]);
 	}
 	if (message.toolsAdded !== undefined && message.toolsAdded !== null) chars += jsonUnits(message.toolsAdded);
 	return chars;

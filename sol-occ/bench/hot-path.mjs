@@ -11,8 +11,9 @@
 //   crossing  what the handler did before: the whole array converted into Rust
 //             and sized there (`occSizeMessages`, the same conversion and sizing)
 //   request   the real `before_provider_request` handler after a `context`
-// Median of the timed iterations.
-//   npm run build && node sol-occ/bench/hot-path.mjs [iterations]
+// Median of the timed iterations. With --expose-gc a collection runs before each timed
+// call, so that a collection of the previous copy does not land in a short call.
+//   npm run build && node --expose-gc sol-occ/bench/hot-path.mjs [iterations]
 import { createRequire } from "node:module";
 
 import { registerOnlineContextCompact } from "../../sol-napi/extension/online-context-compact.ts";
@@ -49,6 +50,7 @@ function conversation(count, seed) {
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 function time(fn) {
+	globalThis.gc?.();
 	const start = process.hrtime.bigint();
 	fn();
 	return Number(process.hrtime.bigint() - start) / 1e6;
