@@ -53,14 +53,20 @@ export declare class Occ {
   needsRestore(): boolean
   /** Restores the persisted state from `getBranch()` (root first). */
   restore(branch: Array<any>): void
-  /** `session_start`: restore, observe the session's messages, clear transient state. */
-  sessionStart(branch: Array<any>, messages: Array<any>): void
+  /**
+   * `session_start`: restore, observe the session's messages (their total size, as the
+   * host sized them), clear transient state.
+   */
+  sessionStart(branch: Array<any>, observedTokens: number): void
   /** `session_tree`: the same for the new leaf. */
-  sessionTree(branch: Array<any>, messages: Array<any>): void
+  sessionTree(branch: Array<any>, observedTokens: number): void
   /** `session_shutdown`. */
   sessionShutdown(): void
-  /** `context`: observes the messages and marks the next provider request. */
-  context(aborted: boolean, messages: Array<any>): void
+  /**
+   * `context`: observes the messages (their total size, as the host sized them) and
+   * marks the next provider request.
+   */
+  context(aborted: boolean, observedTokens: number): void
   /** `before_provider_request`: counts the request if a `context` marked it. */
   beforeProviderRequest(reportedTokens: number | undefined | null, systemPrompt: string): OccProviderRequest
   /** `message_end`: an assistant message ends the counted request. */
@@ -89,8 +95,11 @@ export declare class Occ {
   isCompactionSelected(): boolean
   /** Whether a boundary compaction is running. */
   isCompacting(): boolean
-  /** `session_compact`: records the compaction and observes the compacted messages. */
-  sessionCompact(fromExtension: boolean, messages: Array<any>): void
+  /**
+   * `session_compact`: records the compaction and observes the compacted messages
+   * (their total size, as the host sized them).
+   */
+  sessionCompact(fromExtension: boolean, observedTokens: number): void
   /** The end of `ctx.compact()`. */
   compactionFinished(result: OccCompactionResult): OccFollowUp
   /** The state snapshot to append, if it changed since the last call. */
@@ -626,7 +635,25 @@ export interface OccMeasurement {
   modelProvider?: string
   /** `ctx.model?.id`. */
   modelId?: string
+  /**
+   * The sized messages of the host's latest observation (the ones whose total it
+   * reported last).
+   */
+  observed: Array<OccObservedMessage>
 }
+
+/** One message as the host sized it (see `extension/online-context-compact-sizes.ts`). */
+export interface OccObservedMessage {
+  /** The message's `role` field (empty when it is not a string). */
+  role: string
+  /** Pi's estimate of the message, `ceil(chars / 4)`. */
+  tokens: number
+  /** The message's `timestamp` field when it is a number or a string. */
+  timestamp?: any
+}
+
+/** How `sol-occ` identifies host-sized messages (for the host's size check). */
+export declare function occObservedMessages(observed: Array<OccObservedMessage>): Array<OccSizedMessage>
 
 /**
  * The outcome of an `update_plan` call: `text` and `details` on success,
@@ -682,6 +709,19 @@ export interface OccSettledAction {
   /** The record of a selection dropped because Pi was not idle (`dropped`). */
   skipEntry?: OccCustomEntry
 }
+
+/** One message as `sol-occ` sizes it from the whole message (for the host's size check). */
+export interface OccSizedMessage {
+  /** The role as `sol-occ` reads it. */
+  role: string
+  /** Pi's estimate of the message. */
+  tokens: number
+  /** Its identity across views, if it has one. */
+  key?: string
+}
+
+/** How `sol-occ` sizes these messages; the host's own sizing must give the same. */
+export declare function occSizeMessages(messages: Array<any>): Array<OccSizedMessage>
 
 /** The fixed texts. */
 export declare function occTexts(): OccTexts

@@ -19,6 +19,7 @@ import { Text } from "@earendil-works/pi-tui";
 import type { TSchema } from "typebox";
 
 import type { NativeAddon } from "./native.ts";
+import { type ObservedSizes, observedMessages, observeSizes } from "./online-context-compact-sizes.ts";
 import { badge, SavingsStatus } from "./tui.ts";
 
 type Addon = typeof NativeAddon;
@@ -68,6 +69,14 @@ export function registerOnlineContextCompact(
 	let parent: Waiter | undefined;
 	// Ends a running ctx.compact() wait when the session shuts down.
 	let abandonCompaction: (() => void) | undefined;
+	// The sized messages of the latest observation; Rust holds only their total and gets
+	// the list with a boundary measurement.
+	let observed: ObservedSizes = observeSizes([]);
+	/** Sizes an observation, keeps it for the next boundary, and returns its total. */
+	const observe = (messages: readonly unknown[]): number => {
+		observed = observeSizes(messages);
+		return observed.total;
+	};
 
 	const sessionManager = (c: ExtensionContext) => c.sessionManager as unknown as SessionManagerRuntime;
 	const branch = (c: ExtensionContext) => sessionManager(c).getBranch();
@@ -141,7 +150,7 @@ export function registerOnlineContextCompact(
 		});
 	}
 
-	occ.sessionStart(branch(ctx), sessionMessages(ctx));
+	occ.sessionStart(branch(ctx), observe(sessionMessages(ctx)));
 
 	pi.registerTool({
 		name: texts.toolName,
@@ -177,11 +186,11 @@ export function registerOnlineContextCompact(
 	});
 
 	pi.on("session_start", (_event, c) => {
-		guard(c, () => occ.sessionStart(branch(c), sessionMessages(c)));
+		guard(c, () => occ.sessionStart(branch(c), observe(sessionMessages(c))));
 	});
 
 	pi.on("session_tree", (_event, c) => {
-		guard(c, () => occ.sessionTree(branch(c), sessionMessages(c)));
+		guard(c, () => occ.sessionTree(branch(c), observe(sessionMessages(c))));
 	});
 
 	pi.on("session_shutdown", (_event, c) => {
@@ -206,7 +215,7 @@ export function registerOnlineContextCompact(
 		// Observes only: the messages are never changed.
 		guard(c, () => {
 			ensureRestored(c);
-			occ.context(c.signal?.aborted === true, event.messages as unknown[]);
+			occ.context(c.signal?.aborted === true, observe(event.messages as unknown[]));
 		});
 		return undefined;
 	});
@@ -248,6 +257,7 @@ export function registerOnlineContextCompact(
 				settings: typeof anyPi.getSettings === "function" ? anyPi.getSettings() : undefined,
 				modelProvider: c.model?.provider,
 				modelId: c.model?.id,
+				observed: observedMessages(observed),
 			});
 			if (!evaluation) return;
 			pi.events.emit(OCC_DECISION_EVENT, evaluation);
@@ -274,7 +284,7 @@ export function registerOnlineContextCompact(
 	pi.on("session_compact", (event, c) => {
 		guard(c, () => {
 			ensureRestored(c);
-			occ.sessionCompact(event.fromExtension === true, sessionMessages(c));
+			occ.sessionCompact(event.fromExtension === true, observe(sessionMessages(c)));
 			persist();
 		});
 	});

@@ -4,8 +4,11 @@
 //! compact, send the hidden continuation); no decision is made on the
 //! JavaScript side.
 //!
-//! Inputs cross as plain objects; Pi's messages, branch entries, projection
-//! and settings cross as JSON values and are read by `sol-occ` itself.
+//! Inputs cross as plain objects; branch entries, projection and settings
+//! cross as JSON values and are read by `sol-occ` itself. Pi's messages never
+//! cross on a request: the host sizes them with the estimate of
+//! `sol_occ::tokens` and reports their total; the sized list of its latest
+//! observation crosses only with a boundary measurement.
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -17,7 +20,7 @@ use sol_occ::estimate::NativeProjection;
 use sol_occ::plan::{StepStatus, TOOL_NAME};
 use sol_occ::session::{
     BoundaryMeasurement, CompactionOutcome, CompactionResult, CompactionTrigger, ContextEvent,
-    InputEvent, InputOutcome, SettledAction, TurnEnd, TurnEndOutcome, TurnToolResult,
+    InputEvent, InputOutcome, Observation, SettledAction, TurnEnd, TurnEndOutcome, TurnToolResult,
     system_prompt_tokens,
 };
 use sol_occ::settings::{ModelRef, OccOptions, resolve_compaction_settings};
@@ -190,6 +193,80 @@ pub struct OccTurnEndOutcome {
     pub reason: Option<String>,
 }
 
+/// One message as the host sized it (see `extension/online-context-compact-sizes.ts`).
+#[napi(object)]
+pub struct OccObservedMessage {
+    /// The message's `role` field (empty when it is not a string).
+    pub role: String,
+    /// Pi's estimate of the message, `ceil(chars / 4)`.
+    pub tokens: f64,
+    /// The message's `timestamp` field when it is a number or a string.
+    pub timestamp: Option<Value>,
+}
+
+/// One message as `sol-occ` sizes it from the whole message (for the host's size check).
+#[napi(object)]
+pub struct OccSizedMessage {
+    /// The role as `sol-occ` reads it.
+    pub role: String,
+    /// Pi's estimate of the message.
+    pub tokens: f64,
+    /// Its identity across views, if it has one.
+    pub key: Option<String>,
+}
+
+/// How `sol-occ` sizes these messages; the host's own sizing must give the same.
+#[napi(catch_unwind)]
+pub fn occ_size_messages(messages: Vec<Value>) -> Vec<OccSizedMessage> {
+    quiet(|| {
+        SizedMessage::from_messages(&messages)
+            .into_iter()
+            .map(|message| OccSizedMessage {
+                role: message.role.as_str().to_owned(),
+                tokens: message.tokens as f64,
+                key: message.key,
+            })
+            .collect()
+    })
+}
+
+/// How `sol-occ` identifies host-sized messages (for the host's size check).
+#[napi(catch_unwind)]
+pub fn occ_observed_messages(observed: Vec<OccObservedMessage>) -> Vec<OccSizedMessage> {
+    quiet(|| {
+        observed_list(observed)
+            .into_iter()
+            .map(|message| OccSizedMessage {
+                role: message.role.as_str().to_owned(),
+                tokens: message.tokens as f64,
+                key: message.key,
+            })
+            .collect()
+    })
+}
+
+fn tokens_of(value: f64) -> u64 {
+    // Sizes are non-negative integers; anything else counts as nothing.
+    if value.is_finite() && value > 0.0 {
+        value as u64
+    } else {
+        0
+    }
+}
+
+fn observed_list(observed: Vec<OccObservedMessage>) -> Vec<SizedMessage> {
+    observed
+        .into_iter()
+        .map(|message| {
+            SizedMessage::from_parts(
+                &message.role,
+                tokens_of(message.tokens),
+                message.timestamp.as_ref(),
+            )
+        })
+        .collect()
+}
+
 /// The measurements of a boundary decision.
 #[napi(object)]
 pub struct OccMeasurement {
@@ -211,6 +288,9 @@ pub struct OccMeasurement {
     pub model_provider: Option<String>,
     /// `ctx.model?.id`.
     pub model_id: Option<String>,
+    /// The sized messages of the host's latest observation (the ones whose total it
+    /// reported last).
+    pub observed: Vec<OccObservedMessage>,
 }
 
 /// A boundary decision.
@@ -311,10 +391,6 @@ pub struct OccFollowUp {
     pub error: Option<String>,
 }
 
-fn sized(messages: &[Value]) -> Vec<SizedMessage> {
-    SizedMessage::from_messages(messages)
-}
-
 fn leaf_is_compaction(branch: &[Value]) -> bool {
     branch
         .last()
@@ -362,16 +438,23 @@ impl Occ {
         quiet(|| self.session().restore(&branch));
     }
 
-    /// `session_start`: restore, observe the session's messages, clear transient state.
+    /// `session_start`: restore, observe the session's messages (their total size, as the
+    /// host sized them), clear transient state.
     #[napi(catch_unwind)]
-    pub fn session_start(&self, branch: Vec<Value>, messages: Vec<Value>) {
-        quiet(|| self.session().session_start(&branch, sized(&messages)));
+    pub fn session_start(&self, branch: Vec<Value>, observed_tokens: f64) {
+        quiet(|| {
+            self.session()
+                .session_start(&branch, Observation::Total(tokens_of(observed_tokens)));
+        });
     }
 
     /// `session_tree`: the same for the new leaf.
     #[napi(catch_unwind)]
-    pub fn session_tree(&self, branch: Vec<Value>, messages: Vec<Value>) {
-        quiet(|| self.session().session_tree(&branch, sized(&messages)));
+    pub fn session_tree(&self, branch: Vec<Value>, observed_tokens: f64) {
+        quiet(|| {
+            self.session()
+                .session_tree(&branch, Observation::Total(tokens_of(observed_tokens)));
+        });
     }
 
     /// `session_shutdown`.
@@ -380,12 +463,13 @@ impl Occ {
         quiet(|| self.session().session_shutdown());
     }
 
-    /// `context`: observes the messages and marks the next provider request.
+    /// `context`: observes the messages (their total size, as the host sized them) and
+    /// marks the next provider request.
     #[napi(catch_unwind)]
-    pub fn context(&self, aborted: bool, messages: Vec<Value>) {
+    pub fn context(&self, aborted: bool, observed_tokens: f64) {
         quiet(|| {
             self.session()
-                .context(ContextEvent::new(aborted, &messages));
+                .context(ContextEvent::total(aborted, tokens_of(observed_tokens)));
         });
     }
 
@@ -512,6 +596,7 @@ impl Occ {
                 system_prompt_tokens: system_prompt_tokens(&measurement.system_prompt),
                 projection,
                 settings,
+                observed: Some(observed_list(measurement.observed)),
             })?;
             Some(OccEvaluation {
                 abort: evaluation.abort,
@@ -588,12 +673,15 @@ impl Occ {
         quiet(|| self.session().is_compacting())
     }
 
-    /// `session_compact`: records the compaction and observes the compacted messages.
+    /// `session_compact`: records the compaction and observes the compacted messages
+    /// (their total size, as the host sized them).
     #[napi(catch_unwind)]
-    pub fn session_compact(&self, from_extension: bool, messages: Vec<Value>) {
+    pub fn session_compact(&self, from_extension: bool, observed_tokens: f64) {
         quiet(|| {
-            self.session()
-                .session_compact(from_extension, sized(&messages));
+            self.session().session_compact(
+                from_extension,
+                Observation::Total(tokens_of(observed_tokens)),
+            );
         });
     }
 

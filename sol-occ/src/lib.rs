@@ -85,6 +85,7 @@
 //!     system_prompt_tokens: 0,
 //!     projection: NativeProjection::from_branch(&branch),
 //!     settings: resolve_compaction_settings(None, None, Some(50)),
+//!     observed: None,
 //! };
 //! let evaluation = occ.decide_boundary(&measurement).expect("a boundary to evaluate");
 //! assert!(evaluation.abort, "{:?}", evaluation.decision.reason);

@@ -368,7 +368,7 @@ fn simulate(messages: &[Value], config: &ReplayConfig, with_occ: bool) -> Simula
                 finish_turn(&mut context, &mut occ, turn.take(), with_occ);
                 occ.context(ContextEvent {
                     aborted: false,
-                    messages: context.observed(),
+                    observation: context.observed().into(),
                 });
                 occ.before_provider_request(None, config.system_prompt_tokens);
                 context.request();
@@ -497,6 +497,7 @@ fn boundary(context: &mut Context<'_>, occ: &mut OccSession) {
         system_prompt_tokens: context.config.system_prompt_tokens,
         projection: context.projection.clone(),
         settings: context.config.settings(),
+        observed: None,
     };
     let Some(evaluation) = occ.decide_boundary(&measurement) else {
         return;

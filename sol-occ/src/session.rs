@@ -95,14 +95,46 @@ struct CompactionProgress {
     debt_recorded: bool,
 }
 
+/// What the host observed of the messages the model sees (a `context` event's messages, or
+/// the session's messages at start, tree navigation and compaction).
+///
+/// A request needs only the total; a boundary decision also needs each message's size and
+/// identity. The Pi host sizes the messages itself on every request and reports
+/// [`Observation::Total`], keeping the sized list of its latest observation; it hands that
+/// list over only when a boundary is evaluated ([`BoundaryMeasurement::observed`]). Both
+/// forms give the same decisions when the list the host hands over is the one it summed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Observation {
+    /// Every message, sized.
+    Sized(Vec<SizedMessage>),
+    /// Only the sum of the message sizes; the host holds the sized list.
+    Total(u64),
+}
+
+impl Observation {
+    /// The sum of the observed message sizes.
+    pub fn total_tokens(&self) -> u64 {
+        match self {
+            Observation::Sized(messages) => ObservedContext::new(messages).total_tokens(),
+            Observation::Total(total) => *total,
+        }
+    }
+}
+
+impl From<Vec<SizedMessage>> for Observation {
+    fn from(messages: Vec<SizedMessage>) -> Observation {
+        Observation::Sized(messages)
+    }
+}
+
 /// The messages of one `context` event.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContextEvent {
     /// Whether the event's signal was already aborted (a build that never reaches the
     /// provider).
     pub aborted: bool,
-    /// The messages the event carried (after earlier transformers), sized.
-    pub messages: Vec<SizedMessage>,
+    /// The messages the event carried (after earlier transformers), as observed.
+    pub observation: Observation,
 }
 
 impl ContextEvent {
@@ -110,7 +142,15 @@ impl ContextEvent {
     pub fn new(aborted: bool, messages: &[Value]) -> ContextEvent {
         ContextEvent {
             aborted,
-            messages: SizedMessage::from_messages(messages),
+            observation: Observation::Sized(SizedMessage::from_messages(messages)),
+        }
+    }
+
+    /// An event whose messages the host sized and summed itself.
+    pub fn total(aborted: bool, total_tokens: u64) -> ContextEvent {
+        ContextEvent {
+            aborted,
+            observation: Observation::Total(total_tokens),
         }
     }
 }
@@ -285,6 +325,9 @@ pub struct BoundaryMeasurement {
     pub projection: NativeProjection,
     /// Pi's compaction settings ([`crate::settings::resolve_compaction_settings`]).
     pub settings: CompactionSettings,
+    /// The sized messages of the host's latest observation, when it reported only their
+    /// total ([`Observation::Total`]); ignored when the session holds the sized messages.
+    pub observed: Option<Vec<SizedMessage>>,
 }
 
 /// Pi's estimate of the system prompt.
@@ -572,7 +615,7 @@ pub struct OccSession {
     restored: bool,
     dirty: bool,
     mark: RequestMark,
-    observed: Vec<SizedMessage>,
+    observed: Observation,
     pending_boundary: Option<String>,
     candidate: bool,
     phase: Phase,
@@ -588,7 +631,7 @@ impl OccSession {
             restored: false,
             dirty: false,
             mark: RequestMark::Clear,
-            observed: Vec::new(),
+            observed: Observation::Sized(Vec::new()),
             pending_boundary: None,
             candidate: false,
             phase: Phase::Idle,
@@ -655,14 +698,14 @@ impl OccSession {
 
     /// `session_start`: restores the branch's state, observes the session's messages
     /// (`buildSessionContext().messages`) and clears the transient state.
-    pub fn session_start(&mut self, branch: &[Value], messages: Vec<SizedMessage>) {
+    pub fn session_start(&mut self, branch: &[Value], messages: impl Into<Observation>) {
         self.restore(branch);
-        self.observed = messages;
+        self.observed = messages.into();
         self.clear_transient();
     }
 
     /// `session_tree`: the same as [`OccSession::session_start`] for the new leaf.
-    pub fn session_tree(&mut self, branch: &[Value], messages: Vec<SizedMessage>) {
+    pub fn session_tree(&mut self, branch: &[Value], messages: impl Into<Observation>) {
         self.session_start(branch, messages);
     }
 
@@ -675,7 +718,7 @@ impl OccSession {
     /// `context`: observes the messages (never changes them) and marks the next provider
     /// request, unless the build was already aborted.
     pub fn context(&mut self, event: ContextEvent) {
-        self.observed = event.messages;
+        self.observed = event.observation;
         self.mark = match (event.aborted, self.mark) {
             // The counted request has not ended yet; its message_end clears the mark.
             (_, RequestMark::Counted) => RequestMark::Counted,
@@ -687,7 +730,8 @@ impl OccSession {
     /// The context size: Pi's reported size when it is a positive safe integer and larger
     /// than the estimate, else the estimate (observed messages plus the system prompt).
     pub fn context_tokens(&self, reported_tokens: Option<f64>, system_prompt_tokens: u64) -> u64 {
-        let estimated = ObservedContext::new(&self.observed)
+        let estimated = self
+            .observed
             .total_tokens()
             .saturating_add(system_prompt_tokens);
         match reported_tokens.and_then(positive_safe_integer) {
@@ -851,10 +895,14 @@ impl OccSession {
             .options
             .keep_recent_tokens
             .unwrap_or(measurement.settings.keep_recent_tokens);
+        let observed = match &self.observed {
+            Observation::Sized(messages) => messages.as_slice(),
+            Observation::Total(_) => measurement.observed.as_deref().unwrap_or_default(),
+        };
         let estimate = estimate_native_cut(
             &measurement.projection,
             keep_recent,
-            &ObservedContext::new(&self.observed),
+            &ObservedContext::new(observed),
         );
         let context_window = measurement
             .usage_context_window
@@ -964,7 +1012,7 @@ impl OccSession {
     /// boundary compaction (none for compactions the mechanism did not select, or whose
     /// summary an extension supplied), clears the mark and the pending boundary, and
     /// observes the compacted session's messages.
-    pub fn session_compact(&mut self, from_extension: bool, messages: Vec<SizedMessage>) {
+    pub fn session_compact(&mut self, from_extension: bool, messages: impl Into<Observation>) {
         let mut debt = CacheDebt::default();
         if let Phase::Compacting(_, progress) = &mut self.phase
             && !progress.debt_recorded
@@ -976,7 +1024,7 @@ impl OccSession {
         }
         self.state.record_compaction(debt);
         self.dirty = true;
-        self.observed = messages;
+        self.observed = messages.into();
         self.mark = RequestMark::Clear;
         self.pending_boundary = None;
         self.candidate = false;

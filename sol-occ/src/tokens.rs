@@ -141,6 +141,26 @@ impl SizedMessage {
     pub fn from_messages(messages: &[Value]) -> Vec<SizedMessage> {
         messages.iter().map(SizedMessage::from_message).collect()
     }
+
+    /// A message the host already sized: its raw `role` field, Pi's estimate, and its raw
+    /// `timestamp` field. The role and the identity are read exactly as
+    /// [`SizedMessage::from_message`] reads them from the whole message.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use sol_occ::tokens::SizedMessage;
+    ///
+    /// let message = json!({"role": "user", "content": "Fix the failing test", "timestamp": 7});
+    /// let parts = SizedMessage::from_parts("user", 5, Some(&json!(7)));
+    /// assert_eq!(parts, SizedMessage::from_message(&message));
+    /// ```
+    pub fn from_parts(role: &str, tokens: u64, timestamp: Option<&Value>) -> SizedMessage {
+        SizedMessage {
+            role: MessageRole::parse(role),
+            tokens,
+            key: timestamp.and_then(|timestamp| key_of(role, timestamp)),
+        }
+    }
 }
 
 fn role_of(message: &Value) -> &str {
@@ -157,8 +177,11 @@ fn role_of(message: &Value) -> &str {
 /// ([`crate::estimate::ObservedContext`]); the tool-call id is not part of it, because
 /// providers reuse and omit those ids.
 pub fn message_key(message: &Value) -> Option<String> {
-    let role = role_of(message);
-    let timestamp = match message.get("timestamp")? {
+    key_of(role_of(message), message.get("timestamp")?)
+}
+
+fn key_of(role: &str, timestamp: &Value) -> Option<String> {
+    let timestamp = match timestamp {
         Value::Number(number) => number.to_string(),
         Value::String(text) => text.clone(),
         _ => return None,

@@ -6,11 +6,12 @@ use proptest::prelude::*;
 use proptest::sample::select;
 use serde_json::Value;
 use sol_occ::session::{
-    CompactionOutcome, CompactionResult, CompactionTrigger, ContextEvent, InputEvent, OccSession,
-    RequestMark, SELECTION_DROPPED_NOT_IDLE, SettledAction, TurnEnd, TurnToolResult,
+    CompactionOutcome, CompactionResult, CompactionTrigger, ContextEvent, InputEvent, Observation,
+    OccSession, RequestMark, SELECTION_DROPPED_NOT_IDLE, SettledAction, TurnEnd, TurnToolResult,
 };
 use sol_occ::settings::OccOptions;
 use sol_occ::state::OccState;
+use sol_occ::tokens::SizedMessage;
 
 use crate::support::{Driver, assistant, plan_args, user};
 
@@ -341,4 +342,140 @@ fn a_session_restores_from_its_own_snapshot() {
     let mut restored = OccSession::new(*occ.options());
     restored.session_start(&branch, Vec::new());
     assert_eq!(restored.state(), occ.state());
+}
+
+/// One event against a session, returning everything the event's call returned. The
+/// observations are either the whole sized messages (`held: None`, the oracle: what the
+/// host did before it sized messages itself) or only their total, with the host keeping the
+/// sized list in `held` and handing it over with the boundary measurement.
+fn observe_step(
+    driver: &mut Driver,
+    event: &Event,
+    held: Option<&mut Vec<SizedMessage>>,
+) -> String {
+    let sized = SizedMessage::from_messages(&driver.messages);
+    let observation = |held: Option<&mut Vec<SizedMessage>>| -> Observation {
+        match held {
+            None => Observation::Sized(sized.clone()),
+            Some(list) => {
+                *list = sized.clone();
+                Observation::Total(sized.iter().map(|m| m.tokens).sum())
+            }
+        }
+    };
+    match event {
+        Event::Context { aborted, chars } => {
+            driver.clock += 1;
+            driver.messages.push(user(driver.clock, *chars));
+            driver.clock += 1;
+            driver.messages.push(assistant(driver.clock, 8));
+            let sized = SizedMessage::from_messages(&driver.messages);
+            let observation = match held {
+                None => Observation::Sized(sized),
+                Some(list) => {
+                    let total = sized.iter().map(|m| m.tokens).sum();
+                    *list = sized;
+                    Observation::Total(total)
+                }
+            };
+            driver.occ.context(ContextEvent {
+                aborted: *aborted,
+                observation,
+            });
+            String::new()
+        }
+        Event::SessionStart => {
+            let branch = own_branch(&driver.occ);
+            driver.occ.session_start(&branch, observation(held));
+            String::new()
+        }
+        Event::SessionTree => {
+            let branch = own_branch(&driver.occ);
+            driver.occ.session_tree(&branch, observation(held));
+            String::new()
+        }
+        Event::SessionCompact { from_extension } => {
+            driver
+                .occ
+                .session_compact(*from_extension, observation(held));
+            String::new()
+        }
+        Event::ProviderRequest { reported } => {
+            format!("{:?}", driver.occ.before_provider_request(*reported, 7))
+        }
+        Event::Decide => {
+            let mut measurement = driver.measurement();
+            measurement.observed = held.map(|list| list.clone());
+            format!("{:?}", driver.occ.decide_boundary(&measurement))
+        }
+        Event::Settled { idle } => format!("{:?}", driver.occ.agent_settled(*idle)),
+        Event::Finished(result) => format!("{:?}", driver.occ.compaction_finished(result)),
+        other => {
+            let mut tally = Tally::default();
+            apply(driver, other, &mut tally);
+            String::new()
+        }
+    }
+}
+
+/// Completes a plan step on a copy of the session and evaluates the boundary.
+fn probe_boundary(
+    driver: &Driver,
+    held: Option<&Vec<SizedMessage>>,
+) -> Option<sol_occ::session::BoundaryEvaluation> {
+    let mut occ = driver.occ.clone();
+    occ.update_plan(
+        "probe-1",
+        &plan_args(&[("x", "in_progress"), ("y", "pending")]),
+        false,
+    )
+    .ok()?;
+    occ.update_plan(
+        "probe-2",
+        &plan_args(&[("x", "completed"), ("y", "pending")]),
+        false,
+    )
+    .ok()?;
+    occ.turn_end(&TurnEnd {
+        stop_reason: Some("toolUse".into()),
+        aborted: false,
+        tool_results: vec![TurnToolResult {
+            tool_call_id: "probe-2".into(),
+            tool_name: "update_plan".into(),
+            is_error: false,
+        }],
+    });
+    let mut measurement = driver.measurement();
+    measurement.observed = held.cloned();
+    occ.decide_boundary(&measurement)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// The host that reports only totals on requests and hands over its sized list at a
+    /// boundary gets exactly what the host that handed over every message got: the same
+    /// request counts, decisions, settlements, follow-ups and snapshots.
+    #[test]
+    fn host_sized_observations_decide_as_whole_messages(
+        events in prop::collection::vec(event(), 0..60),
+        ratio in prop::option::of(prop_oneof![Just(0.0), 0.0f64..30.0]),
+    ) {
+        let mut oracle = Driver::new(ratio);
+        let mut host = Driver::new(ratio);
+        let mut held = Vec::new();
+        for event in &events {
+            let expected = observe_step(&mut oracle, event, None);
+            let actual = observe_step(&mut host, event, Some(&mut held));
+            prop_assert_eq!(actual, expected, "{:?}", event);
+            prop_assert_eq!(host.occ.state(), oracle.occ.state());
+            prop_assert_eq!(host.occ.request_mark(), oracle.occ.request_mark());
+            prop_assert_eq!(host.occ.is_compaction_selected(), oracle.occ.is_compaction_selected());
+            prop_assert_eq!(host.occ.is_compacting(), oracle.occ.is_compacting());
+            prop_assert_eq!(host.occ.is_retry_blocked(), oracle.occ.is_retry_blocked());
+            prop_assert_eq!(host.occ.take_state_entry(), oracle.occ.take_state_entry());
+            // A boundary evaluated right now decides the same, on copies of both sessions.
+            prop_assert_eq!(probe_boundary(&host, Some(&held)), probe_boundary(&oracle, None));
+        }
+    }
 }

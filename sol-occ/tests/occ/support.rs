@@ -120,6 +120,7 @@ impl Driver {
             system_prompt_tokens: 0,
             projection: NativeProjection::from_branch(&branch_of(&self.messages)),
             settings: resolve_compaction_settings(None, None, Some(self.keep_recent)),
+            observed: None,
         }
     }
 

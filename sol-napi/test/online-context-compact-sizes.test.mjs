@@ -1,0 +1,148 @@
+// Online Context Compact sizes Pi's messages in JavaScript on every provider
+// request (extension/online-context-compact-sizes.ts) and hands Rust only their
+// total, and the sized list when a boundary is evaluated. These tests check that
+// the sizes and identities Rust then uses are exactly the ones sol-occ computes
+// from the whole messages: on every shape of message, on seeded random messages
+// with the numbers and escapes where JSON writers differ, and on the messages of
+// a real Pi session with real tools, files and shells.
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import { createRequire } from "node:module";
+import * as path from "node:path";
+import { test } from "node:test";
+
+import { jsonUnits, observedMessages, observeSizes } from "../extension/online-context-compact-sizes.ts";
+import { ai, makeWorkspace, piVersion, repoRoot } from "./support.mjs";
+import { DECISION_EVENT, enableOcc, plan, startOccSession, toolCall } from "./occ-support.mjs";
+
+const addon = createRequire(import.meta.url)("../index.js");
+
+/** What Rust uses at a boundary from the JavaScript sizes, next to what it computes from the messages. */
+function compare(messages, label) {
+	const sizes = observeSizes(messages);
+	const fromParts = addon.occObservedMessages(observedMessages(sizes));
+	const fromMessages = addon.occSizeMessages(messages);
+	assert.equal(fromParts.length, messages.length);
+	for (let i = 0; i < messages.length; i++) {
+		assert.deepEqual(fromParts[i], fromMessages[i], `${label}: message ${i}: ${JSON.stringify(messages[i])?.slice(0, 300)}`);
+	}
+	assert.equal(
+		sizes.total,
+		fromMessages.reduce((sum, m) => sum + m.tokens, 0),
+		`${label}: total`,
+	);
+}
+
+test("every message shape of the shared fixture is sized and identified as sol-occ does", () => {
+	const file = path.join(repoRoot, "fixtures", "occ", "message-shapes.json");
+	const messages = JSON.parse(fs.readFileSync(file, "utf8"));
+	assert.ok(messages.length >= 20);
+	compare(messages, "fixture");
+});
+
+test("numbers where JSON writers differ count as Rust writes them", () => {
+	const numbers = [0, -0, 1, -1, 4294967295, 4294967296, -2147483648, -2147483649, 5e9, 1e15, 1e16, 1.5e16, 123456789012345680, 1e21, 1e22, 1.2345e25, 0.1, 0.001, 1e-5, 1.5e-5, 1e-6, 1e-7, 1.234e-10, 2.5, -2.5, 1e300, -1e-300, Number.MAX_SAFE_INTEGER, 5e-324];
+	const messages = numbers.map((n, i) => ({ role: "assistant", timestamp: i, content: [{ type: "toolCall", id: `c${i}`, name: "t", arguments: { n, list: [n, -n] } }] }));
+	compare(messages, "numbers");
+	// JSON.stringify alone would differ here (a float in Rust after the addon's conversion).
+	assert.notEqual(jsonUnits(5e9), JSON.stringify(5e9).length);
+});
+
+function rng(seed) {
+	let x = seed >>> 0;
+	return () => {
+		x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+		return x / 4294967296;
+	};
+}
+
+const ALPHABET = ["a", "Z", " ", "\n", "\t", '"', "\\", "\u0000", "\u001f", "\u007f", "é", "✓", "日本", "😀", "\ud800", "\udfff", "/", "\r", "\b", "\f"];
+
+function randomText(random, max = 40) {
+	let text = "";
+	const length = Math.floor(random() * max);
+	for (let i = 0; i < length; i++) text += ALPHABET[Math.floor(random() * ALPHABET.length)];
+	return text;
+}
+
+function randomNumber(random) {
+	const pick = random();
+	if (pick < 0.3) return Math.floor(random() * 1000);
+	if (pick < 0.5) return Math.floor((random() - 0.5) * 2 ** (random() * 60));
+	if (pick < 0.8) return (random() - 0.5) * 10 ** Math.floor(random() * 50 - 25);
+	return random();
+}
+
+function randomJson(random, depth = 0) {
+	const pick = random();
+	if (depth > 3 || pick < 0.3) return randomText(random);
+	if (pick < 0.5) return randomNumber(random);
+	if (pick < 0.55) return random() < 0.5;
+	if (pick < 0.6) return null;
+	if (pick < 0.8) return Array.from({ length: Math.floor(random() * 4) }, () => randomJson(random, depth + 1));
+	const object = {};
+	for (let i = Math.floor(random() * 4); i > 0; i--) object[randomText(random, 8)] = random() < 0.1 ? undefined : randomJson(random, depth + 1);
+	return object;
+}
+
+function randomBlocks(random, kinds) {
+	return Array.from({ length: Math.floor(random() * 4) }, () => {
+		const kind = kinds[Math.floor(random() * kinds.length)];
+		if (kind === "text") return { type: "text", text: randomText(random) };
+		if (kind === "image") return { type: "image", data: "aGVsbG8=", mimeType: "image/png" };
+		if (kind === "thinking") return { type: "thinking", thinking: randomText(random) };
+		if (kind === "toolCall") return { type: "toolCall", id: randomText(random, 6), name: randomText(random, 10), arguments: randomJson(random) };
+		return { type: kind, text: randomText(random) };
+	});
+}
+
+function randomMessage(random, i) {
+	const timestamp = [i, 1733000000000 + i, String(i), undefined, null, 1.5 + i][Math.floor(random() * 6)];
+	const role = ["user", "assistant", "toolResult", "custom", "system", "bashExecution", "branchSummary", "compactionSummary", "unknown"][Math.floor(random() * 9)];
+	const message = { role, timestamp };
+	if (role === "assistant") message.content = randomBlocks(random, ["text", "thinking", "toolCall", "image", "other"]);
+	else if (role === "bashExecution") Object.assign(message, { command: randomText(random), output: randomText(random, 200) });
+	else if (role === "branchSummary" || role === "compactionSummary") message.summary = randomText(random, 200);
+	else message.content = random() < 0.3 ? randomText(random, 200) : randomBlocks(random, ["text", "image", "other"]);
+	if (role === "system") {
+		if (random() < 0.7) message.sections = { tools: randomText(random), [randomText(random, 4)]: randomText(random), n: 3 };
+		if (random() < 0.7) message.toolsAdded = randomJson(random);
+	}
+	return message;
+}
+
+test("seeded random messages of every role are sized and identified as sol-occ does", () => {
+	for (let seed = 1; seed <= 300; seed++) {
+		const random = rng(seed);
+		const messages = Array.from({ length: 60 }, (_, i) => randomMessage(random, i));
+		compare(messages, `seed ${seed}`);
+	}
+});
+
+test(`Pi ${piVersion}: the messages of a real session's context events are sized as sol-occ sizes them, and a boundary is decided`, async (t) => {
+	const ws = makeWorkspace(t);
+	enableOcc(ws, 0);
+	fs.writeFileSync(path.join(ws.cwd, "notes.md"), "# Notes\nrésumé ✓ 日本 😀\n\"quoted\"\ttab\n".repeat(40));
+	const seen = [];
+	const run = await startOccSession({
+		...ws,
+		script: [
+			toolCall("update_plan", plan(["a", "in_progress"], ["b", "pending"]), "p1"),
+			ai.fauxAssistantMessage([ai.fauxThinking("Reading the notes first."), ai.fauxToolCall("read", { path: "notes.md" }, { id: "r1" })], { stopReason: "toolUse" }),
+			toolCall("bash", { command: "printf 'done: %s\\n' \"$(wc -l < notes.md)\"; printf 'tab\\there \\u00e9\\n'", timeout: 5000000000 }, "b1"),
+			toolCall("no_such_tool", { big: 123456789012345680, small: 1.5e-7, list: [4294967296, -1] }, "x1"),
+			toolCall("update_plan", plan(["a", "completed"], ["b", "in_progress"]), "p2"),
+			"finished",
+		],
+		extensionFactories: [(api) => api.on("context", (event) => void seen.push(structuredClone(event.messages)))],
+	});
+	t.after(() => run.close());
+	await run.session.prompt(`Please read the notes.\n${"Background for the task. ".repeat(400)}`);
+	assert.deepEqual(run.errors, []);
+	assert.ok(seen.length >= 5, `${seen.length} context events`);
+	for (const [i, messages] of seen.entries()) compare(messages, `context ${i}`);
+	const roles = new Set(seen.flat().flatMap((m) => (m.role === "assistant" ? m.content.map((b) => `assistant:${b.type}`) : [m.role])));
+	for (const role of ["user", "toolResult", "assistant:toolCall", "assistant:thinking"]) assert.ok(roles.has(role), `${role} seen`);
+	assert.equal(run.decisions.length, 1, DECISION_EVENT);
+	assert.ok(run.decisions[0].estimate.pricedMessages > 0, JSON.stringify(run.decisions[0].estimate));
+});
