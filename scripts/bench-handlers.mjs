@@ -15,7 +15,8 @@
 //                 not timed); `walk` is a bare walk of another clone of the same array
 //                 (every text length read, nothing else): what any handler pays to visit it
 //   before_provider_request, message_end and turn_end of that turn, and tool_result of a
-//   small bash result (not a reducer candidate)
+//   small bash result (not a reducer candidate); `Pi usage` is Pi's own ctx.getContextUsage()
+//   alone, which the Online Context Compact handler calls on every counted request
 // Then the start cost: a fresh process per run, alternating with and without SoL-Pi, times
 // loading the extensions and creating and binding the session (the factory and the first
 // `session_start`); without SoL-Pi, an empty extension takes its place. One untimed pair of
@@ -108,7 +109,7 @@ async function measure(count, seed) {
 	session.agent.state.messages = messages;
 	const handlers = handlersOf(solPi);
 	const ctx = session.extensionRunner.createContext();
-	const figures = { walk: [], context: [], before: [], messageEnd: [], turnEnd: [], toolResult: [] };
+	const figures = { walk: [], context: [], before: [], usage: [], messageEnd: [], turnEnd: [], toolResult: [] };
 	const contextEach = [];
 
 	let timestamp = 1_000_000;
@@ -122,6 +123,12 @@ async function measure(count, seed) {
 		})();
 		const context = await dispatch(handlers.get("context"), { type: "context", messages: forHandlers }, ctx, timed ? contextEach : undefined);
 		const before = await dispatch(handlers.get("before_provider_request"), { type: "before_provider_request", payload: { model: "faux-1", messages: [] } }, ctx);
+		// Pi's own price of the context usage the OCC handler asks for on every counted request.
+		const usage = (() => {
+			const start = now();
+			ctx.getContextUsage();
+			return ms(start, now());
+		})();
 		const turn = assistantTurn(messages.length, timestamp++);
 		messages.push(turn);
 		session.sessionManager.appendMessage(turn);
@@ -145,6 +152,7 @@ async function measure(count, seed) {
 		figures.walk.push(walk);
 		figures.context.push(context);
 		figures.before.push(before);
+		figures.usage.push(usage);
 		figures.messageEnd.push(messageEnd);
 		figures.turnEnd.push(turnEnd);
 		figures.toolResult.push(toolResult);
@@ -165,14 +173,14 @@ async function measure(count, seed) {
 const pad = (value, width, digits = 3) => (typeof value === "number" ? value.toFixed(digits) : String(value)).padStart(width);
 
 console.log(`SoL-Pi handlers, all four mechanisms on, Pi ${piVersion}; median of ${requests} requests (ms)`);
-console.log("messages  text M  first req  walk     context  ctx/walk  before_req  message_end  turn_end  tool_result");
+console.log("messages  text M  first req  walk     context  ctx/walk  before_req  (Pi usage)  message_end  turn_end  tool_result");
 let peak = 0;
 const breakdown = [];
 for (const [count, seed] of [[100, 1], [1_000, 2], [5_000, 3]]) {
 	const r = await measure(count, seed);
 	peak = Math.max(peak, r.rss);
 	console.log(
-		`${pad(String(count), 8)}  ${pad(r.megabytes, 6, 2)}  ${pad(r.firstMs, 9, 1)}  ${pad(r.walk, 7)}  ${pad(r.context, 7)}  ${pad(r.context / r.walk, 8, 2)}  ${pad(r.before, 10)}  ${pad(r.messageEnd, 11)}  ${pad(r.turnEnd, 8)}  ${pad(r.toolResult, 11)}`,
+		`${pad(String(count), 8)}  ${pad(r.megabytes, 6, 2)}  ${pad(r.firstMs, 9, 1)}  ${pad(r.walk, 7)}  ${pad(r.context, 7)}  ${pad(r.context / r.walk, 8, 2)}  ${pad(r.before, 10)}  ${pad(r.usage, 10)}  ${pad(r.messageEnd, 11)}  ${pad(r.turnEnd, 8)}  ${pad(r.toolResult, 11)}`,
 	);
 	breakdown.push(`${count}: ${r.contextEach.map((value) => value.toFixed(3)).join(" + ")}`);
 }
