@@ -533,17 +533,14 @@ export interface ObsTexts {
 /** The message when ObservationPack cannot work for this session. */
 export declare function obsUnavailable(reason: string): string
 
-/** How `ctx.compact()` ended: `completed` with the summary, or the error. */
-export interface OccCompactionResult {
-  /** `onComplete` (true) or `onError` (false). */
-  completed: boolean
-  /** The summary of a completed compaction. */
-  summary?: string
-  /** The error's `name`. */
-  name?: string
-  /** The error's `message`. */
-  message?: string
-}
+/** How `ctx.compact()` ended, as the shell saw it. */
+export type OccCompactionResult =
+  | { kind: 'Completed'; /** The summary of the compaction. */
+  summary?: string }
+  | { kind: 'Failed'; /** The error's `name`. */
+    name?: string; /** The error's `message`. */
+  message?: string }
+  | { kind: 'Abandoned' }
 
 /** The hidden message that continues the task. */
 export interface OccContinuation {

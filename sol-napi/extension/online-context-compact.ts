@@ -133,15 +133,15 @@ export function registerOnlineContextCompact(
 				resolve(result);
 			};
 			const failed = (error: unknown): NativeAddon.OccCompactionResult => ({
-				completed: false,
+				kind: "Failed",
 				name: error instanceof Error ? error.name : undefined,
 				message: messageOf(error),
 			});
-			abandonCompaction = () => finish({ completed: false, name: "AbortError", message: "Compaction cancelled" });
+			abandonCompaction = () => finish({ kind: "Abandoned" });
 			try {
 				c.compact({
 					customInstructions,
-					onComplete: (result) => finish({ completed: true, summary: result.summary }),
+					onComplete: (result) => finish({ kind: "Completed", summary: result.summary }),
 					onError: (error) => finish(failed(error)),
 				});
 			} catch (error) {

@@ -322,17 +322,23 @@ pub struct OccSettledAction {
     pub skip_entry: Option<OccCustomEntry>,
 }
 
-/// How `ctx.compact()` ended: `completed` with the summary, or the error.
-#[napi(object)]
-pub struct OccCompactionResult {
-    /// `onComplete` (true) or `onError` (false).
-    pub completed: bool,
-    /// The summary of a completed compaction.
-    pub summary: Option<String>,
-    /// The error's `name`.
-    pub name: Option<String>,
-    /// The error's `message`.
-    pub message: Option<String>,
+/// How `ctx.compact()` ended, as the shell saw it.
+#[napi(discriminant = "kind")]
+pub enum OccCompactionResult {
+    /// `onComplete`, with the summary.
+    Completed {
+        /// The summary of the compaction.
+        summary: Option<String>,
+    },
+    /// `onError`, with the error's name and message.
+    Failed {
+        /// The error's `name`.
+        name: Option<String>,
+        /// The error's `message`.
+        message: Option<String>,
+    },
+    /// Neither callback came: the session shut down while the shell waited.
+    Abandoned,
 }
 
 /// The hidden message that continues the task.
@@ -689,15 +695,15 @@ impl Occ {
     #[napi(catch_unwind)]
     pub fn compaction_finished(&self, result: OccCompactionResult) -> OccFollowUp {
         quiet(|| {
-            let result = if result.completed {
-                CompactionResult::Completed {
-                    summary: result.summary.unwrap_or_default(),
-                }
-            } else {
-                CompactionResult::Failed {
-                    name: result.name,
-                    message: result.message.unwrap_or_default(),
-                }
+            let result = match result {
+                OccCompactionResult::Completed { summary } => CompactionResult::Completed {
+                    summary: summary.unwrap_or_default(),
+                },
+                OccCompactionResult::Failed { name, message } => CompactionResult::Failed {
+                    name,
+                    message: message.unwrap_or_default(),
+                },
+                OccCompactionResult::Abandoned => CompactionResult::Abandoned,
             };
             let follow_up = self.session().compaction_finished(&result);
             let (outcome, removed_tokens, refusal) = match follow_up.outcome {

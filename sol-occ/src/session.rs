@@ -413,6 +413,9 @@ pub enum CompactionResult {
         /// The error's `message`.
         message: String,
     },
+    /// Neither callback came: the session shut down while the host waited. Nothing
+    /// follows, as for a cancelled compaction.
+    Abandoned,
 }
 
 /// A compaction Pi refused without failing: the task resumes with the current context.
@@ -1057,6 +1060,9 @@ impl OccSession {
                     status_text: text::status_text(removed_tokens),
                 });
                 follow_up
+            }
+            CompactionResult::Abandoned => {
+                CompactionFollowUp::nothing(CompactionOutcome::Cancelled)
             }
             CompactionResult::Failed { name, message } => {
                 match classify_compaction_error(name.as_deref(), message) {

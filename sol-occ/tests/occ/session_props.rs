@@ -88,6 +88,7 @@ fn result() -> impl Strategy<Value = CompactionResult> {
             name: name.map(str::to_owned),
             message: message.to_owned(),
         }),
+        Just(CompactionResult::Abandoned),
     ]
 }
 
