@@ -814,3 +814,20 @@ fn progress_without_a_completion_is_not_recorded() {
     assert!(!output.details.progress_recorded);
     assert!(occ.state().pending_progress.is_empty());
 }
+
+#[test]
+fn a_compaction_abandoned_by_shutdown_ends_like_a_cancelled_one() {
+    let mut d = selected_boundary();
+    d.occ.agent_settled(true);
+    let follow_up = d.occ.compaction_finished(&CompactionResult::Abandoned);
+    assert_eq!(follow_up.outcome, CompactionOutcome::Cancelled);
+    assert!(follow_up.continuation.is_none());
+    assert!(follow_up.skip_entry.is_none());
+    assert!(follow_up.error.is_none() && follow_up.warning.is_none());
+    assert!(follow_up.savings_notice.is_none());
+    // The run ended: a late callback finds nothing running.
+    let late = d.occ.compaction_finished(&CompactionResult::Completed {
+        summary: "late".into(),
+    });
+    assert_eq!(late.outcome, CompactionOutcome::NotRunning);
+}
