@@ -215,17 +215,23 @@ pub struct OccSizedMessage {
     pub key: Option<String>,
 }
 
+impl From<SizedMessage> for OccSizedMessage {
+    fn from(message: SizedMessage) -> OccSizedMessage {
+        OccSizedMessage {
+            role: message.role.as_str().to_owned(),
+            tokens: message.tokens as f64,
+            key: message.key,
+        }
+    }
+}
+
 /// How `sol-occ` sizes these messages; the host's own sizing must give the same.
 #[napi(catch_unwind)]
 pub fn occ_size_messages(messages: Vec<Value>) -> Vec<OccSizedMessage> {
     quiet(|| {
         SizedMessage::from_messages(&messages)
             .into_iter()
-            .map(|message| OccSizedMessage {
-                role: message.role.as_str().to_owned(),
-                tokens: message.tokens as f64,
-                key: message.key,
-            })
+            .map(OccSizedMessage::from)
             .collect()
     })
 }
@@ -236,11 +242,7 @@ pub fn occ_observed_messages(observed: Vec<OccObservedMessage>) -> Vec<OccSizedM
     quiet(|| {
         observed_list(observed)
             .into_iter()
-            .map(|message| OccSizedMessage {
-                role: message.role.as_str().to_owned(),
-                tokens: message.tokens as f64,
-                key: message.key,
-            })
+            .map(OccSizedMessage::from)
             .collect()
     })
 }

@@ -17,12 +17,12 @@ use sol_core::testing::{MemoryFileSystem, MemorySessionStore};
 use sol_core::{ModelClient, ModelError, ModelReply, ModelRequest, StepAccount};
 use sol_reducer::driver::reduce_step;
 use sol_reducer::step::{Reduction, Start};
-use sol_reducer::{
-    Decision, ENTRY_TYPE, Ports, ReceiptCache, ReduceContext, ReducerReply, Route, Usage,
-};
+use sol_reducer::{Decision, Ports, ReceiptCache, ReduceContext, ReducerReply, Route, Usage};
 
 use crate::oracle;
-use crate::support::{OwnedResult, ROOT, TEMP, TIMESTAMP, bash, failing_log, fused, passing_log};
+use crate::support::{
+    OwnedResult, ROOT, TEMP, TIMESTAMP, bash, failing_log, fused, journal_of, passing_log,
+};
 
 /// What the scripted reducer model does with one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -290,17 +290,6 @@ fn context(route: &Route) -> ReduceContext<'_> {
     }
 }
 
-fn records(session: &MemorySessionStore) -> Vec<Value> {
-    session
-        .entries()
-        .into_iter()
-        .map(|entry| {
-            assert_eq!(entry.custom_type, ENTRY_TYPE);
-            entry.data
-        })
-        .collect()
-}
-
 /// Every archived object, by path.
 fn archive(fs: &MemoryFileSystem) -> Vec<(String, Option<Vec<u8>>)> {
     let store = format!("{ROOT}/evidence-preserving-reducer");
@@ -375,7 +364,7 @@ proptest! {
             let old_ports = Ports { fs: &old_fs, model: &old_model, session: &old_session };
             let new_ports = Ports { fs: &new_fs, model: &new_model, session: &new_session };
             let old = oracle::reduce(&result.view(), &old_ports, &context(&route), Some(old_cache));
-            let before = records(&new_session).len();
+            let before = journal_of(&new_session).len();
             let new = reduce_step(&result.view(), &new_ports, &context(&route), Some(new_cache));
             let (hand, hand_account) =
                 by_hand(result, &hand_fs, &hand_model, hand_cache, &route, &mut hand_journal);
@@ -383,7 +372,7 @@ proptest! {
             prop_assert_eq!(&hand, &old);
             prop_assert_eq!(new.account, hand_account);
             // What reduce_step returns is what it appended.
-            prop_assert_eq!(&new.journal, &records(&new_session)[before..].to_vec());
+            prop_assert_eq!(&new.journal, &journal_of(&new_session)[before..].to_vec());
 
             // The account says what happened.
             let asked = new_model.requests.borrow().len() > asked_before;
@@ -416,8 +405,8 @@ proptest! {
                 }
             }
         }
-        prop_assert_eq!(records(&old_session), records(&new_session));
-        prop_assert_eq!(&records(&new_session), &hand_journal);
+        prop_assert_eq!(journal_of(&old_session), journal_of(&new_session));
+        prop_assert_eq!(&journal_of(&new_session), &hand_journal);
         prop_assert_eq!(&*old_model.requests.borrow(), &*new_model.requests.borrow());
         prop_assert_eq!(&*new_model.requests.borrow(), &*hand_model.requests.borrow());
         prop_assert_eq!(archive(&old_fs), archive(&new_fs));

@@ -214,14 +214,7 @@ impl Harness {
 
     /// Every journal record, oldest first (all of the reducer's entry type).
     pub(crate) fn journal(&self) -> Vec<Value> {
-        self.session
-            .entries()
-            .into_iter()
-            .map(|entry| {
-                assert_eq!(entry.custom_type, ENTRY_TYPE);
-                entry.data
-            })
-            .collect()
+        journal_of(&self.session)
     }
 
     /// The `kind` of every journal record.
@@ -329,4 +322,16 @@ pub(crate) fn fixtures() -> Vec<Fixture> {
         .collect();
     names.sort();
     names.iter().map(|name| fixture(name)).collect()
+}
+
+/// Every journal record in `session`, oldest first (all of the reducer's entry type).
+pub(crate) fn journal_of(session: &MemorySessionStore) -> Vec<Value> {
+    session
+        .entries()
+        .into_iter()
+        .map(|entry| {
+            assert_eq!(entry.custom_type, ENTRY_TYPE);
+            entry.data
+        })
+        .collect()
 }
