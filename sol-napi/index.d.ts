@@ -410,11 +410,11 @@ export interface LoadConfigOutcome {
 
 /** What the pack made of a candidate, in the order they were given. */
 export type ObsAdmission =
-  | { kind: 'Packed'; /** The number `ObsPack.onContext` takes for it. */
+  | { kind: 'packed'; /** The number `ObsPack.onContext` takes for it. */
     handle: number; /** The text that replaces it. */
   placeholder: string }
-  | { kind: 'Kept' }
-  | { kind: 'Failed'; /** The one-line message for the person (fail open). */
+  | { kind: 'kept' }
+  | { kind: 'failed'; /** The one-line message for the person (fail open). */
   error: string }
 
 /**
@@ -464,12 +464,12 @@ export declare function obsRecallCallLabel(id: string, offset: number): string
 
 /** What one `obs_recall` call gives the tool. */
 export type ObsRecallOutcome =
-  | { kind: 'Page'; /** The tool result text. */
+  | { kind: 'page'; /** The tool result text. */
     text: string; /** The tool result details (the page's or the search's details). */
   details?: any }
-  | { kind: 'Refused'; /** The tool error. */
+  | { kind: 'refused'; /** The tool error. */
   error: string }
-  | { kind: 'NeedsHistory' }
+  | { kind: 'needsHistory' }
 
 /** One `obs_recall` call. */
 export interface ObsRecallRequest {
@@ -535,12 +535,12 @@ export declare function obsUnavailable(reason: string): string
 
 /** How `ctx.compact()` ended, as the shell saw it. */
 export type OccCompactionResult =
-  | { kind: 'Completed'; /** The summary of the compaction. */
+  | { kind: 'completed'; /** The summary of the compaction. */
   summary?: string }
-  | { kind: 'Failed'; /** The error's `name`. */
+  | { kind: 'failed'; /** The error's `name`. */
     name?: string; /** The error's `message`. */
   message?: string }
-  | { kind: 'Abandoned' }
+  | { kind: 'abandoned' }
 
 /** The hidden message that continues the task. */
 export interface OccContinuation {
@@ -694,18 +694,14 @@ export interface OccSavingsNotice {
   statusText: string
 }
 
-/**
- * What to do on `agent_settled`: `release`, `wait`, `compact` (with the
- * instructions for `ctx.compact()`) or `dropped` (with the skip record to append).
- */
-export interface OccSettledAction {
-  /** The kind. */
-  kind: string
-  /** `customInstructions` for `compact`. */
-  customInstructions?: string
-  /** The record of a selection dropped because Pi was not idle (`dropped`). */
-  skipEntry?: OccCustomEntry
-}
+/** What to do on `agent_settled`. */
+export type OccSettledAction =
+  | { kind: 'release' }
+  | { kind: 'wait' }
+  | { kind: 'compact'; /** `customInstructions` for `ctx.compact()`. */
+  customInstructions: string }
+  | { kind: 'dropped'; /** The skip record. */
+  skipEntry: OccCustomEntry }
 
 /** One message as `sol-occ` sizes it from the whole message (for the host's size check). */
 export interface OccSizedMessage {
@@ -767,16 +763,12 @@ export interface OccTurnEndInput {
   toolResults: Array<OccTurnToolResult>
 }
 
-/**
- * What to do after `turn_end`: `no_boundary`, `skipped` (with `reason`) or
- * `evaluate` (measure, then call `decideBoundary`).
- */
-export interface OccTurnEndOutcome {
-  /** The kind. */
-  kind: string
-  /** Why a boundary is skipped. */
-  reason?: string
-}
+/** What to do after `turn_end`. */
+export type OccTurnEndOutcome =
+  | { kind: 'noBoundary' }
+  | { kind: 'skipped'; /** Why (a stable code). */
+  reason: string }
+  | { kind: 'evaluate' }
 
 /** One tool result of the ending turn. */
 export interface OccTurnToolResult {

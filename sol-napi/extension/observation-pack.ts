@@ -133,8 +133,8 @@ export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 			admissions.forEach((admission, index) => {
 				const [message, blocks, toolName, length, after] = candidates[index];
 				// A failed archive keeps this message in full and is retried on the next request.
-				if (admission.kind === "Failed") return reportOnce(ctx, admission.error);
-				const packed = admission.kind === "Packed" ? { handle: admission.handle, placeholder: admission.placeholder } : undefined;
+				if (admission.kind === "failed") return reportOnce(ctx, admission.error);
+				const packed = admission.kind === "packed" ? { handle: admission.handle, placeholder: admission.placeholder } : undefined;
 				const entry = remember(blocks, toolName, length, packed);
 				if (entry.packed) seen.push([message, entry, after]);
 			});
@@ -185,9 +185,9 @@ export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 				addon.obsRecall({ dir, id: params.id, offset: params.offset ?? 0, query: params.query, timestamp: new Date().toISOString(), history });
 			let outcome = recall();
 			// Nothing or something damaged is stored under the id: Rust rebuilds it from this branch if it can.
-			if (outcome.kind === "NeedsHistory") outcome = recall(branchCandidates(ctx));
-			if (outcome.kind === "Page") return { content: [{ type: "text", text: outcome.text }], details: outcome.details };
-			throw new Error(outcome.kind === "Refused" ? outcome.error : `Unknown observation id: ${params.id}`);
+			if (outcome.kind === "needsHistory") outcome = recall(branchCandidates(ctx));
+			if (outcome.kind === "page") return { content: [{ type: "text", text: outcome.text }], details: outcome.details };
+			throw new Error(outcome.kind === "refused" ? outcome.error : `Unknown observation id: ${params.id}`);
 		},
 		renderCall(args, theme) {
 			return badge(theme, texts.badgeTitle, texts.badgeSaving, addon.obsRecallCallLabel(String(args?.id ?? ""), Number(args?.offset ?? 0)));

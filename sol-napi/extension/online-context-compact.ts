@@ -133,15 +133,15 @@ export function registerOnlineContextCompact(
 				resolve(result);
 			};
 			const failed = (error: unknown): NativeAddon.OccCompactionResult => ({
-				kind: "Failed",
+				kind: "failed",
 				name: error instanceof Error ? error.name : undefined,
 				message: messageOf(error),
 			});
-			abandonCompaction = () => finish({ kind: "Abandoned" });
+			abandonCompaction = () => finish({ kind: "abandoned" });
 			try {
 				c.compact({
 					customInstructions,
-					onComplete: (result) => finish({ kind: "Completed", summary: result.summary }),
+					onComplete: (result) => finish({ kind: "completed", summary: result.summary }),
 					onError: (error) => finish(failed(error)),
 				});
 			} catch (error) {
@@ -301,7 +301,7 @@ export function registerOnlineContextCompact(
 			// Pi was not idle at the settlement of the run the boundary stopped: the selection
 			// is dropped (recorded), never kept for a later, unrelated settlement.
 			guard(c, () => {
-				if (action.skipEntry) pi.appendEntry(action.skipEntry.customType, action.skipEntry.data);
+				pi.appendEntry(action.skipEntry.customType, action.skipEntry.data);
 			});
 		}
 		if (action?.kind !== "compact") {
@@ -310,7 +310,7 @@ export function registerOnlineContextCompact(
 		}
 		let error: string | undefined;
 		try {
-			const result = await compact(c, action.customInstructions ?? undefined);
+			const result = await compact(c, action.customInstructions);
 			const followUp = guard(c, () => {
 				const followUp = occ.compactionFinished(result);
 				if (followUp.skipEntry) pi.appendEntry(followUp.skipEntry.customType, followUp.skipEntry.data);

@@ -87,7 +87,7 @@ pub struct ObsCandidate {
 }
 
 /// What the pack made of a candidate, in the order they were given.
-#[napi(discriminant = "kind")]
+#[napi(discriminant = "kind", discriminant_case = "camelCase")]
 pub enum ObsAdmission {
     /// Archived and admitted: send its placeholder when the pack's step says so.
     Packed {
@@ -260,7 +260,7 @@ pub struct ObsRecallRequest {
 }
 
 /// What one `obs_recall` call gives the tool.
-#[napi(discriminant = "kind")]
+#[napi(discriminant = "kind", discriminant_case = "camelCase")]
 pub enum ObsRecallOutcome {
     /// A page of the original, or of search results.
     Page {

@@ -183,14 +183,18 @@ pub struct OccTurnEndInput {
     pub tool_results: Vec<OccTurnToolResult>,
 }
 
-/// What to do after `turn_end`: `no_boundary`, `skipped` (with `reason`) or
-/// `evaluate` (measure, then call `decideBoundary`).
-#[napi(object)]
-pub struct OccTurnEndOutcome {
-    /// The kind.
-    pub kind: String,
-    /// Why a boundary is skipped.
-    pub reason: Option<String>,
+/// What to do after `turn_end`.
+#[napi(discriminant = "kind", discriminant_case = "camelCase")]
+pub enum OccTurnEndOutcome {
+    /// No boundary at this turn.
+    NoBoundary,
+    /// A boundary that is not taken.
+    Skipped {
+        /// Why (a stable code).
+        reason: String,
+    },
+    /// Measure, then call `decideBoundary`.
+    Evaluate,
 }
 
 /// One message as the host sized it (see `extension/online-context-compact-sizes.ts`).
@@ -312,20 +316,27 @@ pub struct OccEvaluation {
     pub reserve_tokens: f64,
 }
 
-/// What to do on `agent_settled`: `release`, `wait`, `compact` (with the
-/// instructions for `ctx.compact()`) or `dropped` (with the skip record to append).
-#[napi(object)]
-pub struct OccSettledAction {
-    /// The kind.
-    pub kind: String,
-    /// `customInstructions` for `compact`.
-    pub custom_instructions: Option<String>,
-    /// The record of a selection dropped because Pi was not idle (`dropped`).
-    pub skip_entry: Option<OccCustomEntry>,
+/// What to do on `agent_settled`.
+#[napi(discriminant = "kind", discriminant_case = "camelCase")]
+pub enum OccSettledAction {
+    /// Nothing to do; release a waiting continuation.
+    Release,
+    /// Keep waiting: the continuation is still running.
+    Wait,
+    /// Run `ctx.compact()` with these instructions.
+    Compact {
+        /// `customInstructions` for `ctx.compact()`.
+        custom_instructions: String,
+    },
+    /// The selection is dropped because Pi was not idle: append this record.
+    Dropped {
+        /// The skip record.
+        skip_entry: OccCustomEntry,
+    },
 }
 
 /// How `ctx.compact()` ended, as the shell saw it.
-#[napi(discriminant = "kind")]
+#[napi(discriminant = "kind", discriminant_case = "camelCase")]
 pub enum OccCompactionResult {
     /// `onComplete`, with the summary.
     Completed {
@@ -564,14 +575,12 @@ impl Occ {
                     })
                     .collect(),
             };
-            let (kind, reason) = match self.session().turn_end(&turn) {
-                TurnEndOutcome::NoBoundary => ("no_boundary", None),
-                TurnEndOutcome::Skipped(skip) => ("skipped", Some(skip.code().to_owned())),
-                TurnEndOutcome::Evaluate => ("evaluate", None),
-            };
-            OccTurnEndOutcome {
-                kind: kind.to_owned(),
-                reason,
+            match self.session().turn_end(&turn) {
+                TurnEndOutcome::NoBoundary => OccTurnEndOutcome::NoBoundary,
+                TurnEndOutcome::Skipped(skip) => OccTurnEndOutcome::Skipped {
+                    reason: skip.code().to_owned(),
+                },
+                TurnEndOutcome::Evaluate => OccTurnEndOutcome::Evaluate,
             }
         })
     }
@@ -622,30 +631,18 @@ impl Occ {
     #[napi(catch_unwind)]
     pub fn agent_settled(&self, idle: bool) -> OccSettledAction {
         quiet(|| match self.session().agent_settled(idle) {
-            SettledAction::Release => OccSettledAction {
-                kind: "release".to_owned(),
-                custom_instructions: None,
-                skip_entry: None,
-            },
-            SettledAction::Wait => OccSettledAction {
-                kind: "wait".to_owned(),
-                custom_instructions: None,
-                skip_entry: None,
-            },
-            SettledAction::Dropped { skip_entry } => OccSettledAction {
-                kind: "dropped".to_owned(),
-                custom_instructions: None,
-                skip_entry: Some(OccCustomEntry {
+            SettledAction::Release => OccSettledAction::Release,
+            SettledAction::Wait => OccSettledAction::Wait,
+            SettledAction::Dropped { skip_entry } => OccSettledAction::Dropped {
+                skip_entry: OccCustomEntry {
                     custom_type: skip_entry.custom_type.to_owned(),
                     data: skip_entry.data,
-                }),
+                },
             },
             SettledAction::Compact {
                 custom_instructions,
-            } => OccSettledAction {
-                kind: "compact".to_owned(),
-                custom_instructions: Some(custom_instructions),
-                skip_entry: None,
+            } => OccSettledAction::Compact {
+                custom_instructions,
             },
         })
     }
