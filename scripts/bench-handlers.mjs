@@ -75,7 +75,7 @@ if (process.argv[2] === "--start") {
 
 const requests = Number(process.argv[2] ?? 9);
 
-/** Wraps every SoL-Pi handler so a dispatch can be timed per event. */
+/** SoL-Pi's handlers by event, in registration order, as Pi would dispatch them. */
 function handlersOf(solPi) {
 	const byEvent = new Map();
 	for (const [event, list] of solPi.handlers) byEvent.set(event, [...list]);
@@ -157,7 +157,7 @@ async function measure(count, seed) {
 		figures.turnEnd.push(turnEnd);
 		figures.toolResult.push(toolResult);
 	};
-	const first = (() => now())();
+	const first = now();
 	await request(false);
 	const firstMs = ms(first, now());
 	for (let i = 0; i < requests; i++) await request(true);

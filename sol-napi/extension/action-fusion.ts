@@ -119,6 +119,12 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 
 	type Call = [string, Record<string, unknown>, AbortSignal | undefined, unknown, ExtensionContext];
 
+	/** The mutation's result with Rust's text blocks after its own. */
+	const appended = (mutation: ToolResult, append: string[]): ToolResult => ({
+		...mutation,
+		content: [...mutation.content, ...append.map((text) => ({ type: "text", text }))],
+	});
+
 	/** Carries out the effects of one `FusedCall` until it finishes. */
 	async function drive(kind: Kind, machine: NativeAddon.FusedCall, first: NativeAddon.FusedEffect, call: Call): Promise<ToolResult> {
 		const [toolCallId, mutationParams, signal, onUpdate, c] = call;
@@ -169,10 +175,10 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 				case "rethrowMutationError":
 					throw mutationError;
 				case "return":
-					if (effect.notice) savings.show(c, effect.notice.notice, effect.notice.statusKey, effect.notice.status, effect.notice.statusClearMs);
-					return { ...mutation, content: [...mutation.content, ...effect.append.map((text) => ({ type: "text", text }))] };
+					if (effect.notice) savings.showNotice(c, effect.notice);
+					return appended(mutation, effect.append);
 				case "returnError":
-					return { ...mutation, content: [...mutation.content, ...effect.append.map((text) => ({ type: "text", text }))], isError: true };
+					return { ...appended(mutation, effect.append), isError: true };
 				case "throw":
 					throw new Error(effect.message);
 			}

@@ -152,7 +152,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: Addon): void {
 			if (step.replace[index] === 1) message.content = [{ type: "text", text: entry.packed!.placeholder }];
 		});
 		if (step.error) reportOnce(ctx, step.error);
-		if (step.notice) savings.show(ctx, step.notice.notice, step.notice.statusKey, step.notice.status, step.notice.statusClearMs);
+		if (step.notice) savings.showNotice(ctx, step.notice);
 	});
 
 	/** Large well-formed text results on the current branch, for rebuilding an object that is missing (a fork, a resume) or damaged. */

@@ -113,7 +113,7 @@ export function registerReducer(pi: ExtensionAPI, addon: Addon, options: Reducer
 		} else done = begun.done;
 		journal(done);
 		if (done.kind !== "replaced") return undefined;
-		savings.show(ctx, done.notice.notice, done.notice.statusKey, done.notice.status, done.notice.statusClearMs);
+		savings.showNotice(ctx, done.notice);
 		return { content: done.content, details: done.details };
 	});
 }

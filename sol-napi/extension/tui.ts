@@ -5,6 +5,14 @@
 import type { ExtensionContext, Theme } from "@earendil-works/pi-coding-agent";
 import { type Component, Container, Text } from "@earendil-works/pi-tui";
 
+/** A savings notice as the addon returns it (ObservationPack, the Reducer, Action Fusion). */
+export interface SavingsNotice {
+	notice: string;
+	statusKey: string;
+	status: string;
+	statusClearMs: number;
+}
+
 /** A mechanism's savings notice and its self-clearing status line (one instance per mechanism). */
 export class SavingsStatus {
 	private timer: ReturnType<typeof setTimeout> | undefined;
@@ -23,6 +31,11 @@ export class SavingsStatus {
 			} catch {}
 		}, clearMs);
 		this.timer.unref?.();
+	}
+
+	/** Shows a notice the addon returned, as `show` does. */
+	showNotice(ctx: ExtensionContext, notice: SavingsNotice): void {
+		this.show(ctx, notice.notice, notice.statusKey, notice.status, notice.statusClearMs);
 	}
 
 	/** Stops a pending clear (the session ends). */
