@@ -29,8 +29,8 @@ export declare class FusedCall {
  * `sol_obspack::Pack` whose step decides every request.
  */
 export declare class ObsPack {
-  /** A pack over the storage directory `dir` (`<runtime root>/observation-pack`). */
-  constructor(dir: string)
+  /** A pack over the session's runtime root (its files go in `observation-pack` there). */
+  constructor(root: string)
   /**
    * Decides, archives and admits new candidates, in order. A damaged object or record
    * found on the way is rebuilt from the candidate's text and recorded in the ledger
@@ -136,9 +136,6 @@ export declare function __panicForTests(message: string): void
 /** The addon's version, compared by the extension with its own to catch a stale build. */
 export declare function addonVersion(): string
 
-/** Checks a session id; returns the error text, or nothing when it is safe. */
-export declare function checkSessionId(sessionId: string): string | null
-
 /** Why the configuration could not be used. */
 export interface ConfigFailure {
   /** Stable code (`unknown_key`, `not_boolean`, ...). */
@@ -175,6 +172,14 @@ export interface ConfigFileOutcome {
   disabled: Array<string>
   /** Set when `ok` is false. */
   error?: ConfigFileFailure
+}
+
+/** Which file the configuration came from. */
+export declare const enum ConfigOrigin {
+  /** The trusted project's `.pi/sol-pi.json`. */
+  Project = 'project',
+  /** The agent directory's `sol-pi.json`. */
+  AgentDir = 'agentDir',
 }
 
 /** Where to look for `sol-pi.json`, as the extension reads it from Pi. */
@@ -230,16 +235,14 @@ export interface FileDigest {
 
 /** A fused `edit`/`write` call as the tool's `execute` receives it. */
 export interface FusedCallRequest {
-  /** The tool's `path` argument, unresolved. */
-  path: string
-  /** `JSON.stringify(args.then_run)`, absent when the call has no `then_run`. */
-  thenRunJson?: string
+  /** The call's arguments as Pi gives them to `execute` (`path` and `then_run` are read). */
+  params: Record<string, unknown>
   /** `ctx.cwd`. */
   cwd: string
   /** The user's home directory. */
   home: string
-  /** True on native Windows (drive-path forms apply). */
-  windows: boolean
+  /** `process.platform` (`win32`: the drive-path forms apply). */
+  platform: string
   /**
    * Capability: this Pi keeps a returned `isError: true` result (found by feature
    * detection); when false, failures are thrown.
@@ -277,18 +280,15 @@ export type FusedEffect =
 
 /** The result of the last effect, reported by the host (`sol_fusion::fused::Input`). */
 export type FusedInput =
-  | { kind: 'mutationReturned'; /** Text of each text block, in order. */
-    texts: Array<string>; /** `result.isError === true`. */
-  isError: boolean }
+  | { kind: 'mutationReturned'; /** The tool result. */
+  result: unknown }
   | { kind: 'mutationThrew'; /** The error's message. */
   message: string }
   | { kind: 'digest'; /** The look. */
   look: FileDigest }
   | { kind: 'turnYielded' }
-  | { kind: 'commandReturned'; /** Text of each text block, in order. */
-    texts: Array<string>; /** `result.isError === true`. */
-    isError: boolean; /** `result.structuredContent?.exit_code`, when a number. */
-  exitCode?: number }
+  | { kind: 'commandReturned'; /** The tool result. */
+  result: unknown }
   | { kind: 'commandThrew'; /** The error's message. */
   message: string }
 
@@ -352,18 +352,32 @@ export declare function fusionPlanCall(request: FusionCallRequest): FusionCallPl
  */
 export declare function fusionQueueKey(target: string): string
 
+/** One error Pi's `SettingsManager.drainErrors()` reported. */
+export interface FusionSettingsError {
+  /** `global` or `project`. */
+  scope: string
+  /** The settings file, when Pi names it. */
+  path?: string
+  /** The error's message. */
+  message: string
+}
+
 /** The message when Pi's shell settings cannot be read and Action Fusion stays off. */
-export declare function fusionSettingsUnreadable(details: string): string
+export declare function fusionSettingsUnreadable(errors: Array<FusionSettingsError>): string
+
+/**
+ * Whether a row of a call with these `then_run` arguments carries the Action Fusion badge:
+ * a fused call (any `then_run` JavaScript counts as true) that has not ended as an error.
+ */
+export declare function fusionShowsBadge(thenRun?: unknown, isError?: boolean | undefined | null): boolean
 
 /** The fixed texts, fetched once when Action Fusion registers. */
 export declare function fusionTexts(): FusionTexts
 
 /** Every fixed text of Action Fusion the host shows to the model or the user. */
 export interface FusionTexts {
-  /** Description of `then_run` on `edit`. */
-  thenRunEdit: string
-  /** Description of `then_run` on `write`. */
-  thenRunWrite: string
+  /** Description of `then_run`, by tool. */
+  thenRun: ThenRunDescriptions
   /** Description of `then_run.command`. */
   command: string
   /** Description of `then_run.timeout`. */
@@ -385,28 +399,32 @@ export interface FusionTexts {
 }
 
 /**
+ * The warning when one step of a mechanism failed inside SoL-Pi (a Rust panic) and the
+ * extension went on without it.
+ */
+export declare function internalErrorNotice(mechanism: string, detail: string): string
+
+/**
  * Finds, reads and validates `sol-pi.json` (trusted project, then agent
- * directory, then defaults; never merged).
+ * directory, then defaults; never merged). Never throws for what it finds: a panic
+ * inside the search is an `invalid` outcome with code `internal`.
  */
 export declare function loadConfig(request: ConfigRequest): LoadConfigOutcome
 
-/** Result of [`load_config_outcome`]: either a usable config or a failure. */
-export interface LoadConfigOutcome {
-  /** True when `config` is set. */
-  ok: boolean
-  /** The effective configuration. */
-  config?: EffectiveConfig
-  /** `project`, `agentDir` or `defaults`. */
-  source?: string
-  /** The file the config came from (absent for defaults). */
-  sourcePath?: string
-  /** Config keys of the enabled mechanisms, in registration order. */
-  enabled: Array<string>
-  /** The one-line notice for the interactive terminal. */
-  notice?: string
-  /** Set when `ok` is false. */
-  error?: ConfigFailure
-}
+/** Result of [`load_config_outcome`]: a file's config, the defaults, or why SoL-Pi stops. */
+export type LoadConfigOutcome =
+  | { kind: 'loaded'; /** The effective configuration. */
+    config: EffectiveConfig; /** Which file it came from. */
+    source: ConfigOrigin; /** That file. */
+    sourcePath: string; /** Config keys of the enabled mechanisms, in registration order. */
+    enabled: Array<string>; /** The one-line notice for the interactive terminal. */
+  notice: string }
+  | { kind: 'defaults'; /** The effective configuration. */
+    config: EffectiveConfig; /** Config keys of the enabled mechanisms (none by default). */
+    enabled: Array<string>; /** The one-line notice for the interactive terminal. */
+  notice: string }
+  | { kind: 'invalid'; /** What is wrong, and where. */
+  error: ConfigFailure }
 
 /** What the pack made of a candidate, in the order they were given. */
 export type ObsAdmission =
@@ -418,16 +436,18 @@ export type ObsAdmission =
   error: string }
 
 /**
- * A text-only, non-error tool result whose text is well-formed UTF-16 (the host sends
- * nothing else: a lone surrogate would arrive here as U+FFFD).
+ * A text-only tool result whose texts are well-formed UTF-16 (the host sends nothing
+ * else: a lone surrogate would arrive here as U+FFFD).
  */
 export interface ObsCandidate {
   /** Its tool call id (information for the ledger, not part of the identity). */
-  toolCallId: string
-  /** The tool that produced it. */
-  toolName: string
-  /** Its text blocks joined with `\n`. */
-  text: string
+  toolCallId?: string
+  /** The tool that produced it (`unknown` when Pi gives none). */
+  toolName?: string
+  /** `isError` of the result: an error result is always sent in full. */
+  isError?: boolean
+  /** Its text blocks, in order. */
+  texts: Array<string>
 }
 
 /** What the shell does for one request: replace where `replace[i]` is 1, show the notice. */
@@ -451,6 +471,11 @@ export interface ObsPolicy {
   thresholdBytes: number
   /** Requests that carry a result in full before it is replaced. */
   fullSends: number
+  /**
+   * A result whose joined text has fewer UTF-16 units than this cannot be packed (a unit
+   * is at most 3 UTF-8 bytes), so the walk need not look it up or send it.
+   */
+  minCandidateUnits: number
 }
 
 /**
@@ -459,26 +484,27 @@ export interface ObsPolicy {
  */
 export declare function obsRecall(request: ObsRecallRequest): ObsRecallOutcome
 
-/** The recall row's call label. */
-export declare function obsRecallCallLabel(id: string, offset: number): string
+/** The recall row's call label, from the call's arguments as they stand (possibly partial). */
+export declare function obsRecallCallLabel(args?: unknown): string
 
 /** What one `obs_recall` call gives the tool. */
 export type ObsRecallOutcome =
   | { kind: 'page'; /** The tool result text. */
     text: string; /** The tool result details (the page's or the search's details). */
-  details?: any }
+  details?: Record<string, unknown> }
   | { kind: 'refused'; /** The tool error. */
   error: string }
-  | { kind: 'needsHistory' }
+  | { kind: 'needsHistory'; /** The tool error. */
+  error: string }
 
 /** One `obs_recall` call. */
 export interface ObsRecallRequest {
-  /** The storage directory. */
-  dir: string
+  /** The session's runtime root. */
+  root: string
   /** The observation id from a placeholder. */
   id: string
-  /** Byte offset to start from. */
-  offset: number
+  /** Byte offset to start from (0 when absent). */
+  offset?: number
   /** A literal text to search for instead of paging. */
   query?: string
   /** ISO timestamp for the ledger record. */
@@ -490,8 +516,11 @@ export interface ObsRecallRequest {
   history?: Array<ObsCandidate>
 }
 
-/** The recall row's result label. */
-export declare function obsRecallResultLabel(bytes: number, lines: number): string
+/**
+ * The recall row's result label: the running label while `partial`, else the page's size
+ * from its `details`.
+ */
+export declare function obsRecallResultLabel(partial: boolean, details?: unknown): string
 
 /** The TUI notice and status after the first replacement. */
 export interface ObsSavingsNotice {
@@ -780,8 +809,11 @@ export interface OccTurnToolResult {
   isError: boolean
 }
 
-/** The real OS temp directory, for trusting Pi's `pi-bash-*.log` files. */
-export declare function realTempDir(tempDir: string): string | null
+/**
+ * The real OS temp directory, for trusting Pi's `pi-bash-*.log` files; `temp_dir` itself
+ * when it cannot be resolved.
+ */
+export declare function realTempDir(tempDir: string): string
 
 /** What `Reducer.begin` returns: a finished reduction, or a model call to make. */
 export type ReducerBegin =
@@ -835,8 +867,8 @@ export interface ReducerInput {
   isError: boolean
   /** `event.parentToolCallId` (Pi 1.x script calls). */
   parentToolCallId?: string
-  /** `event.structuredContent.exit_code` (Pi 1.x bash). */
-  exitCode?: number
+  /** `event.structuredContent` (Pi 1.x bash: its `exit_code` is read). */
+  structuredContent?: unknown
   /** The session's runtime root. */
   runtimeRoot: string
   /** The real OS temp directory (where Pi writes full-output files). */
@@ -851,17 +883,8 @@ export interface ReducerInput {
 
 /** What came of the model call. */
 export type ReducerModelAnswer =
-  | { kind: 'reply'; /** The reply's text blocks, concatenated. */
-    text: string; /** The provider that answered. */
-    provider?: string; /** The model that answered. */
-    model?: string; /** The reply's stop reason. */
-    stopReason?: string; /** The reply's error message. */
-    errorMessage?: string; /** Input tokens. */
-    inputTokens?: number; /** Output tokens. */
-    outputTokens?: number; /** Cache-read tokens. */
-    cacheReadTokens?: number; /** Cache-write tokens. */
-    cacheWriteTokens?: number; /** All tokens. */
-  totalTokens?: number }
+  | { kind: 'reply'; /** The assistant message. */
+  message?: unknown }
   | { kind: 'unavailable' }
   | { kind: 'timeout' }
   | { kind: 'aborted' }
@@ -897,28 +920,40 @@ export interface ReducerNotice {
 }
 
 /**
- * Builds the session's storage root. The session directory is canonicalized
- * first, so links above it (a symlinked home, macOS `/tmp`) are accepted while
- * links below it are refused when folders are created.
+ * The reply length cap of a call: the request's, lowered to the model's own limit when the
+ * registry gives one.
+ */
+export declare function reducerOutputCap(requested: number, modelMaxTokens?: number | undefined | null): number
+
+/** [`CANDIDATE_TOOLS`], for the host's filter. */
+export declare function reducerToolNames(): Array<string>
+
+/**
+ * Builds (once) the session's storage root. The session directory is canonicalized
+ * first, so links above it (a symlinked home, macOS `/tmp`) are accepted while links
+ * below it are refused when folders are created. A session without a directory gets a
+ * private `sol-pi-<sessionId>-<random>` folder under `tempDir`, made once per session id.
  */
 export declare function runtimeRoot(request: RuntimeRootRequest): RuntimeRootOutcome
 
 /** The root, or why there is none. */
-export interface RuntimeRootOutcome {
-  /** `<sessionDir>/sol-pi/<sessionId>` (canonical), or the temp folder itself. */
-  root?: string
-  /** Why no root could be given. */
-  error?: string
-}
+export type RuntimeRootOutcome =
+  | { kind: 'root'; /** The folder. */
+  root: string }
+  | { kind: 'unavailable'; /** Why, for the person. */
+  error: string }
 
 /** Where a session's SoL-Pi files live. */
 export interface RuntimeRootRequest {
-  /** Pi's session directory, or the private temp folder for a session without one. */
-  sessionDir: string
+  /**
+   * Pi's session directory (`ctx.sessionManager.getSessionDir()`); absent or empty for a
+   * session without one.
+   */
+  sessionDir?: string
   /** Pi's session id. */
   sessionId: string
-  /** True when `session_dir` is the private temp folder (already specific to the session). */
-  temporary: boolean
+  /** The OS temp folder (`os.tmpdir()`), for a session without a directory. */
+  tempDir: string
 }
 
 /**
@@ -946,6 +981,14 @@ export interface ThenRunArgs {
   command: string
   /** Timeout in seconds, when given. */
   timeout?: number
+}
+
+/** The description of `then_run` on each tool. */
+export interface ThenRunDescriptions {
+  /** On `edit`. */
+  edit: string
+  /** On `write`. */
+  write: string
 }
 
 /**

@@ -1,19 +1,19 @@
 // The SoL-Pi Pi extension: a thin I/O shell over the Rust addon.
 //
-// It registers one `session_start` handler. On the first session start it loads
-// `sol-pi.json` through Rust and, in the interactive terminal only, shows one
-// notice naming the enabled mechanisms. Anything that stops SoL-Pi (no addon,
-// a broken config) is thrown from that handler as one message: Pi reports it
-// through its own error channel (the TUI, or stderr in print mode) and keeps
-// running without SoL-Pi. Policy lives in Rust; this file only carries data.
+// One `session_start` handler: on the first session start it loads `sol-pi.json` through
+// Rust, registers the mechanisms Rust lists as enabled (in Rust's order) and, in the
+// interactive terminal only, shows Rust's notice. Anything that stops SoL-Pi (no addon, a
+// broken config, a mechanism that cannot start) is thrown from that handler as one message:
+// Pi reports it through its own error channel and keeps running without it.
 import { getAgentDir } from "@earendil-works/pi-coding-agent";
-import type { BashToolOptions, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { BashToolOptions, ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
 import { registerActionFusion } from "./action-fusion.ts";
 import { loadNative, type NativeLoad } from "./native.ts";
 import { registerObservationPack } from "./observation-pack.ts";
 import { registerOnlineContextCompact } from "./online-context-compact.ts";
 import { registerReducer } from "./reducer.ts";
+import { messageOf } from "./tui.ts";
 
 export interface SolPiExtensionOptions {
 	/** Pi's agent directory; defaults to Pi's own `getAgentDir()`. */
@@ -32,52 +32,34 @@ export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
 		const native = (options.loadNative ?? loadNative)();
 		let started = false;
 
-		pi.on("session_start", (_event, ctx: ExtensionContext) => {
+		pi.on("session_start", (_event, ctx) => {
 			if (started) return;
 			started = true;
 			if (!native.ok) throw new Error(native.message);
-
+			const addon = native.addon;
 			const agentDir = options.agentDir ?? getAgentDir();
-			let outcome: ReturnType<typeof native.addon.loadConfig>;
-			try {
-				outcome = native.addon.loadConfig({ cwd: ctx.cwd, agentDir, projectTrusted: ctx.isProjectTrusted() });
-			} catch (error) {
-				const reason = error instanceof Error ? error.message : String(error);
-				throw new Error(`SoL-Pi is disabled for this session: internal error while loading its config (${reason}). Pi itself keeps working.`);
-			}
-			if (!outcome.ok || !outcome.config) throw new Error(outcome.error?.message ?? "SoL-Pi is disabled: its config could not be loaded.");
-			const config = outcome.config;
-
-			// Registration order matters: Online Context Compact observes context last.
-			// A mechanism that cannot start is skipped with its own message; the others still run.
-			const failures: string[] = [];
-			const start = (register: () => void) => {
-				try {
-					register();
-				} catch (error) {
-					failures.push(error instanceof Error ? error.message : String(error));
-				}
+			const outcome = addon.loadConfig({ cwd: ctx.cwd, agentDir, projectTrusted: ctx.isProjectTrusted() });
+			if (outcome.kind === "invalid") throw new Error(outcome.error.message);
+			const { config } = outcome;
+			const register: Record<string, () => void> = {
+				actionFusion: () => registerActionFusion(pi, ctx, addon, { agentDir, bashOptions: options.bashOptions }),
+				observationPack: () => registerObservationPack(pi, addon),
+				evidencePreservingReducer: () =>
+					registerReducer(pi, addon, { provider: config.evidencePreservingReducerProvider, model: config.evidencePreservingReducerModel }),
+				onlineContextCompact: () =>
+					registerOnlineContextCompact(pi, ctx, addon, { cacheWriteReadRatio: config.cacheWriteReadRatio, keepRecentTokens: options.keepRecentTokens }),
 			};
-			if (config.actionFusion) start(() => registerActionFusion(pi, ctx, native.addon, { agentDir, bashOptions: options.bashOptions }));
-			if (config.observationPack) start(() => registerObservationPack(pi, native.addon));
-			if (config.evidencePreservingReducer)
-				start(() =>
-					registerReducer(pi, native.addon, {
-						provider: config.evidencePreservingReducerProvider,
-						model: config.evidencePreservingReducerModel,
-					}),
-				);
-			// Last among `context` handlers: it observes what the others projected.
-			if (config.onlineContextCompact)
-				start(() =>
-					registerOnlineContextCompact(pi, ctx, native.addon, {
-						cacheWriteReadRatio: config.cacheWriteReadRatio,
-						keepRecentTokens: options.keepRecentTokens,
-					}),
-				);
-
+			// A mechanism that cannot start is skipped with its own message; the others still run.
+			const failures = outcome.enabled.flatMap((key) => {
+				try {
+					register[key]();
+					return [];
+				} catch (error) {
+					return [messageOf(error)];
+				}
+			});
 			// `hasUI` is also true in RPC mode; only the interactive terminal gets the notice.
-			if (ctx.mode === "tui" && outcome.notice) ctx.ui.notify(outcome.notice, "info");
+			if (ctx.mode === "tui") ctx.ui.notify(outcome.notice, "info");
 			if (failures.length > 0) throw new Error(failures.join("\n"));
 		});
 	};

@@ -1,30 +1,30 @@
-// The Evidence-Preserving Reducer in Pi: one `tool_result` handler that drives
-// Rust's step API. `begin` (candidate, Pi's full-output file when trusted, secret
-// gate, archive, receipt cache) returns the decision or a model request; this file
-// sends the request through `ctx.modelRegistry.complete()`, hands what came of it
-// to `finish`, appends the journal records it is given through `pi.appendEntry`
-// (custom entries never reach the model) and returns the replacement. Any doubt
-// leaves the original result untouched.
+// The Evidence-Preserving Reducer in Pi: one `tool_result` handler over Rust's step API.
+// `begin` (candidate, Pi's full-output file when trusted, secret gate, archive, receipt
+// cache) returns the decision or a model request; this file sends the request through
+// `ctx.modelRegistry.complete()`, hands what came of it to `finish`, appends the journal
+// records it is given (custom entries never reach the model) and returns the replacement.
+// Any doubt leaves the original result untouched.
 import * as os from "node:os";
 
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 
 import type { NativeAddon } from "./native.ts";
 import { runtimeRoot } from "./storage.ts";
-import { SavingsStatus } from "./tui.ts";
+import { messageOf, now, OnceWarnings, SavingsStatus } from "./tui.ts";
 
 type Addon = typeof NativeAddon;
+type Answer = NativeAddon.ReducerModelAnswer;
 
 export interface ReducerOptions {
 	provider: string;
 	model: string;
 }
 
-/** Sends Rust's request through Pi's model registry, with a timeout and the run's abort signal; never throws. */
-async function callModel(ctx: ExtensionContext, request: NativeAddon.ReducerModelRequest): Promise<NativeAddon.ReducerModelAnswer> {
+/** Sends Rust's request through Pi's model registry, with its timeout and the run's abort signal; never throws. */
+async function callModel(ctx: ExtensionContext, addon: Addon, request: NativeAddon.ReducerModelRequest): Promise<Answer> {
 	const registry = ctx.modelRegistry as unknown as {
 		find(provider: string, id: string): { maxTokens?: number } | undefined;
-		complete(model: unknown, context: unknown, options?: unknown): Promise<any>;
+		complete(model: unknown, context: unknown, options?: unknown): Promise<unknown>;
 	};
 	const model = registry.find(request.provider, request.model);
 	if (!model) return { kind: "unavailable" };
@@ -36,36 +36,15 @@ async function callModel(ctx: ExtensionContext, request: NativeAddon.ReducerMode
 	}, request.timeoutMs);
 	const relay = () => controller.abort();
 	ctx.signal?.addEventListener("abort", relay, { once: true });
+	// A timeout or an abort wins over whatever the call gave.
+	const ended = (): Answer | undefined => (timedOut ? { kind: "timeout" } : ctx.signal?.aborted ? { kind: "aborted" } : undefined);
 	try {
-		const reply = await registry.complete(
-			model,
-			{ systemPrompt: request.systemPrompt, messages: [{ role: "user", content: request.userText, timestamp: Date.now() }] },
-			{ maxTokens: Math.min(request.maxOutputTokens, model.maxTokens ?? request.maxOutputTokens), signal: controller.signal, cacheRetention: "none" },
-		);
-		if (timedOut) return { kind: "timeout" };
-		if (ctx.signal?.aborted) return { kind: "aborted" };
-		const text = (reply?.content ?? [])
-			.filter((block: { type: string }) => block.type === "text")
-			.map((block: { text: string }) => block.text)
-			.join("");
-		const usage = reply?.usage ?? {};
-		return {
-			kind: "reply",
-			text,
-			provider: reply?.provider,
-			model: reply?.model,
-			stopReason: reply?.stopReason,
-			errorMessage: reply?.errorMessage,
-			inputTokens: usage.input,
-			outputTokens: usage.output,
-			cacheReadTokens: usage.cacheRead,
-			cacheWriteTokens: usage.cacheWrite,
-			totalTokens: usage.totalTokens,
-		};
+		const context = { systemPrompt: request.systemPrompt, messages: [{ role: "user", content: request.userText, timestamp: Date.now() }] };
+		const maxTokens = addon.reducerOutputCap(request.maxOutputTokens, model.maxTokens);
+		const message = await registry.complete(model, context, { maxTokens, signal: controller.signal, cacheRetention: "none" });
+		return ended() ?? { kind: "reply", message };
 	} catch (error) {
-		if (timedOut) return { kind: "timeout" };
-		if (ctx.signal?.aborted) return { kind: "aborted" };
-		return { kind: "exception", message: error instanceof Error ? error.message : String(error) };
+		return ended() ?? { kind: "exception", message: messageOf(error) };
 	} finally {
 		clearTimeout(timer);
 		ctx.signal?.removeEventListener("abort", relay);
@@ -74,46 +53,41 @@ async function callModel(ctx: ExtensionContext, request: NativeAddon.ReducerMode
 
 export function registerReducer(pi: ExtensionAPI, addon: Addon, options: ReducerOptions): void {
 	const reducer = new addon.Reducer();
-	const tempDir = addon.realTempDir(os.tmpdir()) ?? os.tmpdir();
-	const savings = new SavingsStatus();
-
-	function journal(step: { entryType: string; journal: Array<Record<string, unknown>> }) {
+	const tools = new Set(addon.reducerToolNames());
+	const tempDir = addon.realTempDir(os.tmpdir());
+	const savings = new SavingsStatus(pi);
+	const warnings = new OnceWarnings((detail) => addon.internalErrorNotice("Evidence-Preserving Reducer", detail));
+	const journal = (step: { entryType: string; journal: Array<Record<string, unknown>> }) => {
 		for (const record of step.journal) pi.appendEntry(step.entryType, record);
-	}
+	};
 
-	pi.on("session_shutdown", () => savings.clear());
-
-	pi.on("tool_result", async (event, ctx) => {
-		const e = event as typeof event & { parentToolCallId?: string; structuredContent?: { exit_code?: unknown } };
-		// Only these tools can carry a build/test log; skip the JSON work for every other result.
-		if (e.toolName !== "bash" && e.toolName !== "edit" && e.toolName !== "write") return;
-		const root = runtimeRoot(ctx, addon);
-		if (!root.ok) return;
-		const exitCode = e.structuredContent?.exit_code;
-		const begun = reducer.begin({
-			toolCallId: e.toolCallId,
-			toolName: e.toolName,
-			inputJson: JSON.stringify(e.input ?? {}),
-			contentJson: JSON.stringify(e.content ?? []),
-			detailsJson: e.details === undefined ? undefined : JSON.stringify(e.details),
-			isError: e.isError === true,
-			parentToolCallId: e.parentToolCallId,
-			exitCode: typeof exitCode === "number" ? exitCode : undefined,
-			runtimeRoot: root.root,
-			osTempDir: tempDir,
-			timestamp: new Date().toISOString(),
-			provider: options.provider,
-			model: options.model,
-		});
-		let done: NativeAddon.ReducerDone;
-		if (begun.kind === "askModel") {
+	pi.on("tool_result", (event, ctx) =>
+		warnings.guard(ctx, undefined, async () => {
+			// Only Rust's tools can carry a build/test log: every other result is skipped without serializing it.
+			const root = tools.has(event.toolName) ? runtimeRoot(ctx, addon) : undefined;
+			if (root?.kind !== "root") return undefined;
+			const e = event as typeof event & { parentToolCallId?: string; structuredContent?: unknown };
+			const begun = reducer.begin({
+				toolCallId: e.toolCallId,
+				toolName: e.toolName,
+				inputJson: JSON.stringify(e.input ?? {}),
+				contentJson: JSON.stringify(e.content ?? []),
+				detailsJson: JSON.stringify(e.details),
+				isError: e.isError === true,
+				parentToolCallId: e.parentToolCallId,
+				structuredContent: e.structuredContent,
+				runtimeRoot: root.root,
+				osTempDir: tempDir,
+				timestamp: now(),
+				...options,
+			});
 			// The candidate record goes in before the call.
-			journal(begun);
-			done = begun.reduction.finish(await callModel(ctx, begun.request), new Date().toISOString());
-		} else done = begun.done;
-		journal(done);
-		if (done.kind !== "replaced") return undefined;
-		savings.showNotice(ctx, done.notice);
-		return { content: done.content, details: done.details };
-	});
+			if (begun.kind === "askModel") journal(begun);
+			const done = begun.kind === "done" ? begun.done : begun.reduction.finish(await callModel(ctx, addon, begun.request), now());
+			journal(done);
+			if (done.kind !== "replaced") return undefined;
+			savings.showNotice(ctx, done.notice);
+			return { content: done.content, details: done.details };
+		}),
+	);
 }

@@ -1,8 +1,7 @@
-// The savings treatment every mechanism shares in the interactive terminal: one
-// notice, a keyed status line that clears itself a few seconds later, and the badge
-// of a tool call. The texts
-// come from Rust (`sol_core::tui`); this file only shows them.
-import type { ExtensionContext, Theme } from "@earendil-works/pi-coding-agent";
+// What the mechanisms share: the savings treatment in the interactive terminal (one notice,
+// a keyed status line that clears itself, the badge of a tool call; texts from Rust), the
+// warnings shown once, and the guard that keeps Pi working when a step fails.
+import type { ExtensionAPI, ExtensionContext, Theme } from "@earendil-works/pi-coding-agent";
 import { type Component, Container, Text } from "@earendil-works/pi-tui";
 
 /** A savings notice as the addon returns it (ObservationPack, the Reducer, Action Fusion). */
@@ -13,9 +12,20 @@ export interface SavingsNotice {
 	statusClearMs: number;
 }
 
+/** The message of anything thrown. */
+export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** Now, as the steps take the time (ISO 8601). */
+export const now = (): string => new Date().toISOString();
+
 /** A mechanism's savings notice and its self-clearing status line (one instance per mechanism). */
 export class SavingsStatus {
 	private timer: ReturnType<typeof setTimeout> | undefined;
+
+	/** With `pi`, a pending clear stops when the session shuts down. */
+	constructor(pi?: ExtensionAPI) {
+		pi?.on("session_shutdown", () => this.clear());
+	}
 
 	/** Shows `notice` and sets `statusKey` to `statusText` until `clearMs` later; only in the TUI. */
 	show(ctx: ExtensionContext, notice: string, statusKey: string, statusText: string, clearMs: number): void {
@@ -33,9 +43,9 @@ export class SavingsStatus {
 		this.timer.unref?.();
 	}
 
-	/** Shows a notice the addon returned, as `show` does. */
-	showNotice(ctx: ExtensionContext, notice: SavingsNotice): void {
-		this.show(ctx, notice.notice, notice.statusKey, notice.status, notice.statusClearMs);
+	/** Shows a notice the addon returned (none: nothing), as `show` does. */
+	showNotice(ctx: ExtensionContext, notice: SavingsNotice | undefined): void {
+		if (notice) this.show(ctx, notice.notice, notice.statusKey, notice.status, notice.statusClearMs);
 	}
 
 	/** Stops a pending clear (the session ends). */
@@ -61,14 +71,39 @@ export function badge(theme: Theme, title: string, saving: string, call?: string
 /**
  * Warnings a mechanism shows once per distinct text: in the interactive terminal as a
  * warning notice, elsewhere (print and JSON runs) on stderr, where Pi's own output stays clean.
+ * `describe` (Rust's wording) turns a step's failure into such a warning for `guard`.
  */
 export class OnceWarnings {
 	private readonly shown = new Set<string>();
+
+	constructor(private readonly describe: (detail: string) => string = (detail) => detail) {}
 
 	warn(ctx: ExtensionContext | undefined, message: string): void {
 		if (this.shown.has(message)) return;
 		this.shown.add(message);
 		if (ctx?.mode === "tui") ctx.ui.notify(message, "warning");
 		else process.stderr.write(`${message}\n`);
+	}
+
+	/** The messages not shown yet: in the TUI as warning notices, elsewhere thrown as one error for Pi to report. */
+	raise(ctx: ExtensionContext, messages: string[]): void {
+		const fresh = messages.filter((message) => !this.shown.has(message));
+		for (const message of fresh) this.shown.add(message);
+		if (fresh.length > 0 && ctx.mode !== "tui") throw new Error(fresh.join("\n"));
+		for (const message of fresh) ctx.ui.notify(message, "warning");
+	}
+
+	/** Runs one step; if it throws or rejects (a panic in Rust), warns once and gives `fallback`: Pi keeps working. */
+	guard<T>(ctx: ExtensionContext, fallback: Awaited<T>, step: () => T): T {
+		const failed = (error: unknown) => {
+			this.warn(ctx, this.describe(messageOf(error)));
+			return fallback;
+		};
+		try {
+			const out = step();
+			return (out instanceof Promise ? out.catch(failed) : out) as T;
+		} catch (error) {
+			return failed(error) as T;
+		}
 	}
 }

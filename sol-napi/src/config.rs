@@ -76,24 +76,58 @@ pub struct ConfigFailure {
     pub message: String,
 }
 
-/// Result of [`load_config_outcome`]: either a usable config or a failure.
-#[napi(object)]
+/// Which file the configuration came from.
+#[napi(string_enum = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigOrigin {
+    /// The trusted project's `.pi/sol-pi.json`.
+    Project,
+    /// The agent directory's `sol-pi.json`.
+    AgentDir,
+}
+
+/// Result of [`load_config_outcome`]: a file's config, the defaults, or why SoL-Pi stops.
+#[napi(discriminant = "kind", discriminant_case = "camelCase")]
 #[derive(Debug, Clone, PartialEq)]
-pub struct LoadConfigOutcome {
-    /// True when `config` is set.
-    pub ok: bool,
-    /// The effective configuration.
-    pub config: Option<EffectiveConfig>,
-    /// `project`, `agentDir` or `defaults`.
-    pub source: Option<String>,
-    /// The file the config came from (absent for defaults).
-    pub source_path: Option<String>,
-    /// Config keys of the enabled mechanisms, in registration order.
-    pub enabled: Vec<String>,
-    /// The one-line notice for the interactive terminal.
-    pub notice: Option<String>,
-    /// Set when `ok` is false.
-    pub error: Option<ConfigFailure>,
+pub enum LoadConfigOutcome {
+    /// A file was found and is valid.
+    Loaded {
+        /// The effective configuration.
+        config: EffectiveConfig,
+        /// Which file it came from.
+        source: ConfigOrigin,
+        /// That file.
+        source_path: String,
+        /// Config keys of the enabled mechanisms, in registration order.
+        enabled: Vec<String>,
+        /// The one-line notice for the interactive terminal.
+        notice: String,
+    },
+    /// No file was found: every key has its default.
+    Defaults {
+        /// The effective configuration.
+        config: EffectiveConfig,
+        /// Config keys of the enabled mechanisms (none by default).
+        enabled: Vec<String>,
+        /// The one-line notice for the interactive terminal.
+        notice: String,
+    },
+    /// SoL-Pi stays off for this session: `error.message` is the one message to show.
+    Invalid {
+        /// What is wrong, and where.
+        error: ConfigFailure,
+    },
+}
+
+impl LoadConfigOutcome {
+    /// The effective configuration, when SoL-Pi can start.
+    pub fn config(&self) -> Option<&EffectiveConfig> {
+        match self {
+            LoadConfigOutcome::Loaded { config, .. }
+            | LoadConfigOutcome::Defaults { config, .. } => Some(config),
+            LoadConfigOutcome::Invalid { .. } => None,
+        }
+    }
 }
 
 /// The message the user sees when a config error stops SoL-Pi.
@@ -103,58 +137,99 @@ fn disabled_message(error: &ConfigError) -> String {
     )
 }
 
+/// The message the user sees when loading the config failed inside SoL-Pi itself.
+pub fn internal_error_message(reason: &str) -> String {
+    format!(
+        "SoL-Pi is disabled for this session: internal error while loading its config ({reason}). Pi itself keeps working."
+    )
+}
+
 fn success(loaded: &LoadedConfig, search: &ConfigSearch<'_>) -> LoadConfigOutcome {
-    let (source, source_path) = match &loaded.source {
-        ConfigSource::Project(path) => ("project", Some(path.to_string())),
-        ConfigSource::AgentDir(path) => ("agentDir", Some(path.to_string())),
-        ConfigSource::Defaults => ("defaults", None),
+    let config = EffectiveConfig::from(&loaded.config);
+    let enabled = loaded
+        .config
+        .enabled_mechanisms()
+        .into_iter()
+        .map(|mechanism| mechanism.config_key().to_owned())
+        .collect();
+    let notice = loaded.startup_notice(search);
+    let (source, path) = match &loaded.source {
+        ConfigSource::Project(path) => (ConfigOrigin::Project, path),
+        ConfigSource::AgentDir(path) => (ConfigOrigin::AgentDir, path),
+        ConfigSource::Defaults => {
+            return LoadConfigOutcome::Defaults {
+                config,
+                enabled,
+                notice,
+            };
+        }
     };
-    LoadConfigOutcome {
-        ok: true,
-        config: Some(EffectiveConfig::from(&loaded.config)),
-        source: Some(source.to_owned()),
-        source_path,
-        enabled: loaded
-            .config
-            .enabled_mechanisms()
-            .into_iter()
-            .map(|mechanism| mechanism.config_key().to_owned())
-            .collect(),
-        notice: Some(loaded.startup_notice(search)),
-        error: None,
+    LoadConfigOutcome::Loaded {
+        config,
+        source,
+        source_path: path.to_string(),
+        enabled,
+        notice,
     }
 }
 
 fn failure(error: &ConfigError) -> LoadConfigOutcome {
-    LoadConfigOutcome {
-        ok: false,
-        config: None,
-        source: None,
-        source_path: None,
-        enabled: Vec::new(),
-        notice: None,
-        error: Some(ConfigFailure {
+    LoadConfigOutcome::Invalid {
+        error: ConfigFailure {
             code: error.code().to_owned(),
             key: error.key().map(str::to_owned),
             path: error.path().to_string(),
             message: disabled_message(error),
-        }),
+        },
     }
 }
 
+/// The outcome when the search itself panicked: SoL-Pi stays off with one message.
+fn internal_failure(reason: &str, search: &ConfigSearch<'_>) -> LoadConfigOutcome {
+    LoadConfigOutcome::Invalid {
+        error: ConfigFailure {
+            code: "internal".to_owned(),
+            key: None,
+            path: search.cwd.to_string(),
+            message: internal_error_message(reason),
+        },
+    }
+}
+
+/// The text of a caught panic.
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned())
+}
+
 /// Finds, reads and validates `sol-pi.json` (trusted project, then agent
-/// directory, then defaults; never merged).
+/// directory, then defaults; never merged). Never throws for what it finds: a panic
+/// inside the search is an `invalid` outcome with code `internal`.
 #[napi(catch_unwind, js_name = "loadConfig")]
 pub fn load_config_outcome(request: ConfigRequest) -> LoadConfigOutcome {
+    load_config_with(&request, |search| load_config(&NativeFileSystem, search))
+}
+
+/// [`load_config_outcome`] over any search (the tests give one that panics).
+pub fn load_config_with(
+    request: &ConfigRequest,
+    load: impl FnOnce(&ConfigSearch<'_>) -> Result<LoadedConfig, ConfigError>,
+) -> LoadConfigOutcome {
     let search = ConfigSearch {
         cwd: Utf8Path::new(&request.cwd),
         agent_dir: Utf8Path::new(&request.agent_dir),
         project_trusted: request.project_trusted,
     };
-    quiet(|| match load_config(&NativeFileSystem, &search) {
-        Ok(loaded) => success(&loaded, &search),
-        Err(error) => failure(&error),
-    })
+    quiet(
+        || match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| load(&search))) {
+            Ok(Ok(loaded)) => success(&loaded, &search),
+            Ok(Err(error)) => failure(&error),
+            Err(panic) => internal_failure(&panic_text(panic.as_ref()), &search),
+        },
+    )
 }
 
 /// Why one configuration file failed validation, for the preflight check.
@@ -248,6 +323,17 @@ pub(crate) fn validate_config_file(path: String) -> ConfigFileOutcome {
                 message: error.to_string(),
             }),
         },
+    })
+}
+
+/// The warning when one step of a mechanism failed inside SoL-Pi (a Rust panic) and the
+/// extension went on without it.
+#[napi(catch_unwind)]
+pub fn internal_error_notice(mechanism: String, detail: String) -> String {
+    quiet(|| {
+        format!(
+            "SoL-Pi {mechanism}: internal error ({detail}); nothing was changed this time and Pi keeps working."
+        )
     })
 }
 

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use camino::Utf8Path;
 use napi::bindgen_prelude::{AsyncTask, Env, Task};
 use napi_derive::napi;
+use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 use sol_core::StepAccount;
 use sol_fusion::fused::{self, Capabilities, CommandResult, Effect, Finish, Input, MutationResult};
@@ -23,13 +24,20 @@ use crate::JsStepAccount;
 use crate::boundary::quiet;
 use crate::storage::canonical_prefix;
 
+/// The description of `then_run` on each tool.
+#[napi(object)]
+pub struct ThenRunDescriptions {
+    /// On `edit`.
+    pub edit: String,
+    /// On `write`.
+    pub write: String,
+}
+
 /// Every fixed text of Action Fusion the host shows to the model or the user.
 #[napi(object)]
 pub struct FusionTexts {
-    /// Description of `then_run` on `edit`.
-    pub then_run_edit: String,
-    /// Description of `then_run` on `write`.
-    pub then_run_write: String,
+    /// Description of `then_run`, by tool.
+    pub then_run: ThenRunDescriptions,
     /// Description of `then_run.command`.
     pub command: String,
     /// Description of `then_run.timeout`.
@@ -54,8 +62,10 @@ pub struct FusionTexts {
 #[napi(catch_unwind)]
 pub fn fusion_texts() -> FusionTexts {
     quiet(|| FusionTexts {
-        then_run_edit: text::then_run_description(MutationTool::Edit).to_owned(),
-        then_run_write: text::then_run_description(MutationTool::Write).to_owned(),
+        then_run: ThenRunDescriptions {
+            edit: text::then_run_description(MutationTool::Edit).to_owned(),
+            write: text::then_run_description(MutationTool::Write).to_owned(),
+        },
         command: text::command_description().to_owned(),
         timeout: text::timeout_description().to_owned(),
         succeeded_marker: text::SUCCEEDED.to_owned(),
@@ -152,16 +162,15 @@ pub fn fusion_plan_call(request: FusionCallRequest) -> FusionCallPlan {
 /// A fused `edit`/`write` call as the tool's `execute` receives it.
 #[napi(object)]
 pub struct FusedCallRequest {
-    /// The tool's `path` argument, unresolved.
-    pub path: String,
-    /// `JSON.stringify(args.then_run)`, absent when the call has no `then_run`.
-    pub then_run_json: Option<String>,
+    /// The call's arguments as Pi gives them to `execute` (`path` and `then_run` are read).
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub params: Value,
     /// `ctx.cwd`.
     pub cwd: String,
     /// The user's home directory.
     pub home: String,
-    /// True on native Windows (drive-path forms apply).
-    pub windows: bool,
+    /// `process.platform` (`win32`: the drive-path forms apply).
+    pub platform: String,
     /// Capability: this Pi keeps a returned `isError: true` result (found by feature
     /// detection); when false, failures are thrown.
     pub error_results_kept: bool,
@@ -291,12 +300,11 @@ impl From<Effect> for FusedEffect {
 /// The result of the last effect, reported by the host (`sol_fusion::fused::Input`).
 #[napi(discriminant = "kind", discriminant_case = "camelCase")]
 pub enum FusedInput {
-    /// Pi's edit/write returned: the `text` of each text block and `isError`.
+    /// Pi's edit/write returned this result (its text blocks and `isError` are read).
     MutationReturned {
-        /// Text of each text block, in order.
-        texts: Vec<String>,
-        /// `result.isError === true`.
-        is_error: bool,
+        /// The tool result.
+        #[napi(ts_type = "unknown")]
+        result: Value,
     },
     /// Pi's edit/write threw.
     MutationThrew {
@@ -310,14 +318,12 @@ pub enum FusedInput {
     },
     /// The event loop turned once.
     TurnYielded,
-    /// Pi's bash returned.
+    /// Pi's bash returned this result (its text blocks, `isError` and, on 1.x,
+    /// `structuredContent.exit_code` are read).
     CommandReturned {
-        /// Text of each text block, in order.
-        texts: Vec<String>,
-        /// `result.isError === true`.
-        is_error: bool,
-        /// `result.structuredContent?.exit_code`, when a number.
-        exit_code: Option<f64>,
+        /// The tool result.
+        #[napi(ts_type = "unknown")]
+        result: Value,
     },
     /// Pi's bash threw (a timeout, an abort; on 0.84.2 also a non-zero exit).
     CommandThrew {
@@ -329,28 +335,49 @@ pub enum FusedInput {
 impl From<FusedInput> for Input {
     fn from(input: FusedInput) -> Self {
         match input {
-            FusedInput::MutationReturned { texts, is_error } => {
-                Input::Mutation(MutationResult::Returned { texts, is_error })
-            }
+            FusedInput::MutationReturned { result } => Input::Mutation(MutationResult::Returned {
+                texts: texts_of(&result),
+                is_error: is_error(&result),
+            }),
             FusedInput::MutationThrew { message } => {
                 Input::Mutation(MutationResult::Threw { message })
             }
             FusedInput::Digest { look } => Input::Digest(look.look()),
             FusedInput::TurnYielded => Input::TurnYielded,
-            FusedInput::CommandReturned {
-                texts,
-                is_error,
-                exit_code,
-            } => Input::Command(CommandResult::Returned {
-                texts,
-                is_error,
-                exit_code,
+            FusedInput::CommandReturned { result } => Input::Command(CommandResult::Returned {
+                texts: texts_of(&result),
+                is_error: is_error(&result),
+                exit_code: result
+                    .get("structuredContent")
+                    .and_then(|structured| structured.get("exit_code"))
+                    .and_then(Value::as_f64),
             }),
             FusedInput::CommandThrew { message } => {
                 Input::Command(CommandResult::Threw { message })
             }
         }
     }
+}
+
+/// The `text` of each text block of a tool result, in order.
+pub fn texts_of(result: &Value) -> Vec<String> {
+    result
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|block| block.get("text").and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `result.isError === true`.
+fn is_error(result: &Value) -> bool {
+    result.get("isError").and_then(Value::as_bool) == Some(true)
 }
 
 /// One fused `edit`/`write` call: `sol_fusion::fused::FusedCall` behind napi. `start()`
@@ -372,10 +399,19 @@ impl FusedCall {
     /// Checks the call (then_run, target); nothing runs yet.
     #[napi(constructor)]
     pub fn new(request: FusedCallRequest) -> Self {
-        let ctx = path_context(&request.cwd, &request.home, request.windows);
+        let ctx = path_context(&request.cwd, &request.home, request.platform == "win32");
+        let path = request
+            .params
+            .get("path")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let then_run_json = request
+            .params
+            .get("then_run")
+            .map(|then_run| then_run.to_string());
         let (call, first) = fused::FusedCall::start(&fused::FusedCallRequest {
-            path: &request.path,
-            then_run_json: request.then_run_json.as_deref(),
+            path,
+            then_run_json: then_run_json.as_deref(),
             ctx,
             capabilities: Capabilities {
                 error_results_kept: request.error_results_kept,
@@ -430,10 +466,56 @@ fn internal_error(what: &str) -> FusedEffect {
     }
 }
 
+/// One error Pi's `SettingsManager.drainErrors()` reported.
+#[napi(object)]
+pub struct FusionSettingsError {
+    /// `global` or `project`.
+    pub scope: String,
+    /// The settings file, when Pi names it.
+    pub path: Option<String>,
+    /// The error's message.
+    pub message: String,
+}
+
 /// The message when Pi's shell settings cannot be read and Action Fusion stays off.
 #[napi(catch_unwind)]
-pub fn fusion_settings_unreadable(details: String) -> String {
-    quiet(|| text::settings_unreadable(&details))
+pub fn fusion_settings_unreadable(errors: Vec<FusionSettingsError>) -> String {
+    quiet(|| text::settings_unreadable(&settings_details(&errors)))
+}
+
+/// The errors as one clause: `<scope> settings[ <path>]: <message>`, joined with `; `.
+pub fn settings_details(errors: &[FusionSettingsError]) -> String {
+    errors
+        .iter()
+        .map(
+            |error| match error.path.as_deref().filter(|path| !path.is_empty()) {
+                Some(path) => format!("{} settings {path}: {}", error.scope, error.message),
+                None => format!("{} settings: {}", error.scope, error.message),
+            },
+        )
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Whether a row of a call with these `then_run` arguments carries the Action Fusion badge:
+/// a fused call (any `then_run` JavaScript counts as true) that has not ended as an error.
+#[napi(catch_unwind)]
+pub fn fusion_shows_badge(
+    #[napi(ts_arg_type = "unknown")] then_run: Option<Value>,
+    is_error: Option<bool>,
+) -> bool {
+    quiet(|| then_run.as_ref().is_some_and(truthy) && is_error != Some(true))
+}
+
+/// JavaScript truthiness of a JSON value.
+fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|n| n != 0.0 && !n.is_nan()),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
 }
 
 /// The one warning when the active tool no longer accepts `then_run`.

@@ -42,7 +42,8 @@ pub mod storage;
 
 pub use account::JsStepAccount;
 pub use config::{
-    ConfigFailure, ConfigRequest, EffectiveConfig, LoadConfigOutcome, load_config_outcome,
+    ConfigFailure, ConfigOrigin, ConfigRequest, EffectiveConfig, LoadConfigOutcome,
+    internal_error_message, internal_error_notice, load_config_outcome, load_config_with,
 };
 pub use fs::NativeFileSystem;
 

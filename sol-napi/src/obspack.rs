@@ -24,15 +24,27 @@ pub struct ObsPolicy {
     pub threshold_bytes: u32,
     /// Requests that carry a result in full before it is replaced.
     pub full_sends: u32,
+    /// A result whose joined text has fewer UTF-16 units than this cannot be packed (a unit
+    /// is at most 3 UTF-8 bytes), so the walk need not look it up or send it.
+    pub min_candidate_units: u32,
 }
 
 /// The policy numbers.
 #[napi(catch_unwind)]
 pub fn obs_policy() -> ObsPolicy {
-    quiet(|| ObsPolicy {
-        threshold_bytes: u32::try_from(THRESHOLD_BYTES).unwrap_or(u32::MAX),
-        full_sends: FULL_SENDS,
+    quiet(|| {
+        let threshold_bytes = u32::try_from(THRESHOLD_BYTES).unwrap_or(u32::MAX);
+        ObsPolicy {
+            threshold_bytes,
+            full_sends: FULL_SENDS,
+            min_candidate_units: min_candidate_units(threshold_bytes),
+        }
     })
+}
+
+/// The fewest UTF-16 units a text needs to possibly exceed `threshold_bytes` UTF-8 bytes.
+pub fn min_candidate_units(threshold_bytes: u32) -> u32 {
+    threshold_bytes / 3 + 1
 }
 
 /// Fixed texts of ObservationPack for the tool and the TUI.
@@ -74,16 +86,41 @@ pub fn obs_texts() -> ObsTexts {
     })
 }
 
-/// A text-only, non-error tool result whose text is well-formed UTF-16 (the host sends
-/// nothing else: a lone surrogate would arrive here as U+FFFD).
+/// A text-only tool result whose texts are well-formed UTF-16 (the host sends nothing
+/// else: a lone surrogate would arrive here as U+FFFD).
 #[napi(object)]
 pub struct ObsCandidate {
     /// Its tool call id (information for the ledger, not part of the identity).
+    pub tool_call_id: Option<String>,
+    /// The tool that produced it (`unknown` when Pi gives none).
+    pub tool_name: Option<String>,
+    /// `isError` of the result: an error result is always sent in full.
+    pub is_error: Option<bool>,
+    /// Its text blocks, in order.
+    pub texts: Vec<String>,
+}
+
+/// A candidate as the store and the pack read it: the texts joined with `\n`.
+pub struct Joined {
+    /// The tool call id, or empty.
     pub tool_call_id: String,
-    /// The tool that produced it.
+    /// The tool name, or `unknown`.
     pub tool_name: String,
-    /// Its text blocks joined with `\n`.
-    pub text: String,
+    /// The joined text; `None` for an error result, which is never packed or rebuilt from.
+    pub text: Option<String>,
+}
+
+impl From<&ObsCandidate> for Joined {
+    fn from(candidate: &ObsCandidate) -> Self {
+        Joined {
+            tool_call_id: candidate.tool_call_id.clone().unwrap_or_default(),
+            tool_name: candidate
+                .tool_name
+                .clone()
+                .unwrap_or_else(|| "unknown".to_owned()),
+            text: (candidate.is_error != Some(true)).then(|| candidate.texts.join("\n")),
+        }
+    }
 }
 
 /// What the pack made of a candidate, in the order they were given.
@@ -96,7 +133,7 @@ pub enum ObsAdmission {
         /// The text that replaces it.
         placeholder: String,
     },
-    /// Not packable (small, or an evidence receipt): always sent in full.
+    /// Not packable (small, an error result, or an evidence receipt): always sent in full.
     Kept,
     /// The archive failed: sent in full this time, and tried again on the next request.
     Failed {
@@ -128,11 +165,11 @@ pub struct ObsPack {
 
 #[napi]
 impl ObsPack {
-    /// A pack over the storage directory `dir` (`<runtime root>/observation-pack`).
+    /// A pack over the session's runtime root (its files go in `observation-pack` there).
     #[napi(constructor, catch_unwind)]
-    pub fn new(dir: String) -> ObsPack {
+    pub fn new(root: String) -> ObsPack {
         quiet(|| ObsPack {
-            dir: Utf8PathBuf::from(dir),
+            dir: storage_dir(&root),
             pack: Mutex::new(Pack::new()),
         })
     }
@@ -148,7 +185,7 @@ impl ObsPack {
             let mut repaired = Vec::new();
             let admitted = candidates
                 .iter()
-                .map(|candidate| admit_one(&store, &mut pack, candidate, &mut repaired))
+                .map(|candidate| admit_one(&store, &mut pack, &candidate.into(), &mut repaired))
                 .collect();
             // The objects are sound now; a ledger failure shows on the next step's append.
             let _ = store.append_ledger(&repaired, &timestamp);
@@ -204,21 +241,23 @@ fn store(dir: &str) -> ObservationStore<'static> {
     ObservationStore::new(&NativeFileSystem, Utf8PathBuf::from(dir))
 }
 
+/// ObservationPack's folder under a session's runtime root.
+fn storage_dir(root: &str) -> Utf8PathBuf {
+    Utf8PathBuf::from(root).join("observation-pack")
+}
+
 fn admit_one(
     store: &ObservationStore<'_>,
     pack: &mut Pack,
-    candidate: &ObsCandidate,
+    candidate: &Joined,
     repaired: &mut Vec<LedgerRecord>,
 ) -> ObsAdmission {
-    if !is_packable(&candidate.text) {
+    let Some(text) = candidate.text.as_deref().filter(|text| is_packable(text)) else {
         return ObsAdmission::Kept;
-    }
+    };
     // One SHA-256 of the text: the store derives the observation it archives.
-    let (observation, stored) = store.observe_and_store(
-        &candidate.tool_name,
-        &candidate.tool_call_id,
-        &candidate.text,
-    );
+    let (observation, stored) =
+        store.observe_and_store(&candidate.tool_name, &candidate.tool_call_id, text);
     match stored {
         Ok(StoreOutcome::Repaired(damage)) => {
             repaired.push(LedgerRecord::repaired(&observation.id, &damage));
@@ -230,7 +269,7 @@ fn admit_one(
             };
         }
     }
-    let handle = pack.admit(observation, &candidate.text);
+    let handle = pack.admit(observation, text);
     let placeholder = pack
         .get(handle)
         .map(|packed| packed.placeholder.clone())
@@ -244,12 +283,12 @@ fn admit_one(
 /// One `obs_recall` call.
 #[napi(object)]
 pub struct ObsRecallRequest {
-    /// The storage directory.
-    pub dir: String,
+    /// The session's runtime root.
+    pub root: String,
     /// The observation id from a placeholder.
     pub id: String,
-    /// Byte offset to start from.
-    pub offset: f64,
+    /// Byte offset to start from (0 when absent).
+    pub offset: Option<f64>,
     /// A literal text to search for instead of paging.
     pub query: Option<String>,
     /// ISO timestamp for the ledger record.
@@ -267,6 +306,7 @@ pub enum ObsRecallOutcome {
         /// The tool result text.
         text: String,
         /// The tool result details (the page's or the search's details).
+        #[napi(ts_type = "Record<string, unknown>")]
         details: Option<Value>,
     },
     /// The call is refused: a bad id, an offset past the end, an object that cannot be
@@ -276,8 +316,12 @@ pub enum ObsRecallOutcome {
         error: String,
     },
     /// Nothing or something damaged is stored under the id and no history was given: call
-    /// again with the branch's history, which may rebuild it.
-    NeedsHistory,
+    /// again with the branch's history, which may rebuild it. `error` is the tool error for
+    /// a host that has no history to give.
+    NeedsHistory {
+        /// The tool error.
+        error: String,
+    },
 }
 
 fn recall_error(error: &RecallError) -> ObsRecallOutcome {
@@ -300,21 +344,25 @@ pub fn obs_recall(request: ObsRecallRequest) -> ObsRecallOutcome {
             }
         };
         // The tool schema admits only integers >= 0; `as` saturates anything else.
-        let offset = request.offset as u64;
-        let store = store(&request.dir);
+        let offset = request.offset.unwrap_or(0.0) as u64;
+        let store = ObservationStore::new(&NativeFileSystem, storage_dir(&request.root));
         let mut repaired = None;
         let original = match (store.read_verified(&id), &request.history) {
             (Ok(original), _) => original,
             (Err(error), None) if error.is_rebuildable() => {
-                return ObsRecallOutcome::NeedsHistory;
+                return ObsRecallOutcome::NeedsHistory {
+                    error: error.to_string(),
+                };
             }
             (Err(error), Some(history)) => {
-                let history = history.iter().map(|candidate| {
-                    (
+                let joined: Vec<Joined> = history.iter().map(Joined::from).collect();
+                let history = joined.iter().filter_map(|candidate| {
+                    let text = candidate.text.as_deref()?;
+                    Some((
                         candidate.tool_name.as_str(),
                         candidate.tool_call_id.as_str(),
-                        candidate.text.as_str(),
-                    )
+                        text,
+                    ))
                 });
                 match store.read_or_rebuild(&id, error, history) {
                     Ok((original, outcome)) => {
@@ -383,14 +431,39 @@ pub fn obs_unavailable(reason: String) -> String {
     quiet(|| text::unavailable(&reason))
 }
 
-/// The recall row's call label.
-#[napi(catch_unwind)]
-pub fn obs_recall_call_label(id: String, offset: f64) -> String {
-    quiet(|| text::recall_call_label(&id, offset.max(0.0) as u64))
+/// A non-negative whole number at `key` of `value`, else 0.
+fn count_at(value: Option<&Value>, key: &str) -> u64 {
+    value
+        .and_then(|value| value.get(key))
+        .and_then(Value::as_f64)
+        .map_or(0, |n| n.max(0.0) as u64)
 }
 
-/// The recall row's result label.
+/// The recall row's call label, from the call's arguments as they stand (possibly partial).
 #[napi(catch_unwind)]
-pub fn obs_recall_result_label(bytes: f64, lines: f64) -> String {
-    quiet(|| text::recall_result_label(bytes.max(0.0) as u64, lines.max(0.0) as u64))
+pub fn obs_recall_call_label(#[napi(ts_arg_type = "unknown")] args: Option<Value>) -> String {
+    quiet(|| {
+        let id = args
+            .as_ref()
+            .and_then(|args| args.get("id"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        text::recall_call_label(id, count_at(args.as_ref(), "offset"))
+    })
+}
+
+/// The recall row's result label: the running label while `partial`, else the page's size
+/// from its `details`.
+#[napi(catch_unwind)]
+pub fn obs_recall_result_label(
+    partial: bool,
+    #[napi(ts_arg_type = "unknown")] details: Option<Value>,
+) -> String {
+    quiet(|| {
+        if partial {
+            return text::RECALL_PARTIAL_LABEL.to_owned();
+        }
+        let details = details.as_ref();
+        text::recall_result_label(count_at(details, "bytes"), count_at(details, "lines"))
+    })
 }

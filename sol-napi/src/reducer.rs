@@ -37,8 +37,9 @@ pub struct ReducerInput {
     pub is_error: bool,
     /// `event.parentToolCallId` (Pi 1.x script calls).
     pub parent_tool_call_id: Option<String>,
-    /// `event.structuredContent.exit_code` (Pi 1.x bash).
-    pub exit_code: Option<f64>,
+    /// `event.structuredContent` (Pi 1.x bash: its `exit_code` is read).
+    #[napi(ts_type = "unknown")]
+    pub structured_content: Option<Value>,
     /// The session's runtime root.
     pub runtime_root: String,
     /// The real OS temp directory (where Pi writes full-output files).
@@ -75,28 +76,12 @@ pub struct ReducerModelRequest {
     object_to_js = false
 )]
 pub enum ReducerModelAnswer {
-    /// The model replied.
+    /// The model replied: Pi's assistant message as `complete()` resolved it (its text
+    /// blocks, provider, model, stop reason, error message and usage are read).
     Reply {
-        /// The reply's text blocks, concatenated.
-        text: String,
-        /// The provider that answered.
-        provider: Option<String>,
-        /// The model that answered.
-        model: Option<String>,
-        /// The reply's stop reason.
-        stop_reason: Option<String>,
-        /// The reply's error message.
-        error_message: Option<String>,
-        /// Input tokens.
-        input_tokens: Option<f64>,
-        /// Output tokens.
-        output_tokens: Option<f64>,
-        /// Cache-read tokens.
-        cache_read_tokens: Option<f64>,
-        /// Cache-write tokens.
-        cache_write_tokens: Option<f64>,
-        /// All tokens.
-        total_tokens: Option<f64>,
+        /// The assistant message.
+        #[napi(ts_type = "unknown")]
+        message: Option<Value>,
     },
     /// The registry has no such model: no call was made.
     Unavailable {},
@@ -327,10 +312,7 @@ impl Reducer {
                 details: details.as_ref(),
                 is_error: input.is_error,
                 parent_tool_call_id: input.parent_tool_call_id.as_deref(),
-                exit_code: input
-                    .exit_code
-                    .filter(|code| code.is_finite())
-                    .map(|code| code as i64),
+                exit_code: exit_code(input.structured_content.as_ref()),
             };
             let route = Route::new(input.provider.clone(), input.model.clone());
             let context = ReduceContext {
@@ -372,39 +354,56 @@ impl Reducer {
     }
 }
 
-fn count(n: Option<f64>) -> u64 {
-    n.filter(|n| n.is_finite() && *n > 0.0)
+fn count(usage: Option<&Value>, key: &str) -> u64 {
+    usage
+        .and_then(|usage| usage.get(key))
+        .and_then(Value::as_f64)
+        .filter(|n| n.is_finite() && *n > 0.0)
         .map_or(0, |n| n as u64)
+}
+
+fn string_at(message: &Value, key: &str) -> Option<String> {
+    message.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// The reply as the step reads it, from Pi's assistant message: the text blocks
+/// concatenated, and whichever of provider, model, stop reason, error and usage it has.
+pub fn reply_from_message(message: &Value, route: &Route) -> ReducerReply {
+    let text = message
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|block| block.get("text").and_then(Value::as_str))
+                .collect::<String>()
+        })
+        .unwrap_or_default();
+    let usage = message.get("usage");
+    ReducerReply {
+        text,
+        provider: string_at(message, "provider").unwrap_or_else(|| route.provider.clone()),
+        model: string_at(message, "model").unwrap_or_else(|| route.model.clone()),
+        stop_reason: string_at(message, "stopReason"),
+        error_message: string_at(message, "errorMessage"),
+        usage: Usage {
+            input: count(usage, "input"),
+            output: count(usage, "output"),
+            cache_read: count(usage, "cacheRead"),
+            cache_write: count(usage, "cacheWrite"),
+            total_tokens: count(usage, "totalTokens"),
+        },
+    }
 }
 
 /// The step's input for what came of the model call.
 fn answer(answer: ReducerModelAnswer, route: &Route) -> Result<ReducerReply, ModelError> {
     match answer {
-        ReducerModelAnswer::Reply {
-            text,
-            provider,
-            model,
-            stop_reason,
-            error_message,
-            input_tokens,
-            output_tokens,
-            cache_read_tokens,
-            cache_write_tokens,
-            total_tokens,
-        } => Ok(ReducerReply {
-            text,
-            provider: provider.unwrap_or_else(|| route.provider.clone()),
-            model: model.unwrap_or_else(|| route.model.clone()),
-            stop_reason,
-            error_message,
-            usage: Usage {
-                input: count(input_tokens),
-                output: count(output_tokens),
-                cache_read: count(cache_read_tokens),
-                cache_write: count(cache_write_tokens),
-                total_tokens: count(total_tokens),
-            },
-        }),
+        ReducerModelAnswer::Reply { message } => Ok(reply_from_message(
+            message.as_ref().unwrap_or(&Value::Null),
+            route,
+        )),
         ReducerModelAnswer::Unavailable {} => Err(ModelError::Unavailable {
             provider: route.provider.clone(),
             model: route.model.clone(),
@@ -440,13 +439,48 @@ impl ReducerReduction {
     }
 }
 
-/// The real OS temp directory, for trusting Pi's `pi-bash-*.log` files.
+/// `structuredContent.exit_code` of a tool result, when it is a finite number.
+pub fn exit_code(structured_content: Option<&Value>) -> Option<i64> {
+    structured_content?
+        .get("exit_code")?
+        .as_f64()
+        .filter(|code| code.is_finite())
+        .map(|code| code as i64)
+}
+
+/// The tools whose results can hold a build or test log (`bash`, and the fused `edit` and
+/// `write`): the host skips every other result without serializing it.
+pub const CANDIDATE_TOOLS: [&str; 3] = ["bash", "edit", "write"];
+
+/// [`CANDIDATE_TOOLS`], for the host's filter.
 #[napi(catch_unwind)]
-pub fn real_temp_dir(temp_dir: String) -> Option<String> {
+pub fn reducer_tool_names() -> Vec<String> {
+    quiet(|| CANDIDATE_TOOLS.map(str::to_owned).to_vec())
+}
+
+/// The reply length cap of a call: the request's, lowered to the model's own limit when the
+/// registry gives one.
+#[napi(catch_unwind)]
+pub fn reducer_output_cap(requested: u32, model_max_tokens: Option<f64>) -> u32 {
+    quiet(|| output_cap(requested, model_max_tokens))
+}
+
+/// See [`reducer_output_cap`].
+pub fn output_cap(requested: u32, model_max_tokens: Option<f64>) -> u32 {
+    match model_max_tokens {
+        Some(limit) if limit.is_finite() && limit >= 0.0 => requested.min(limit as u32),
+        _ => requested,
+    }
+}
+
+/// The real OS temp directory, for trusting Pi's `pi-bash-*.log` files; `temp_dir` itself
+/// when it cannot be resolved.
+#[napi(catch_unwind)]
+pub fn real_temp_dir(temp_dir: String) -> String {
     quiet(|| {
         std::fs::canonicalize(&temp_dir)
             .ok()
             .and_then(|path| Utf8PathBuf::from_path_buf(path).ok())
-            .map(|path| path.to_string())
+            .map_or(temp_dir, |path| path.to_string())
     })
 }

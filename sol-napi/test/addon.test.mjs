@@ -23,7 +23,7 @@ test("every shared config fixture loads through the addon exactly as the Rust te
 		fs.copyFileSync(path.join(fixtures, name, "sol-pi.json"), file);
 		const expected = JSON.parse(fs.readFileSync(path.join(fixtures, name, "expected.json"), "utf8"));
 		const outcome = addon.loadConfig({ cwd: ws.cwd, agentDir: ws.agentDir, projectTrusted: true });
-		assert.equal(outcome.ok, expected.ok, `${name}: ${JSON.stringify(outcome)}`);
+		assert.equal(outcome.kind, expected.ok ? "loaded" : "invalid", `${name}: ${JSON.stringify(outcome)}`);
 		if (expected.ok) {
 			assert.deepEqual(outcome.config, expected.config, name);
 			assert.equal(outcome.source, "agentDir", name);
@@ -40,8 +40,8 @@ test("every shared config fixture loads through the addon exactly as the Rust te
 test("a missing config gives the defaults and a notice naming both searched places", (t) => {
 	const ws = makeWorkspace(t);
 	const outcome = addon.loadConfig({ cwd: ws.cwd, agentDir: ws.agentDir, projectTrusted: true });
-	assert.equal(outcome.ok, true);
-	assert.equal(outcome.source, "defaults");
+	assert.equal(outcome.kind, "defaults");
+	assert.equal(outcome.source, undefined);
 	assert.equal(outcome.sourcePath, undefined);
 	assert.deepEqual(outcome.enabled, []);
 	assert.deepEqual(outcome.config, {
@@ -78,7 +78,7 @@ test("a symlinked config is read through the link; a directory in its place is a
 
 	fs.mkdirSync(path.join(ws.cwd, ".pi", "sol-pi.json"), { recursive: true });
 	const outcome = addon.loadConfig({ cwd: ws.cwd, agentDir: ws.agentDir, projectTrusted: true });
-	assert.equal(outcome.ok, false);
+	assert.equal(outcome.kind, "invalid");
 	assert.equal(outcome.error.code, "unreadable");
 	assert.ok(outcome.error.message.includes(path.join(ws.cwd, ".pi", "sol-pi.json")), outcome.error.message);
 });
@@ -90,7 +90,7 @@ test("a Rust panic becomes a JavaScript error and the addon keeps working", () =
 		return true;
 	});
 	assert.equal(typeof addon.addonVersion(), "string");
-	assert.equal(addon.loadConfig({ cwd: "/nonexistent-sol-pi", agentDir: "/nonexistent-sol-pi-agent", projectTrusted: true }).ok, true);
+	assert.equal(addon.loadConfig({ cwd: "/nonexistent-sol-pi", agentDir: "/nonexistent-sol-pi-agent", projectTrusted: true }).kind, "defaults");
 });
 
 test("a caught panic prints nothing to stderr, which would corrupt Pi's terminal UI", () => {

@@ -24,7 +24,7 @@ function input(t, overrides = {}) {
 		inputJson: JSON.stringify({ command: "cargo test --workspace --no-fail-fast" }),
 		contentJson: JSON.stringify([{ type: "text", text: log }]),
 		isError: true,
-		exitCode: 101,
+		structuredContent: { exit_code: 101 },
 		runtimeRoot: path.join(ws.root, "sol-pi", "session-a"),
 		osTempDir: addon.realTempDir(os.tmpdir()) ?? os.tmpdir(),
 		timestamp: "2026-12-01T12:00:00.000Z",
@@ -36,6 +36,12 @@ function input(t, overrides = {}) {
 
 const textBytes = (content) => content.filter((b) => b.type === "text").reduce((n, b) => n + Buffer.byteLength(b.text), 0);
 const kinds = (records) => records.map((r) => r.kind);
+/** An assistant message as Pi's `complete()` resolves it, with one text block (split in two). */
+const reply = (text, usage = {}) => ({
+	role: "assistant",
+	content: [{ type: "text", text: text.slice(0, 5) }, { type: "thinking", thinking: "-" }, { type: "text", text: text.slice(5) }],
+	usage,
+});
 const zero = { bytesRemoved: 0, tokensRemoved: 0, requestsAvoided: 0, modelCalls: 0, modelInputTokens: 0, modelOutputTokens: 0 };
 
 test("begin asks for the model after journaling the candidate; finish applies the receipt and accounts for the call and the saving", (t) => {
@@ -49,7 +55,7 @@ test("begin asks for the model after journaling the candidate; finish applies th
 	assert.deepEqual([begun.request.provider, begun.request.model, begun.request.maxOutputTokens, begun.request.timeoutMs], ["reducer-faux", "luna", 2048, 90000]);
 	assert.match(begun.request.userText, /<untrusted_log>\n/);
 
-	const done = begun.reduction.finish({ kind: "reply", text: receipt, inputTokens: 1200, outputTokens: 80, totalTokens: 1280 }, "2026-12-01T12:00:01.000Z");
+	const done = begun.reduction.finish({ kind: "reply", message: reply(receipt, { input: 1200, output: 80, totalTokens: 1280 }) }, "2026-12-01T12:00:01.000Z");
 	assert.equal(done.kind, "replaced");
 	assert.deepEqual(kinds(done.journal), ["provider_response", "applied"]);
 	assert.equal(done.journal[0].timestamp, "2026-12-01T12:00:01.000Z");
@@ -64,7 +70,7 @@ test("begin asks for the model after journaling the candidate; finish applies th
 		modelInputTokens: 1200,
 		modelOutputTokens: 80,
 	});
-	assert.throws(() => begun.reduction.finish({ kind: "reply", text: receipt }, "2026-12-01T12:00:02.000Z"), /already finished/);
+	assert.throws(() => begun.reduction.finish({ kind: "reply", message: reply(receipt) }, "2026-12-01T12:00:02.000Z"), /already finished/);
 
 	// The identical rerun is answered from the cache: no model call, the saving of its receipt.
 	const again = reducer.begin({ ...result, toolCallId: "call_2" });
@@ -91,7 +97,7 @@ for (const [answer, reason, modelCalls] of [
 	[{ kind: "timeout" }, "model-call-timeout", 1],
 	[{ kind: "aborted" }, "model-call-aborted", 1],
 	[{ kind: "exception", message: "socket hang up" }, "model-call-exception", 1],
-	[{ kind: "reply", text: "not json", inputTokens: 900, outputTokens: 3 }, "invalid-json", 1],
+	[{ kind: "reply", message: reply("not json", { input: 900, output: 3 }) }, "invalid-json", 1],
 ]) {
 	test(`a ${answer.kind} answer keeps the result (${reason}) and accounts for ${modelCalls} model call(s)`, (t) => {
 		const begun = new addon.Reducer().begin(input(t));
@@ -100,7 +106,7 @@ for (const [answer, reason, modelCalls] of [
 		assert.equal(done.kind, "unchanged");
 		assert.equal(done.reason, reason);
 		assert.deepEqual(kinds(done.journal), answer.kind === "reply" ? ["provider_response", "fallback"] : ["fallback"]);
-		assert.deepEqual(done.account, { ...zero, modelCalls, modelInputTokens: answer.inputTokens ?? 0, modelOutputTokens: answer.outputTokens ?? 0 });
+		assert.deepEqual(done.account, { ...zero, modelCalls, modelInputTokens: answer.message?.usage?.input ?? 0, modelOutputTokens: answer.message?.usage?.output ?? 0 });
 		if (answer.kind === "exception") assert.match(done.journal[0].errorMessage, /socket hang up/);
 	});
 }

@@ -19,6 +19,8 @@ mod native_fs;
 #[cfg(unix)]
 #[path = "host/parity.rs"]
 mod parity;
+#[path = "host/shell.rs"]
+mod shell;
 #[path = "host/snapshots.rs"]
 mod snapshots;
 #[path = "host/workspace_layout.rs"]

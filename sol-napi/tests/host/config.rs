@@ -3,9 +3,9 @@
 
 use camino::Utf8Path;
 use serde_json::Value;
-use sol_napi::{ConfigRequest, EffectiveConfig, LoadConfigOutcome, load_config_outcome};
+use sol_napi::{ConfigRequest, EffectiveConfig};
 
-use crate::support::{Sandbox, without_blocking};
+use crate::support::{FlatOutcome, Sandbox, load_flat, without_blocking};
 
 /// A project at `<sandbox>/project` and an agent directory at `<sandbox>/agent`.
 struct Layout {
@@ -30,8 +30,8 @@ impl Layout {
         self.sandbox.write("agent/sol-pi.json", text).to_string()
     }
 
-    fn load(&self, project_trusted: bool) -> LoadConfigOutcome {
-        load_config_outcome(ConfigRequest {
+    fn load(&self, project_trusted: bool) -> FlatOutcome {
+        load_flat(ConfigRequest {
             cwd: self.sandbox.path("project").to_string(),
             agent_dir: self.sandbox.path("agent").to_string(),
             project_trusted,
@@ -39,7 +39,7 @@ impl Layout {
     }
 }
 
-fn config(outcome: &LoadConfigOutcome) -> &EffectiveConfig {
+fn config(outcome: &FlatOutcome) -> &EffectiveConfig {
     assert!(outcome.ok, "expected a config: {:?}", outcome.error);
     assert_eq!(outcome.error, None);
     outcome.config.as_ref().expect("ok outcomes carry a config")
@@ -157,7 +157,7 @@ fn no_file_gives_the_defaults() {
 #[test]
 fn missing_directories_give_the_defaults() {
     let sandbox = Sandbox::new();
-    let outcome = load_config_outcome(ConfigRequest {
+    let outcome = load_flat(ConfigRequest {
         cwd: sandbox.path("no/such/project").to_string(),
         agent_dir: sandbox.path("no/such/agent").to_string(),
         project_trusted: true,

@@ -1,19 +1,19 @@
 //! Snapshots of what a person reads from `load_config_outcome`: the message that disables
 //! SoL-Pi for each config error code, and the startup notices. Temporary paths read `[TMP]`.
 
-use sol_napi::{ConfigRequest, LoadConfigOutcome, load_config_outcome};
+use sol_napi::ConfigRequest;
 
-use crate::support::{Sandbox, literal_pattern};
+use crate::support::{FlatOutcome, Sandbox, literal_pattern, load_flat};
 
 /// Loads with the project at `<case>/project` and the agent directory at `<case>/agent`,
 /// after writing the given files (relative to `<case>`).
-fn load(sandbox: &Sandbox, case: &str, files: &[(&str, &str)], trusted: bool) -> LoadConfigOutcome {
+fn load(sandbox: &Sandbox, case: &str, files: &[(&str, &str)], trusted: bool) -> FlatOutcome {
     sandbox.mkdir(&format!("{case}/project"));
     sandbox.mkdir(&format!("{case}/agent"));
     for (path, text) in files {
         sandbox.write(&format!("{case}/{path}"), text);
     }
-    load_config_outcome(ConfigRequest {
+    load_flat(ConfigRequest {
         cwd: sandbox.path(&format!("{case}/project")).to_string(),
         agent_dir: sandbox.path(&format!("{case}/agent")).to_string(),
         project_trusted: trusted,
