@@ -1,16 +1,10 @@
 // Action Fusion in Pi: `edit` and `write` rebuilt from Pi's own definitions with an optional
-// `then_run` command, run through Pi's own bash tool in the same call. Every decision comes
-// from Rust (`FusedCall`, the step machine of `sol_fusion::fused`): this file carries out its
-// effects with Pi's APIs (the per-file queue, the built-in mutation, the digests, Pi's bash)
+// `then_run` command run through Pi's bash in the same call. Rust's `FusedCall` decides; this
+// file carries out its effects (the per-file queue, Pi's edit/write, the digests, Pi's bash)
 // and reports each result back.
 import * as os from "node:os";
 
-import {
-	createBashToolDefinition,
-	createEditToolDefinition,
-	createWriteToolDefinition,
-	SettingsManager,
-} from "@earendil-works/pi-coding-agent";
+import { createBashToolDefinition, createEditToolDefinition, createWriteToolDefinition, SettingsManager } from "@earendil-works/pi-coding-agent";
 import type { BashToolOptions, ExtensionAPI, ExtensionContext, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { type TSchema, Type } from "typebox";
 
@@ -21,15 +15,7 @@ type Addon = typeof NativeAddon;
 type Kind = "edit" | "write";
 type Tools = Record<Kind | "bash", ToolDefinition>;
 type Result = { content: Array<{ type: string; text?: string }>; details?: unknown; isError?: boolean };
-type ToolContext = Parameters<ToolDefinition["execute"]>[4];
-type Call = [string, Record<string, unknown>, AbortSignal | undefined, unknown, ToolContext];
-
-export interface ActionFusionOptions {
-	/** Pi's agent directory, for reading its settings. */
-	agentDir: string;
-	/** Explicit bash options (shell path, command prefix); replaces Pi's settings when given. */
-	bashOptions?: BashToolOptions;
-}
+type Call = [string, Record<string, unknown>, AbortSignal | undefined, unknown, Parameters<ToolDefinition["execute"]>[4]];
 
 /** Bash options from Pi's file-backed settings, respecting project trust. */
 function bashOptionsFromSettings(ctx: ExtensionContext, agentDir: string, addon: Addon): BashToolOptions {
@@ -39,49 +25,34 @@ function bashOptionsFromSettings(ctx: ExtensionContext, agentDir: string, addon:
 	return { shellPath: settings.getShellPath(), commandPrefix: settings.getShellCommandPrefix() };
 }
 
-/**
- * One promise chain per canonical file: calls on a file run one at a time, in the order they
- * called `run`. The place in line is taken synchronously, inside that call, so the order is
- * the order in which Pi started the tool calls (the model's order).
- */
+// One promise chain per canonical file: calls on a file run one at a time, in the order they
+// called `run` (at once without a key). The place in line is taken synchronously, inside that
+// call, so the order is the order in which Pi started the tool calls (the model's order).
+const settled = () => {};
+
 class FileQueue {
 	private readonly tails = new Map<string, Promise<void>>();
 
-	/** Runs `operation` in `key`'s line, or at once without a key. */
 	run<T>(key: string | undefined, operation: () => Promise<T>): Promise<T> {
 		if (key === undefined) return operation();
-		const previous = this.tails.get(key) ?? Promise.resolve();
-		let release!: () => void;
-		const done = new Promise<void>((resolve) => (release = resolve));
-		const tail = previous.then(() => done);
+		const result = (this.tails.get(key) ?? Promise.resolve()).then(operation);
+		const tail = result.then(settled, settled);
 		this.tails.set(key, tail);
-		return (async () => {
-			await previous;
-			try {
-				return await operation();
-			} finally {
-				release();
-				if (this.tails.get(key) === tail) this.tails.delete(key);
-			}
-		})();
+		void tail.then(() => this.tails.get(key) === tail && this.tails.delete(key));
+		return result;
 	}
 }
 
-export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, addon: Addon, options: ActionFusionOptions): void {
+/** Registers the fused tools; `bashOptions`, when given, replace the shell settings read from Pi's files under `agentDir`. */
+export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, addon: Addon, options: { agentDir: string; bashOptions?: BashToolOptions }): void {
 	const bashOptions = options.bashOptions ?? bashOptionsFromSettings(ctx, options.agentDir, addon);
 	const texts = addon.fusionTexts();
 	const queue = new FileQueue();
 	const savings = new SavingsStatus();
 	const sets = new Map<string, Tools>();
 	// Pi 0.84.2's definitions resolve paths against their construction cwd: one set per cwd.
-	function toolsFor(cwd: string): Tools {
-		let set = sets.get(cwd);
-		if (!set) {
-			const [edit, write, bash] = [createEditToolDefinition(cwd), createWriteToolDefinition(cwd), createBashToolDefinition(cwd, bashOptions)];
-			sets.set(cwd, (set = { edit, write, bash } as unknown as Tools));
-		}
-		return set;
-	}
+	const made = (cwd: string) => ({ edit: createEditToolDefinition(cwd), write: createWriteToolDefinition(cwd), bash: createBashToolDefinition(cwd, bashOptions) });
+	const toolsFor = (cwd: string): Tools => sets.get(cwd) ?? sets.set(cwd, made(cwd) as unknown as Tools).get(cwd)!;
 
 	// Capability probe, once: Pi 1.x tools return structured results (bash declares an output
 	// schema) and Pi keeps a returned `isError`; 0.84.2 does neither. Rust decides from it.
@@ -96,8 +67,7 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 	const appended = (mutation: Result, append: string[]): Result => ({ ...mutation, content: [...mutation.content, ...append.map((text) => ({ type: "text", text }))] });
 
 	/** Carries out the effects of one `FusedCall` until it finishes. */
-	async function drive(kind: Kind, machine: NativeAddon.FusedCall, effect: NativeAddon.FusedEffect, call: Call): Promise<Result> {
-		const [toolCallId, params, signal, onUpdate, c] = call;
+	async function drive(kind: Kind, machine: NativeAddon.FusedCall, effect: NativeAddon.FusedEffect, [toolCallId, params, signal, onUpdate, c]: Call): Promise<Result> {
 		const tools = toolsFor(c.cwd);
 		let mutation: Result = { content: [] };
 		let mutationError: unknown;
@@ -105,6 +75,7 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 		for (;;) {
 			switch (effect.kind) {
 				case "reject":
+				case "throw":
 					throw new Error(effect.message);
 				case "runMutation":
 					try {
@@ -140,20 +111,14 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 					return appended(mutation, effect.append);
 				case "returnError":
 					return { ...appended(mutation, effect.append), isError: true };
-				case "throw":
-					throw new Error(effect.message);
 			}
 			effect = machine.step(input);
 		}
 	}
 
 	function fuse(kind: Kind, base: ToolDefinition): ToolDefinition {
-		const thenRun = Type.Optional(
-			Type.Object(
-				{ command: Type.String({ description: texts.command }), timeout: Type.Optional(Type.Number({ description: texts.timeout })) },
-				{ description: texts.thenRun[kind] },
-			),
-		);
+		const [command, timeout] = [Type.String({ description: texts.command }), Type.Optional(Type.Number({ description: texts.timeout }))];
+		const thenRun = Type.Optional(Type.Object({ command, timeout }, { description: texts.thenRun[kind] }));
 		// Keep Pi's own schema object (its required list, options and symbols); add one property.
 		const schema = base.parameters as TSchema & { properties: Record<string, TSchema> };
 		const prepare = base.prepareArguments;
@@ -170,11 +135,11 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 				const { then_run, ...mutationParams } = params;
 				const parentToolCallId = parents.get(toolCallId);
 				parents.delete(toolCallId);
-				const request = { params: { path: params.path, then_run }, cwd: c.cwd, home: os.homedir(), platform: process.platform, errorResultsKept, parentToolCallId };
-				const machine = new addon.FusedCall(request);
+				const { platform } = process;
+				const machine = new addon.FusedCall({ params: { path: params.path, then_run }, cwd: c.cwd, home: os.homedir(), platform, errorResultsKept, parentToolCallId });
 				const first = machine.start();
-				const call: Call = [toolCallId, mutationParams, signal, onUpdate, c];
 				// No await before this line: the call takes its place in the file's line now.
+				const call: Call = [toolCallId, mutationParams, signal, onUpdate, c];
 				return queue.run(first.kind === "runMutation" ? first.queueKey : undefined, () => drive(kind, machine, first, call)) as never;
 			},
 			renderCall(args, theme, context) {
@@ -187,18 +152,14 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 		};
 	}
 
-	const template = toolsFor(ctx.cwd);
-	pi.registerTool(fuse("edit", template.edit));
-	pi.registerTool(fuse("write", template.write));
+	for (const kind of ["edit", "write"] as const) pi.registerTool(fuse(kind, toolsFor(ctx.cwd)[kind]));
 
 	// Another extension or a later registration can replace edit/write and drop then_run; say so once per tool.
 	const warnings = new OnceWarnings();
 	pi.on("agent_start", (_event, c) => {
 		const active = new Set(pi.getActiveTools());
-		const inert = ["edit", "write"].filter((kind) => {
-			const parameters = pi.getAllTools().find((tool) => tool.name === kind)?.parameters as { properties?: object } | undefined;
-			return active.has(kind) && !("then_run" in (parameters?.properties ?? {}));
-		});
+		const declared = (kind: string) => (pi.getAllTools().find((tool) => tool.name === kind)?.parameters as { properties?: object })?.properties ?? {};
+		const inert = ["edit", "write"].filter((kind) => active.has(kind) && !("then_run" in declared(kind)));
 		warnings.raise(c, inert.map((kind) => addon.fusionInertWarning(kind)));
 	});
 }

@@ -1,10 +1,7 @@
-// The SoL-Pi Pi extension: a thin I/O shell over the Rust addon.
-//
-// One `session_start` handler: on the first session start it loads `sol-pi.json` through
-// Rust, registers the mechanisms Rust lists as enabled (in Rust's order) and, in the
-// interactive terminal only, shows Rust's notice. Anything that stops SoL-Pi (no addon, a
-// broken config, a mechanism that cannot start) is thrown from that handler as one message:
-// Pi reports it through its own error channel and keeps running without it.
+// The SoL-Pi Pi extension, a thin I/O shell over the Rust addon. On the first session start it
+// loads `sol-pi.json` through Rust, registers the mechanisms Rust lists as enabled, in Rust's
+// order, and shows Rust's notice in the interactive terminal. Anything that stops SoL-Pi is
+// thrown from that handler as one message: Pi reports it and keeps running without it.
 import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import type { BashToolOptions, ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
@@ -36,16 +33,14 @@ export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
 			if (started) return;
 			started = true;
 			if (!native.ok) throw new Error(native.message);
-			const addon = native.addon;
-			const agentDir = options.agentDir ?? getAgentDir();
+			const [addon, agentDir] = [native.addon, options.agentDir ?? getAgentDir()];
 			const outcome = addon.loadConfig({ cwd: ctx.cwd, agentDir, projectTrusted: ctx.isProjectTrusted() });
 			if (outcome.kind === "invalid") throw new Error(outcome.error.message);
 			const { config } = outcome;
 			const register: Record<string, () => void> = {
 				actionFusion: () => registerActionFusion(pi, ctx, addon, { agentDir, bashOptions: options.bashOptions }),
 				observationPack: () => registerObservationPack(pi, addon),
-				evidencePreservingReducer: () =>
-					registerReducer(pi, addon, { provider: config.evidencePreservingReducerProvider, model: config.evidencePreservingReducerModel }),
+				evidencePreservingReducer: () => registerReducer(pi, addon, { provider: config.evidencePreservingReducerProvider, model: config.evidencePreservingReducerModel }),
 				onlineContextCompact: () =>
 					registerOnlineContextCompact(pi, ctx, addon, { cacheWriteReadRatio: config.cacheWriteReadRatio, keepRecentTokens: options.keepRecentTokens }),
 			};
@@ -53,10 +48,10 @@ export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
 			const failures = outcome.enabled.flatMap((key) => {
 				try {
 					register[key]();
-					return [];
 				} catch (error) {
 					return [messageOf(error)];
 				}
+				return [];
 			});
 			// `hasUI` is also true in RPC mode; only the interactive terminal gets the notice.
 			if (ctx.mode === "tui") ctx.ui.notify(outcome.notice, "info");

@@ -1,15 +1,11 @@
-// ObservationPack in Pi: the `context` handler and the `obs_recall` tool.
-//
-// The handler walks the messages Pi passes (a copy per request) and edits them in place; it
-// returns nothing, so Pi 0.87+ keeps its system messages where they are. Each text result
-// crosses into Rust once in its life (`ObsPack.admit` decides: packed under a handle, or kept
-// in full); what it made of which content is remembered by content, never by the provider's
-// tool-call id: a bucket per joined text length holds the exact texts, and a hit needs the
-// same tool, error flag and `===` texts. On every request the handles and how many requests
-// already carried each (the assistant messages after it on this branch, so counts follow the
-// session tree) go to Rust's step, which says which to replace, writes the ledger and returns
-// the saving. A text that is not well-formed UTF-16 would reach Rust as U+FFFD: it is never
-// sent there, so the model always gets it exactly.
+// ObservationPack in Pi: the `context` handler and the `obs_recall` tool. The handler walks
+// Pi's copy of the messages and edits it in place (returning nothing keeps Pi 0.87+'s system
+// messages in place). Each text result crosses into Rust once (`ObsPack.admit` decides), and is
+// remembered by content, never by tool-call id: a bucket per joined length, a hit needs the same
+// tool, error flag and `===` texts. Every request sends the handles and how many requests
+// already carried each (the assistant messages after it on this branch) to Rust's step, which
+// says which to replace. A text that is not well-formed UTF-16 would reach Rust as U+FFFD: it
+// never goes there, so the model always gets it exactly.
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
 import { Type } from "typebox";
@@ -42,11 +38,9 @@ function candidateOf(message: Message | undefined, minUnits: number): [Candidate
 
 /** The entry for exactly this candidate in its length's bucket, if any. */
 function lookup(bucket: Known[] | undefined, c: Candidate): Known | undefined {
-	return bucket?.find(({ candidate: k }) => {
-		if (k.toolName !== c.toolName || k.isError !== c.isError || k.texts.length !== c.texts.length) return false;
-		// Same-length flat strings: V8 compares them with memcmp, stopping at the first difference.
-		return k.texts.every((text, i) => text === c.texts[i]);
-	});
+	// Same-length flat strings: V8 compares them with memcmp, stopping at the first difference.
+	const same = (k: Candidate) => k.toolName === c.toolName && k.isError === c.isError && k.texts.length === c.texts.length && k.texts.every((t, i) => t === c.texts[i]);
+	return bucket?.find(({ candidate }) => same(candidate));
 }
 
 export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAddon): void {
@@ -61,16 +55,13 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 		warnings.guard(ctx, undefined, () => {
 			const root = runtimeRoot(ctx, addon);
 			if (root.kind === "unavailable") return warnings.warn(ctx, addon.obsUnavailable(root.error));
-			let storage = packs.get(root.root);
-			if (!storage) packs.set(root.root, (storage = { pack: new addon.ObsPack(root.root), known: new Map() }));
-			const { pack, known } = storage;
+			const { pack, known } = packs.get(root.root) ?? packs.set(root.root, { pack: new addon.ObsPack(root.root), known: new Map() }).get(root.root)!;
 			// Remembers what Rust made of a candidate unless it is known (it can occur twice in one request).
 			const remember = (units: number, candidate: Candidate, packed?: Known["packed"]): Known => {
 				const found = lookup(known.get(units), candidate);
 				if (found) return found;
 				const entry = { candidate, packed };
-				known.set(units, [...(known.get(units) ?? []), entry]);
-				return entry;
+				return known.set(units, [...(known.get(units) ?? []), entry]) && entry;
 			};
 
 			// Packed results in this request, each with the requests that already carried it.

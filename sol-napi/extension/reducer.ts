@@ -1,9 +1,7 @@
 // The Evidence-Preserving Reducer in Pi: one `tool_result` handler over Rust's step API.
-// `begin` (candidate, Pi's full-output file when trusted, secret gate, archive, receipt
-// cache) returns the decision or a model request; this file sends the request through
-// `ctx.modelRegistry.complete()`, hands what came of it to `finish`, appends the journal
-// records it is given (custom entries never reach the model) and returns the replacement.
-// Any doubt leaves the original result untouched.
+// `begin` returns the decision or a model request, sent through `ctx.modelRegistry.complete()`;
+// `finish` takes what came of it. The journal records Rust gives go in as custom entries
+// (never seen by the model). Any doubt leaves the original result untouched.
 import * as os from "node:os";
 
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
@@ -15,11 +13,6 @@ import { messageOf, now, OnceWarnings, SavingsStatus } from "./tui.ts";
 type Addon = typeof NativeAddon;
 type Answer = NativeAddon.ReducerModelAnswer;
 
-export interface ReducerOptions {
-	provider: string;
-	model: string;
-}
-
 /** Sends Rust's request through Pi's model registry, with its timeout and the run's abort signal; never throws. */
 async function callModel(ctx: ExtensionContext, addon: Addon, request: NativeAddon.ReducerModelRequest): Promise<Answer> {
 	const registry = ctx.modelRegistry as unknown as {
@@ -29,12 +22,9 @@ async function callModel(ctx: ExtensionContext, addon: Addon, request: NativeAdd
 	const model = registry.find(request.provider, request.model);
 	if (!model) return { kind: "unavailable" };
 	const controller = new AbortController();
-	let timedOut = false;
-	const timer = setTimeout(() => {
-		timedOut = true;
-		controller.abort();
-	}, request.timeoutMs);
 	const relay = () => controller.abort();
+	let timedOut = false;
+	const timer = setTimeout(() => ((timedOut = true), relay()), request.timeoutMs);
 	ctx.signal?.addEventListener("abort", relay, { once: true });
 	// A timeout or an abort wins over whatever the call gave.
 	const ended = (): Answer | undefined => (timedOut ? { kind: "timeout" } : ctx.signal?.aborted ? { kind: "aborted" } : undefined);
@@ -51,15 +41,14 @@ async function callModel(ctx: ExtensionContext, addon: Addon, request: NativeAdd
 	}
 }
 
-export function registerReducer(pi: ExtensionAPI, addon: Addon, options: ReducerOptions): void {
+/** Registers the reducer with the model route of `sol-pi.json`. */
+export function registerReducer(pi: ExtensionAPI, addon: Addon, route: { provider: string; model: string }): void {
 	const reducer = new addon.Reducer();
 	const tools = new Set(addon.reducerToolNames());
 	const tempDir = addon.realTempDir(os.tmpdir());
 	const savings = new SavingsStatus(pi);
 	const warnings = new OnceWarnings((detail) => addon.internalErrorNotice("Evidence-Preserving Reducer", detail));
-	const journal = (step: { entryType: string; journal: Array<Record<string, unknown>> }) => {
-		for (const record of step.journal) pi.appendEntry(step.entryType, record);
-	};
+	const journal = (step: { entryType: string; journal: Array<Record<string, unknown>> }) => step.journal.forEach((r) => pi.appendEntry(step.entryType, r));
 
 	pi.on("tool_result", (event, ctx) =>
 		warnings.guard(ctx, undefined, async () => {
@@ -79,7 +68,7 @@ export function registerReducer(pi: ExtensionAPI, addon: Addon, options: Reducer
 				runtimeRoot: root.root,
 				osTempDir: tempDir,
 				timestamp: now(),
-				...options,
+				...route,
 			});
 			// The candidate record goes in before the call.
 			if (begun.kind === "askModel") journal(begun);

@@ -8,6 +8,5 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { NativeAddon } from "./native.ts";
 
 export function runtimeRoot(ctx: ExtensionContext, addon: typeof NativeAddon): NativeAddon.RuntimeRootOutcome {
-	const { sessionManager } = ctx;
-	return addon.runtimeRoot({ sessionDir: sessionManager.getSessionDir(), sessionId: sessionManager.getSessionId(), tempDir: os.tmpdir() });
+	return addon.runtimeRoot({ sessionDir: ctx.sessionManager.getSessionDir(), sessionId: ctx.sessionManager.getSessionId(), tempDir: os.tmpdir() });
 }

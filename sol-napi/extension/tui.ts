@@ -1,16 +1,10 @@
-// What the mechanisms share: the savings treatment in the interactive terminal (one notice,
-// a keyed status line that clears itself, the badge of a tool call; texts from Rust), the
-// warnings shown once, and the guard that keeps Pi working when a step fails.
+// What the mechanisms share: the savings treatment in the TUI (a notice, a self-clearing keyed
+// status, the tool badge; texts from Rust), warnings shown once, and the guard of a step.
 import type { ExtensionAPI, ExtensionContext, Theme } from "@earendil-works/pi-coding-agent";
 import { type Component, Container, Text } from "@earendil-works/pi-tui";
 
 /** A savings notice as the addon returns it (ObservationPack, the Reducer, Action Fusion). */
-export interface SavingsNotice {
-	notice: string;
-	statusKey: string;
-	status: string;
-	statusClearMs: number;
-}
+export type SavingsNotice = { notice: string; statusKey: string; status: string; statusClearMs: number };
 
 /** The message of anything thrown. */
 export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
@@ -50,15 +44,12 @@ export class SavingsStatus {
 
 	/** Stops a pending clear (the session ends). */
 	clear(): void {
-		if (this.timer) clearTimeout(this.timer);
+		clearTimeout(this.timer);
 		this.timer = undefined;
 	}
 }
 
-/**
- * The SoL-Pi badge of a tool call: the mechanism's title, its saving line, then the call's
- * own line (a text for the `toolTitle` colour, or an already rendered component).
- */
+/** The SoL-Pi badge of a tool call: the title, the saving, then the call's own line (a text, or a component). */
 export function badge(theme: Theme, title: string, saving: string, call?: string | Component): Container {
 	const box = new Container();
 	box.addChild(new Text(theme.fg("accent", theme.bold(title)), 0, 0));
@@ -69,9 +60,9 @@ export function badge(theme: Theme, title: string, saving: string, call?: string
 }
 
 /**
- * Warnings a mechanism shows once per distinct text: in the interactive terminal as a
- * warning notice, elsewhere (print and JSON runs) on stderr, where Pi's own output stays clean.
- * `describe` (Rust's wording) turns a step's failure into such a warning for `guard`.
+ * Warnings shown once per distinct text: a warning notice in the interactive terminal, stderr
+ * elsewhere (print and JSON runs), where Pi's own output stays clean. `describe` (Rust's
+ * wording) turns a step's failure into such a warning for `guard`.
  */
 export class OnceWarnings {
 	private readonly shown = new Set<string>();
@@ -87,18 +78,14 @@ export class OnceWarnings {
 
 	/** The messages not shown yet: in the TUI as warning notices, elsewhere thrown as one error for Pi to report. */
 	raise(ctx: ExtensionContext, messages: string[]): void {
-		const fresh = messages.filter((message) => !this.shown.has(message));
-		for (const message of fresh) this.shown.add(message);
+		const fresh = messages.filter((message) => !this.shown.has(message) && this.shown.add(message));
 		if (fresh.length > 0 && ctx.mode !== "tui") throw new Error(fresh.join("\n"));
 		for (const message of fresh) ctx.ui.notify(message, "warning");
 	}
 
 	/** Runs one step; if it throws or rejects (a panic in Rust), warns once and gives `fallback`: Pi keeps working. */
 	guard<T>(ctx: ExtensionContext, fallback: Awaited<T>, step: () => T): T {
-		const failed = (error: unknown) => {
-			this.warn(ctx, this.describe(messageOf(error)));
-			return fallback;
-		};
+		const failed = (error: unknown) => (this.warn(ctx, this.describe(messageOf(error))), fallback);
 		try {
 			const out = step();
 			return (out instanceof Promise ? out.catch(failed) : out) as T;

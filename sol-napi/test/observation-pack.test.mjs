@@ -7,7 +7,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
 
-import { ai, makeWorkspace, pi, piVersion, resultText, startSession, toolCalls, toolResults, writeJson } from "./support.mjs";
+import { ai, makeWorkspace, pi, piVersion, repoRoot, resultText, startSession, toolCalls, toolResults, writeJson } from "./support.mjs";
 
 // 600 numbered lines of about 64 bytes: about 38 KB, under Pi's 50 KB bash truncation.
 const BIG = `seq -f "build step %g: compiling a module with a fairly long line of output" 1 600`;
@@ -215,6 +215,23 @@ test(`Pi ${piVersion}: an in-memory session archives under a private temp folder
 	assert.equal(fs.statSync(root).mode & 0o777, 0o700);
 	assert.equal(fs.readFileSync(path.join(root, "observation-pack", "objects", `${id}.txt`), "utf8"), resultText(toolResults(run.session).get("big")));
 	assert.deepEqual(run.errors, []);
+});
+
+test(`Pi ${piVersion}: steps that throw are warned about once each and every request goes on unchanged`, async (t) => {
+	const ws = makeWorkspace(t);
+	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, observationPack: true, evidencePreservingReducer: true });
+	const { sent, step } = recorder("big");
+	const extensionPath = path.join(repoRoot, "sol-napi", "test", "fixtures", "failing-step-extension.ts");
+	const run = await startSession({ ...ws, extensionPath, mode: "tui", replies: packScript(step, 3) });
+	t.after(() => run.close());
+	await run.session.prompt("go");
+	assert.equal(run.session.getLastAssistantText(), "done");
+	const full = resultText(toolResults(run.session).get("big"));
+	assert.deepEqual(sent, [null, full, full, full, full], "every request carried the result in full");
+	assert.deepEqual(run.errors, [], "Pi reported no extension error");
+	const warnings = run.notices().filter((n) => n.level === "warning").map((n) => n.message);
+	const notice = (mechanism) => `SoL-Pi ${mechanism}: internal error (deliberate step failure); nothing was changed this time and Pi keeps working.`;
+	assert.deepEqual(warnings.sort(), [notice("Evidence-Preserving Reducer"), notice("ObservationPack")]);
 });
 
 test(`Pi ${piVersion}: error results pass untouched`, async (t) => {
