@@ -6,6 +6,7 @@ import * as os from "node:os";
 
 import { createBashToolDefinition, createEditToolDefinition, createWriteToolDefinition, SettingsManager } from "@earendil-works/pi-coding-agent";
 import type { BashToolOptions, ExtensionAPI, ExtensionContext, ToolDefinition } from "@earendil-works/pi-coding-agent";
+import type { Component } from "@earendil-works/pi-tui";
 import { type TSchema, Type } from "typebox";
 
 import type { NativeAddon } from "./native.ts";
@@ -14,8 +15,9 @@ import { badge, messageOf, OnceWarnings, SavingsStatus } from "./tui.ts";
 type Addon = typeof NativeAddon;
 type Kind = "edit" | "write";
 type Tools = Record<Kind | "bash", ToolDefinition>;
-type Result = { content: Array<{ type: string; text?: string }>; details?: unknown; isError?: boolean };
-type Call = [string, Record<string, unknown>, AbortSignal | undefined, unknown, Parameters<ToolDefinition["execute"]>[4]];
+type Execute = ToolDefinition["execute"];
+type Result = Awaited<ReturnType<Execute>> & { isError?: boolean };
+type Call = [string, Record<string, unknown>, AbortSignal | undefined, Parameters<Execute>[3], Parameters<Execute>[4]];
 
 /** Bash options from Pi's file-backed settings, respecting project trust. */
 function bashOptionsFromSettings(ctx: ExtensionContext, agentDir: string, addon: Addon): BashToolOptions {
@@ -64,12 +66,12 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 	});
 
 	/** The mutation's result with Rust's text blocks after its own. */
-	const appended = (mutation: Result, append: string[]): Result => ({ ...mutation, content: [...mutation.content, ...append.map((text) => ({ type: "text", text }))] });
+	const appended = (mutation: Result, append: string[]): Result => ({ ...mutation, content: [...mutation.content, ...append.map((text) => ({ type: "text" as const, text }))] });
 
 	/** Carries out the effects of one `FusedCall` until it finishes. */
 	async function drive(kind: Kind, machine: NativeAddon.FusedCall, effect: NativeAddon.FusedEffect, [toolCallId, params, signal, onUpdate, c]: Call): Promise<Result> {
 		const tools = toolsFor(c.cwd);
-		let mutation: Result = { content: [] };
+		let mutation: Result = { content: [], details: undefined };
 		let mutationError: unknown;
 		let input: NativeAddon.FusedInput;
 		for (;;) {
@@ -79,7 +81,7 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 					throw new Error(effect.message);
 				case "runMutation":
 					try {
-						mutation = (await tools[kind].execute(toolCallId, params, signal, onUpdate as never, c)) as Result;
+						mutation = await tools[kind].execute(toolCallId, params, signal, onUpdate, c);
 						input = { kind: "mutationReturned", result: mutation };
 					} catch (error) {
 						mutationError = error;
@@ -140,15 +142,15 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 				const first = machine.start();
 				// No await before this line: the call takes its place in the file's line now.
 				const call: Call = [toolCallId, mutationParams, signal, onUpdate, c];
-				return queue.run(first.kind === "runMutation" ? first.queueKey : undefined, () => drive(kind, machine, first, call)) as never;
+				return queue.run(first.kind === "runMutation" ? first.queueKey : undefined, () => drive(kind, machine, first, call));
 			},
 			renderCall(args, theme, context) {
 				const inner = toolsFor(context?.cwd ?? ctx.cwd)[kind].renderCall?.(args, theme, context);
 				const fused = addon.fusionShowsBadge((args as { then_run?: unknown } | undefined)?.then_run, context?.isError);
-				return fused ? badge(theme, texts.badgeTitle, texts.badgeSaving, inner) : (inner as never);
+				return fused ? badge(theme, texts.badgeTitle, texts.badgeSaving, inner) : (inner as Component);
 			},
 			renderResult: (result, renderOptions, theme, context) =>
-				toolsFor(context?.cwd ?? ctx.cwd)[kind].renderResult?.(result, renderOptions, theme, context) as never,
+				toolsFor(context?.cwd ?? ctx.cwd)[kind].renderResult?.(result, renderOptions, theme, context) as Component,
 		};
 	}
 

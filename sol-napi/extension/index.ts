@@ -28,7 +28,6 @@ export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
 	return function solPi(pi: ExtensionAPI): void {
 		const native = (options.loadNative ?? loadNative)();
 		let started = false;
-
 		pi.on("session_start", (_event, ctx) => {
 			if (started) return;
 			started = true;

@@ -49,10 +49,11 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 	const packs = new Map<string, { pack: NativeAddon.ObsPack; known: Map<number, Known[]> }>();
 	const savings = new SavingsStatus();
 	// ObservationPack fails open: the request goes unchanged, the problem is reported once.
-	const warnings = new OnceWarnings((detail) => addon.internalErrorNotice("ObservationPack", detail));
+	const warnings = new OnceWarnings();
+	const failure = (detail: string) => addon.internalErrorNotice("ObservationPack", detail);
 
 	pi.on("context", (event, ctx) =>
-		warnings.guard(ctx, undefined, () => {
+		warnings.guard(ctx, failure, undefined, () => {
 			const root = runtimeRoot(ctx, addon);
 			if (root.kind === "unavailable") return warnings.warn(ctx, addon.obsUnavailable(root.error));
 			const { pack, known } = packs.get(root.root) ?? packs.set(root.root, { pack: new addon.ObsPack(root.root), known: new Map() }).get(root.root)!;

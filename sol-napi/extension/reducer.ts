@@ -10,11 +10,10 @@ import type { NativeAddon } from "./native.ts";
 import { runtimeRoot } from "./storage.ts";
 import { messageOf, now, OnceWarnings, SavingsStatus } from "./tui.ts";
 
-type Addon = typeof NativeAddon;
 type Answer = NativeAddon.ReducerModelAnswer;
 
 /** Sends Rust's request through Pi's model registry, with its timeout and the run's abort signal; never throws. */
-async function callModel(ctx: ExtensionContext, addon: Addon, request: NativeAddon.ReducerModelRequest): Promise<Answer> {
+async function callModel(ctx: ExtensionContext, addon: typeof NativeAddon, request: NativeAddon.ReducerModelRequest): Promise<Answer> {
 	const registry = ctx.modelRegistry as unknown as {
 		find(provider: string, id: string): { maxTokens?: number } | undefined;
 		complete(model: unknown, context: unknown, options?: unknown): Promise<unknown>;
@@ -42,16 +41,17 @@ async function callModel(ctx: ExtensionContext, addon: Addon, request: NativeAdd
 }
 
 /** Registers the reducer with the model route of `sol-pi.json`. */
-export function registerReducer(pi: ExtensionAPI, addon: Addon, route: { provider: string; model: string }): void {
+export function registerReducer(pi: ExtensionAPI, addon: typeof NativeAddon, route: { provider: string; model: string }): void {
 	const reducer = new addon.Reducer();
 	const tools = new Set(addon.reducerToolNames());
 	const tempDir = addon.realTempDir(os.tmpdir());
 	const savings = new SavingsStatus(pi);
-	const warnings = new OnceWarnings((detail) => addon.internalErrorNotice("Evidence-Preserving Reducer", detail));
+	const warnings = new OnceWarnings();
+	const failure = (detail: string) => addon.internalErrorNotice("Evidence-Preserving Reducer", detail);
 	const journal = (step: { entryType: string; journal: Array<Record<string, unknown>> }) => step.journal.forEach((r) => pi.appendEntry(step.entryType, r));
 
 	pi.on("tool_result", (event, ctx) =>
-		warnings.guard(ctx, undefined, async () => {
+		warnings.guard(ctx, failure, undefined, async () => {
 			// Only Rust's tools can carry a build/test log: every other result is skipped without serializing it.
 			const root = tools.has(event.toolName) ? runtimeRoot(ctx, addon) : undefined;
 			if (root?.kind !== "root") return undefined;

@@ -61,13 +61,11 @@ export function badge(theme: Theme, title: string, saving: string, call?: string
 
 /**
  * Warnings shown once per distinct text: a warning notice in the interactive terminal, stderr
- * elsewhere (print and JSON runs), where Pi's own output stays clean. `describe` (Rust's
- * wording) turns a step's failure into such a warning for `guard`.
+ * elsewhere (print and JSON runs), where Pi's own output stays clean; `guard` keeps Pi working
+ * when a step fails.
  */
 export class OnceWarnings {
 	private readonly shown = new Set<string>();
-
-	constructor(private readonly describe: (detail: string) => string = (detail) => detail) {}
 
 	warn(ctx: ExtensionContext | undefined, message: string): void {
 		if (this.shown.has(message)) return;
@@ -83,9 +81,9 @@ export class OnceWarnings {
 		for (const message of fresh) ctx.ui.notify(message, "warning");
 	}
 
-	/** Runs one step; if it throws or rejects (a panic in Rust), warns once and gives `fallback`: Pi keeps working. */
-	guard<T>(ctx: ExtensionContext, fallback: Awaited<T>, step: () => T): T {
-		const failed = (error: unknown) => (this.warn(ctx, this.describe(messageOf(error))), fallback);
+	/** Runs one step; if it throws or rejects (a panic in Rust), warns once (`describe` words it) and gives `fallback`. */
+	guard<T>(ctx: ExtensionContext, describe: (detail: string) => string, fallback: Awaited<T>, step: () => T): T {
+		const failed = (error: unknown) => (this.warn(ctx, describe(messageOf(error))), fallback);
 		try {
 			const out = step();
 			return (out instanceof Promise ? out.catch(failed) : out) as T;
