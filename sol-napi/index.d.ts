@@ -52,14 +52,14 @@ export declare class Occ {
   /** Whether the state has not been restored from the branch yet. */
   needsRestore(): boolean
   /** Restores the persisted state from `getBranch()` (root first). */
-  restore(branch: Array<any>): void
+  restore(branch: ReadonlyArray<unknown>): void
   /**
    * `session_start`: restore, observe the session's messages (their total size, as the
    * host sized them), clear transient state.
    */
-  sessionStart(branch: Array<any>, observedTokens: number): void
+  sessionStart(branch: ReadonlyArray<unknown>, observedTokens: number): void
   /** `session_tree`: the same for the new leaf. */
-  sessionTree(branch: Array<any>, observedTokens: number): void
+  sessionTree(branch: ReadonlyArray<unknown>, observedTokens: number): void
   /** `session_shutdown`. */
   sessionShutdown(): void
   /**
@@ -74,7 +74,7 @@ export declare class Occ {
   /** `input`: `correction`, `handoff` or `continue`. */
   input(text: string, streamingBehavior?: string | undefined | null): string
   /** Executes `update_plan`. */
-  updatePlan(toolCallId: string, args: any, aborted: boolean): OccPlanResult
+  updatePlan(toolCallId: string, args: unknown, aborted: boolean): OccPlanResult
   /** `turn_end`: takes the pending boundary and says whether to evaluate it. */
   turnEnd(turn: OccTurnEndInput): OccTurnEndOutcome
   /** Decides the boundary `turnEnd` accepted; `null` without one. */
@@ -103,9 +103,9 @@ export declare class Occ {
   /** The end of `ctx.compact()`. */
   compactionFinished(result: OccCompactionResult): OccFollowUp
   /** The state snapshot to append, if it changed since the last call. */
-  takeStateEntry(): any | null
+  takeStateEntry(): unknown
   /** The current state (for diagnostics and tests). */
-  state(): any
+  state(): unknown
   /** The request mark: `clear`, `marked` or `counted`. */
   requestMark(): string
 }
@@ -596,7 +596,7 @@ export interface OccCustomEntry {
   /** Entry type. */
   customType: string
   /** Entry data. */
-  data: any
+  data: unknown
 }
 
 /** A boundary decision. */
@@ -606,9 +606,9 @@ export interface OccEvaluation {
   /** The decision's reason code. */
   reason: string
   /** The whole decision, with its inputs and intermediate values. */
-  decision: any
+  decision: unknown
   /** The native-cut estimate behind the archive size. */
-  estimate: any
+  estimate: unknown
   /** The compaction settings used. */
   keepRecentTokens: number
   /** The reserve used for window protection. */
@@ -652,11 +652,11 @@ export interface OccMeasurement {
   /** `ctx.getSystemPrompt()`. */
   systemPrompt: string
   /** `ctx.sessionManager.getBranch()`, root first. */
-  branch: Array<any>
+  branch: ReadonlyArray<unknown>
   /** `ctx.sessionManager.buildSessionProjection()` where Pi has it (1.x). */
-  projection?: any
+  projection?: unknown
   /** `pi.getSettings()` where Pi has it (1.x). */
-  settings?: any
+  settings?: unknown
   /** `ctx.model?.provider`. */
   modelProvider?: string
   /** `ctx.model?.id`. */
@@ -675,7 +675,7 @@ export interface OccObservedMessage {
   /** Pi's estimate of the message, `ceil(chars / 4)`. */
   tokens: number
   /** The message's `timestamp` field when it is a number or a string. */
-  timestamp?: any
+  timestamp?: number | string
 }
 
 /** How `sol-occ` identifies host-sized messages (for the host's size check). */
@@ -691,7 +691,7 @@ export interface OccPlanResult {
   /** The tool result text. */
   text?: string
   /** The tool result details. */
-  details?: any
+  details?: unknown
   /** Whether the call completed a registered step. */
   boundary: boolean
   /** The error text of a rejected call. */
@@ -709,7 +709,7 @@ export interface OccProviderRequest {
 }
 
 /** The call row of `update_plan` for whatever arguments the model sent. */
-export declare function occRenderCall(args: any): string
+export declare function occRenderCall(args: unknown): string
 
 /** The savings notice (TUI only). */
 export interface OccSavingsNotice {
@@ -743,7 +743,7 @@ export interface OccSizedMessage {
 }
 
 /** How `sol-occ` sizes these messages; the host's own sizing must give the same. */
-export declare function occSizeMessages(messages: Array<any>): Array<OccSizedMessage>
+export declare function occSizeMessages(messages: ReadonlyArray<unknown>): Array<OccSizedMessage>
 
 /** The fixed texts. */
 export declare function occTexts(): OccTexts
@@ -761,7 +761,7 @@ export interface OccTexts {
   /** The prompt guidelines. */
   promptGuidelines: Array<string>
   /** The tool parameters as JSON Schema, with the bounds of `sol_occ::plan`. */
-  parametersSchema: any
+  parametersSchema: unknown
   /** Custom entry type of the state snapshots. */
   stateEntryType: string
   /** Custom message type of the hidden continuations. */

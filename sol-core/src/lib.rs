@@ -9,7 +9,9 @@
 //!   startup notice;
 //! - [`ids`]: the session id that may become a directory name, and tool call ids;
 //! - [`message`]: serde types for the messages Pi hands to extensions, lossless for the
-//!   fields they do not model;
+//!   fields they do not model, and Pi's token estimate of a message;
+//! - [`session`]: serde types for Pi's session entries and the 1.x session projection,
+//!   lossless like the messages, with the ISO timestamp parse;
 //! - [`ports`]: the four synchronous, object-safe traits through which a host does the I/O
 //!   ([`FileSystem`], [`SessionStore`], [`Shell`], [`ModelClient`]), with their errors;
 //! - `testing` (feature `testing`): in-memory doubles of those ports.
@@ -50,6 +52,7 @@ pub mod config;
 pub mod ids;
 pub mod message;
 pub mod ports;
+pub mod session;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod tui;

@@ -8,12 +8,14 @@
 //! fails and never loses data.
 
 mod blocks;
+mod size;
 
 use serde::de::Deserializer;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 pub use blocks::{AssistantBlock, ContentBlock, UserContent};
+pub use size::{IMAGE_CHARS, js_length, tokens_from_chars};
 
 use crate::ids::ToolCallId;
 
@@ -96,13 +98,13 @@ impl Serialize for AgentMessage {
 }
 
 /// Types whose unmodelled fields land in an [`Extra`] map.
-trait HasExtra {
+pub(crate) trait HasExtra {
     fn extra_mut(&mut self) -> &mut Extra;
 }
 
 /// Deserializes `value` as `T` and drops `tag` (the enum tag that selected `T`) from the
 /// extra fields, since the enclosing enum writes it back. `None` if the shape differs.
-fn typed_without<'a, T>(value: &'a Value, tag: &str) -> Option<T>
+pub(crate) fn typed_without<'a, T>(value: &'a Value, tag: &str) -> Option<T>
 where
     T: Deserialize<'a> + HasExtra,
 {
@@ -113,7 +115,7 @@ where
 
 /// For optional fields: absent means `None`, but an explicit `null` is rejected, so that
 /// such a message stays [`AgentMessage::Other`] and round-trips exactly.
-fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+pub(crate) fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de>,
@@ -122,7 +124,9 @@ where
 }
 
 /// Like [`present`] for JSON values, where `null` is a value like any other.
-fn present_value<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+pub(crate) fn present_value<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Value>, D::Error> {
     Value::deserialize(deserializer).map(Some)
 }
 

@@ -16,8 +16,12 @@ mod fixtures;
 mod ids;
 #[path = "core/message.rs"]
 mod message;
+#[path = "core/pi_shapes.rs"]
+mod pi_shapes;
 #[path = "core/props.rs"]
 mod props;
+#[path = "core/session_props.rs"]
+mod session_props;
 #[path = "core/snapshots.rs"]
 mod snapshots;
 

@@ -4,8 +4,10 @@
 //! compact, send the hidden continuation); no decision is made on the
 //! JavaScript side.
 //!
-//! Inputs cross as plain objects; branch entries, projection and settings
-//! cross as JSON values and are read by `sol-occ` itself. Pi's messages never
+//! Inputs cross as plain objects; branch entries and the projection cross as
+//! JSON values and are converted once, here, into `sol_core::session` types
+//! (which never fail: unmodelled shapes are kept as they are); settings are
+//! read by `sol-occ` itself. Pi's messages never
 //! cross on a request: the host sizes them with the estimate of
 //! `sol_occ::tokens` and reports their total; the sized list of its latest
 //! observation crosses only with a boundary measurement.
@@ -15,6 +17,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use napi::{Error, Result};
 use napi_derive::napi;
 use serde_json::Value;
+use sol_core::message::AgentMessage;
+use sol_core::session::{SessionEntry, SessionProjection};
 use sol_occ::OccSession;
 use sol_occ::estimate::NativeProjection;
 use sol_occ::plan::{StepStatus, TOOL_NAME};
@@ -53,6 +57,7 @@ pub struct OccTexts {
     /// The prompt guidelines.
     pub prompt_guidelines: Vec<String>,
     /// The tool parameters as JSON Schema, with the bounds of `sol_occ::plan`.
+    #[napi(ts_type = "unknown")]
     pub parameters_schema: Value,
     /// Custom entry type of the state snapshots.
     pub state_entry_type: String,
@@ -100,7 +105,7 @@ pub fn occ_texts() -> OccTexts {
 }
 
 /// The call row of `update_plan` for whatever arguments the model sent.
-#[napi(catch_unwind)]
+#[napi(catch_unwind, ts_args_type = "args: unknown")]
 pub fn occ_render_call(args: Value) -> String {
     quiet(|| {
         let steps = args
@@ -152,6 +157,7 @@ pub struct OccPlanResult {
     /// The tool result text.
     pub text: Option<String>,
     /// The tool result details.
+    #[napi(ts_type = "unknown")]
     pub details: Option<Value>,
     /// Whether the call completed a registered step.
     pub boundary: bool,
@@ -205,6 +211,7 @@ pub struct OccObservedMessage {
     /// Pi's estimate of the message, `ceil(chars / 4)`.
     pub tokens: f64,
     /// The message's `timestamp` field when it is a number or a string.
+    #[napi(ts_type = "number | string")]
     pub timestamp: Option<Value>,
 }
 
@@ -230,9 +237,11 @@ impl From<SizedMessage> for OccSizedMessage {
 }
 
 /// How `sol-occ` sizes these messages; the host's own sizing must give the same.
-#[napi(catch_unwind)]
+#[napi(catch_unwind, ts_args_type = "messages: ReadonlyArray<unknown>")]
 pub fn occ_size_messages(messages: Vec<Value>) -> Vec<OccSizedMessage> {
     quiet(|| {
+        let messages: Vec<AgentMessage> =
+            messages.into_iter().map(AgentMessage::from_value).collect();
         SizedMessage::from_messages(&messages)
             .into_iter()
             .map(OccSizedMessage::from)
@@ -285,10 +294,13 @@ pub struct OccMeasurement {
     /// `ctx.getSystemPrompt()`.
     pub system_prompt: String,
     /// `ctx.sessionManager.getBranch()`, root first.
+    #[napi(ts_type = "ReadonlyArray<unknown>")]
     pub branch: Vec<Value>,
     /// `ctx.sessionManager.buildSessionProjection()` where Pi has it (1.x).
+    #[napi(ts_type = "unknown")]
     pub projection: Option<Value>,
     /// `pi.getSettings()` where Pi has it (1.x).
+    #[napi(ts_type = "unknown")]
     pub settings: Option<Value>,
     /// `ctx.model?.provider`.
     pub model_provider: Option<String>,
@@ -307,8 +319,10 @@ pub struct OccEvaluation {
     /// The decision's reason code.
     pub reason: String,
     /// The whole decision, with its inputs and intermediate values.
+    #[napi(ts_type = "unknown")]
     pub decision: Value,
     /// The native-cut estimate behind the archive size.
+    #[napi(ts_type = "unknown")]
     pub estimate: Value,
     /// The compaction settings used.
     pub keep_recent_tokens: f64,
@@ -386,6 +400,7 @@ pub struct OccCustomEntry {
     /// Entry type.
     pub custom_type: String,
     /// Entry data.
+    #[napi(ts_type = "unknown")]
     pub data: Value,
 }
 
@@ -410,12 +425,9 @@ pub struct OccFollowUp {
     pub error: Option<String>,
 }
 
-fn leaf_is_compaction(branch: &[Value]) -> bool {
-    branch
-        .last()
-        .and_then(|entry| entry.get("type"))
-        .and_then(Value::as_str)
-        == Some("compaction")
+/// Pi's branch entries as `sol_core` reads them.
+fn entries(branch: Vec<Value>) -> Vec<SessionEntry> {
+    SessionEntry::from_values(branch)
 }
 
 /// Online Context Compact for one loaded extension.
@@ -452,27 +464,37 @@ impl Occ {
     }
 
     /// Restores the persisted state from `getBranch()` (root first).
-    #[napi(catch_unwind)]
+    #[napi(catch_unwind, ts_args_type = "branch: ReadonlyArray<unknown>")]
     pub fn restore(&self, branch: Vec<Value>) {
-        quiet(|| self.session().restore(&branch));
+        quiet(|| self.session().restore(&entries(branch)));
     }
 
     /// `session_start`: restore, observe the session's messages (their total size, as the
     /// host sized them), clear transient state.
-    #[napi(catch_unwind)]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "branch: ReadonlyArray<unknown>, observedTokens: number"
+    )]
     pub fn session_start(&self, branch: Vec<Value>, observed_tokens: f64) {
         quiet(|| {
-            self.session()
-                .session_start(&branch, Observation::Total(tokens_of(observed_tokens)));
+            self.session().session_start(
+                &entries(branch),
+                Observation::Total(tokens_of(observed_tokens)),
+            );
         });
     }
 
     /// `session_tree`: the same for the new leaf.
-    #[napi(catch_unwind)]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "branch: ReadonlyArray<unknown>, observedTokens: number"
+    )]
     pub fn session_tree(&self, branch: Vec<Value>, observed_tokens: f64) {
         quiet(|| {
-            self.session()
-                .session_tree(&branch, Observation::Total(tokens_of(observed_tokens)));
+            self.session().session_tree(
+                &entries(branch),
+                Observation::Total(tokens_of(observed_tokens)),
+            );
         });
     }
 
@@ -534,7 +556,10 @@ impl Occ {
     }
 
     /// Executes `update_plan`.
-    #[napi(catch_unwind)]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "toolCallId: string, args: unknown, aborted: boolean"
+    )]
     pub fn update_plan(&self, tool_call_id: String, args: Value, aborted: bool) -> OccPlanResult {
         quiet(
             || match self.session().update_plan(&tool_call_id, &args, aborted) {
@@ -589,12 +614,15 @@ impl Occ {
     #[napi(catch_unwind)]
     pub fn decide_boundary(&self, measurement: OccMeasurement) -> Option<OccEvaluation> {
         quiet(|| {
-            let leaf_compaction = leaf_is_compaction(&measurement.branch);
+            let branch = entries(measurement.branch);
+            let leaf_compaction = branch.last().is_some_and(SessionEntry::is_compaction);
             let projection = match &measurement.projection {
-                Some(projection) => {
-                    NativeProjection::from_session_projection(projection, leaf_compaction)
-                }
-                None => NativeProjection::from_branch(&measurement.branch),
+                // A value without the projection's shape projects nothing.
+                Some(projection) => NativeProjection::from_session_projection(
+                    &SessionProjection::from_value(projection).unwrap_or_default(),
+                    leaf_compaction,
+                ),
+                None => NativeProjection::from_branch(&branch),
             };
             let model = match (measurement.model_provider, measurement.model_id) {
                 (Some(provider), Some(id)) => Some(ModelRef { provider, id }),
@@ -743,7 +771,7 @@ impl Occ {
     }
 
     /// The state snapshot to append, if it changed since the last call.
-    #[napi(catch_unwind)]
+    #[napi(catch_unwind, ts_return_type = "unknown")]
     pub fn take_state_entry(&self) -> Option<Value> {
         quiet(|| {
             self.session()
@@ -753,7 +781,7 @@ impl Occ {
     }
 
     /// The current state (for diagnostics and tests).
-    #[napi(catch_unwind)]
+    #[napi(catch_unwind, ts_return_type = "unknown")]
     pub fn state(&self) -> Value {
         quiet(|| self.session().state().to_value())
     }

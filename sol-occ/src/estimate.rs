@@ -16,6 +16,8 @@
 //!
 //! ```
 //! use serde_json::json;
+//! use sol_core::message::AgentMessage;
+//! use sol_core::session::SessionEntry;
 //! use sol_occ::estimate::{estimate_native_cut, NativeProjection, ObservedContext};
 //! use sol_occ::tokens::SizedMessage;
 //!
@@ -29,8 +31,9 @@
 //!            "isError": false, "content": [{"type": "text", "text": "y".repeat(100_000)}]}),
 //! ];
 //! let branch: Vec<_> = messages.iter().enumerate().map(|(i, message)| {
-//!     json!({"type": "message", "id": format!("e{i}"), "message": message})
+//!     SessionEntry::from_value(json!({"type": "message", "id": format!("e{i}"), "message": message}))
 //! }).collect();
+//! let messages: Vec<_> = messages.into_iter().map(AgentMessage::from_value).collect();
 //! let projection = NativeProjection::from_branch(&branch);
 //! let observed = ObservedContext::new(&SizedMessage::from_messages(&messages));
 //! let estimate = estimate_native_cut(&projection, 20_000, &observed);
@@ -41,7 +44,8 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+pub use sol_core::session::iso_to_epoch_ms;
+use sol_core::session::{ProjectedSessionEntry, SessionEntry, SessionProjection};
 
 use crate::tokens::{MessageRole, SizedMessage};
 
@@ -66,6 +70,17 @@ impl EntryKind {
             _ => EntryKind::Other,
         }
     }
+
+    /// The kind of a session entry: only a typed compaction entry is a
+    /// [`EntryKind::Compaction`]; an entry whose `type` is `message` is a
+    /// [`EntryKind::Message`] even in a shape this crate does not model.
+    pub fn of(entry: Option<&SessionEntry>) -> EntryKind {
+        match entry {
+            Some(SessionEntry::Compaction(_)) => EntryKind::Compaction,
+            Some(entry) if entry.entry_type() == Some("message") => EntryKind::Message,
+            _ => EntryKind::Other,
+        }
+    }
 }
 
 /// One entry of Pi's projection: a session entry and the messages it contributes.
@@ -82,44 +97,28 @@ pub struct ProjectedEntry {
 
 impl ProjectedEntry {
     /// Reads one entry of Pi's `buildSessionProjection()`: `{sourceEntry, messages}`.
-    pub fn from_projection_entry(entry: &Value) -> ProjectedEntry {
-        let source = entry.get("sourceEntry").unwrap_or(&Value::Null);
-        let messages = entry
-            .get("messages")
-            .and_then(Value::as_array)
-            .map(|messages| SizedMessage::from_messages(messages))
-            .unwrap_or_default();
+    pub fn from_projection_entry(entry: &ProjectedSessionEntry) -> ProjectedEntry {
+        let source = entry.source_entry.as_ref();
         ProjectedEntry {
-            id: source.get("id").and_then(Value::as_str).map(str::to_owned),
-            kind: EntryKind::parse(source.get("type").and_then(Value::as_str).unwrap_or("")),
-            messages,
+            id: source.and_then(SessionEntry::id).map(str::to_owned),
+            kind: EntryKind::of(source),
+            messages: SizedMessage::from_messages(&entry.messages),
         }
     }
 
-    /// Reads one raw session entry: a `message` entry contributes its message,
+    /// Reads one session entry: a `message` entry contributes its message,
     /// `custom_message` and `branch_summary` entries the message Pi synthesizes from them,
-    /// a `compaction` entry (as a retained or older entry) and any other entry nothing.
-    pub fn from_session_entry(entry: &Value) -> ProjectedEntry {
-        let kind_text = entry.get("type").and_then(Value::as_str).unwrap_or("");
-        let message = match kind_text {
-            "message" => entry.get("message").cloned(),
-            "custom_message" => Some(json!({
-                "role": "custom",
-                "customType": entry.get("customType").cloned().unwrap_or(Value::Null),
-                "content": entry.get("content").cloned().unwrap_or(Value::Null),
-                "timestamp": entry_timestamp(entry),
-            })),
-            "branch_summary" => Some(json!({
-                "role": "branchSummary",
-                "summary": entry.get("summary").cloned().unwrap_or(Value::Null),
-                "timestamp": entry_timestamp(entry),
-            })),
-            _ => None,
-        };
+    /// a `compaction` entry (as a retained or older entry) and any other entry nothing
+    /// ([`SessionEntry::context_message`]).
+    pub fn from_session_entry(entry: &SessionEntry) -> ProjectedEntry {
         ProjectedEntry {
-            id: id_of(entry),
-            kind: EntryKind::parse(kind_text),
-            messages: message.iter().map(SizedMessage::from_message).collect(),
+            id: entry.id().map(str::to_owned),
+            kind: EntryKind::of(Some(entry)),
+            messages: entry
+                .context_message()
+                .iter()
+                .map(SizedMessage::from_message)
+                .collect(),
         }
     }
 
@@ -154,51 +153,48 @@ pub struct NativeProjection {
 impl NativeProjection {
     /// Reads the value of Pi 1.x `buildSessionProjection()` (`{entries: [{sourceEntry,
     /// messages}], ...}`); `leaf_is_compaction` comes from the session's leaf entry.
-    pub fn from_session_projection(projection: &Value, leaf_is_compaction: bool) -> Self {
-        let entries = projection
-            .get("entries")
-            .and_then(Value::as_array)
-            .map(|entries| {
-                entries
-                    .iter()
-                    .map(ProjectedEntry::from_projection_entry)
-                    .collect()
-            })
-            .unwrap_or_default();
+    pub fn from_session_projection(
+        projection: &SessionProjection,
+        leaf_is_compaction: bool,
+    ) -> Self {
         NativeProjection {
-            entries,
+            entries: projection
+                .entries
+                .iter()
+                .map(ProjectedEntry::from_projection_entry)
+                .collect(),
             leaf_is_compaction,
         }
     }
 
-    /// Builds the projection from raw branch entries (root first), as Pi 0.84.2 sees them:
+    /// Builds the projection from branch entries (root first), as Pi 0.84.2 sees them:
     /// the newest compaction's summary, the entries it retained (from its
     /// `firstKeptEntryId`), then everything after it. Message entries contribute their
     /// message, `custom_message` and `branch_summary` entries their synthesized message,
     /// other entries nothing.
-    pub fn from_branch(branch: &[Value]) -> Self {
-        fn entry_type(entry: &Value) -> &str {
-            entry.get("type").and_then(Value::as_str).unwrap_or("")
-        }
-        let last_compaction = branch
-            .iter()
-            .rposition(|entry| entry_type(entry) == "compaction");
+    pub fn from_branch(branch: &[SessionEntry]) -> Self {
+        let last_compaction =
+            branch
+                .iter()
+                .enumerate()
+                .rev()
+                .find_map(|(index, entry)| match entry {
+                    SessionEntry::Compaction(compaction) => Some((index, compaction)),
+                    _ => None,
+                });
         let mut entries = Vec::with_capacity(branch.len() + 1);
         let tail_start = match last_compaction {
             None => 0,
-            Some(index) => {
-                let compaction = &branch[index];
+            Some((index, compaction)) => {
                 entries.push(ProjectedEntry {
-                    id: id_of(compaction),
+                    id: compaction.header.id.clone(),
                     kind: EntryKind::Compaction,
-                    messages: vec![SizedMessage::from_message(&summary_message(compaction))],
+                    messages: vec![SizedMessage::from_message(&compaction.summary_message())],
                 });
-                let first_kept = compaction.get("firstKeptEntryId").and_then(Value::as_str);
-                if let Some(kept) = first_kept.and_then(|id| {
-                    branch[..index]
-                        .iter()
-                        .position(|e| id_of(e).as_deref() == Some(id))
-                }) {
+                let first_kept = compaction.first_kept_entry_id.as_deref();
+                if let Some(kept) = first_kept
+                    .and_then(|id| branch[..index].iter().position(|e| e.id() == Some(id)))
+                {
                     entries.extend(
                         branch[kept..index]
                             .iter()
@@ -215,9 +211,7 @@ impl NativeProjection {
         );
         NativeProjection {
             entries,
-            leaf_is_compaction: branch
-                .last()
-                .is_some_and(|entry| entry_type(entry) == "compaction"),
+            leaf_is_compaction: branch.last().is_some_and(SessionEntry::is_compaction),
         }
     }
 
@@ -240,80 +234,6 @@ impl NativeProjection {
             .iter()
             .fold(0u64, |sum, entry| sum.saturating_add(entry.tokens()))
     }
-}
-
-fn id_of(entry: &Value) -> Option<String> {
-    entry.get("id").and_then(Value::as_str).map(str::to_owned)
-}
-
-/// Milliseconds since the Unix epoch of an entry's ISO-8601 timestamp, or the number itself.
-fn entry_timestamp(entry: &Value) -> Value {
-    match entry.get("timestamp") {
-        Some(Value::String(text)) => {
-            iso_to_epoch_ms(text).map_or_else(|| Value::String(text.clone()), Value::from)
-        }
-        Some(other) => other.clone(),
-        None => Value::Null,
-    }
-}
-
-fn summary_message(compaction: &Value) -> Value {
-    json!({
-        "role": "compactionSummary",
-        "summary": compaction.get("summary").cloned().unwrap_or(Value::Null),
-        "timestamp": entry_timestamp(compaction),
-    })
-}
-
-/// Parses the `YYYY-MM-DDTHH:MM:SS(.fff)Z` form `Date.prototype.toISOString()` writes.
-pub fn iso_to_epoch_ms(text: &str) -> Option<i64> {
-    let bytes = text.as_bytes();
-    let number = |range: std::ops::Range<usize>| -> Option<i64> {
-        let part = text.get(range)?;
-        if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        part.parse().ok()
-    };
-    if bytes.len() < 20 || bytes[4] != b'-' || bytes[7] != b'-' || bytes[10] != b'T' {
-        return None;
-    }
-    if bytes[13] != b':' || bytes[16] != b':' || bytes.last() != Some(&b'Z') {
-        return None;
-    }
-    let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
-    let (hour, minute, second) = (number(11..13)?, number(14..16)?, number(17..19)?);
-    let millis = match bytes[19] {
-        b'Z' if bytes.len() == 20 => 0,
-        b'.' => {
-            let fraction = text.get(20..text.len() - 1)?;
-            let digits: String = fraction.chars().chain("000".chars()).take(3).collect();
-            if fraction.is_empty() || !fraction.bytes().all(|b| b.is_ascii_digit()) {
-                return None;
-            }
-            digits.parse().ok()?
-        }
-        _ => return None,
-    };
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
-        return None;
-    }
-    if second > 60 {
-        return None;
-    }
-    let days = days_from_civil(year, month, day);
-    Some((((days * 24 + hour) * 60 + minute) * 60 + second) * 1000 + millis)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let year_of_era = year - era * 400;
-    let shifted_month = (month + 9) % 12;
-    let day_of_year = (153 * shifted_month + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
 }
 
 /// The sizes of the messages in the latest context the extension observed, by identity.

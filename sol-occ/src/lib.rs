@@ -43,6 +43,8 @@
 //!
 //! ```
 //! use serde_json::json;
+//! use sol_core::message::AgentMessage;
+//! use sol_core::session::SessionEntry;
 //! use sol_occ::estimate::NativeProjection;
 //! use sol_occ::session::*;
 //! use sol_occ::settings::{resolve_compaction_settings, OccOptions};
@@ -60,8 +62,9 @@
 //!     "content": if i % 2 == 0 { json!("x".repeat(4000)) } else { json!([{"type": "text", "text": "ok"}]) },
 //!     "timestamp": i,
 //! })).collect();
+//! let typed: Vec<_> = messages.iter().cloned().map(AgentMessage::from_value).collect();
 //! for step in 0..3 {
-//!     occ.context(ContextEvent::new(false, &messages));
+//!     occ.context(ContextEvent::new(false, &typed));
 //!     occ.before_provider_request(None, 0);
 //!     occ.message_end("assistant");
 //!     if step == 0 { occ.update_plan("call-1", &plan("in_progress"), false)?; }
@@ -76,7 +79,7 @@
 //! };
 //! assert_eq!(occ.turn_end(&turn), TurnEndOutcome::Evaluate);
 //! let branch: Vec<_> = messages.iter().enumerate()
-//!     .map(|(i, m)| json!({"type": "message", "id": format!("e{i}"), "message": m}))
+//!     .map(|(i, m)| SessionEntry::from_value(json!({"type": "message", "id": format!("e{i}"), "message": m})))
 //!     .collect();
 //! let measurement = BoundaryMeasurement {
 //!     reported_tokens: None,

@@ -30,6 +30,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::{Value, json};
+use sol_core::session::SessionEntry;
 
 use crate::estimate::{
     NativeProjection, ObservedContext, ProjectedEntry, estimate_native_cut, find_cut_index,
@@ -263,7 +264,8 @@ struct Context<'a> {
 
 impl Context<'_> {
     fn append(&mut self, entry: &Value) {
-        let projected = ProjectedEntry::from_session_entry(entry);
+        let projected =
+            ProjectedEntry::from_session_entry(&SessionEntry::from_value(entry.clone()));
         self.uncompacted = self.uncompacted.saturating_add(projected.tokens());
         self.projection.entries.push(projected);
     }
@@ -310,12 +312,12 @@ impl Context<'_> {
             self.config.keep_recent_tokens,
         );
         self.synthetic += 1;
-        let summary = json!({
+        let summary = SessionEntry::from_value(json!({
             "type": "compaction",
             "id": format!("replay-compaction-{}", self.synthetic),
             "summary": "s".repeat((self.config.summary_tokens as usize).saturating_mul(4)),
             "timestamp": -(self.synthetic as i64),
-        });
+        }));
         let mut compacted = NativeProjection::from_branch(std::slice::from_ref(&summary));
         compacted.leaf_is_compaction = false;
         compacted.entries.extend(entries[cut..].iter().cloned());
@@ -527,14 +529,14 @@ fn boundary(context: &mut Context<'_>, occ: &mut OccSession) {
     let follow_up = occ.compaction_finished(&CompactionResult::Completed { summary });
     if let Some(continuation) = follow_up.continuation {
         context.synthetic += 1;
-        let reminder = json!({
+        let reminder = SessionEntry::from_value(json!({
             "type": "custom_message",
             "id": format!("replay-reminder-{}", context.synthetic),
             "customType": continuation.custom_type,
             "content": continuation.content,
             "display": continuation.display,
             "timestamp": -(context.synthetic as i64),
-        });
+        }));
         let added = ProjectedEntry::from_session_entry(&reminder);
         // The reminder is context the uncompacted session never had.
         context.projection.entries.push(added);

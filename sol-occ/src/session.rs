@@ -32,12 +32,13 @@
 //!
 //! ```
 //! use serde_json::json;
+//! use sol_core::message::AgentMessage;
 //! use sol_occ::session::{ContextEvent, OccSession};
 //! use sol_occ::settings::OccOptions;
 //!
 //! let mut occ = OccSession::new(OccOptions { cache_write_read_ratio: Some(12.5), keep_recent_tokens: None });
 //! occ.restore(&[]);
-//! let messages = vec![json!({"role": "user", "content": "hello", "timestamp": 1})];
+//! let messages = vec![AgentMessage::from_value(json!({"role": "user", "content": "hello", "timestamp": 1}))];
 //! occ.context(ContextEvent::new(false, &messages));
 //! assert!(occ.before_provider_request(None, 0).counted);
 //! assert!(!occ.before_provider_request(None, 0).counted); // a replay
@@ -48,6 +49,8 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use sol_core::message::AgentMessage;
+use sol_core::session::SessionEntry;
 
 use crate::economics::{Decision, EconomicsInput, EconomicsParams, MEMO_TOKENS, decide};
 use crate::estimate::{NativeCutEstimate, NativeProjection, ObservedContext, estimate_native_cut};
@@ -139,7 +142,7 @@ pub struct ContextEvent {
 
 impl ContextEvent {
     /// Sizes the event's messages.
-    pub fn new(aborted: bool, messages: &[Value]) -> ContextEvent {
+    pub fn new(aborted: bool, messages: &[AgentMessage]) -> ContextEvent {
         ContextEvent {
             aborted,
             observation: Observation::Sized(SizedMessage::from_messages(messages)),
@@ -680,7 +683,7 @@ impl OccSession {
     }
 
     /// Restores the state from the branch (root first) without touching transient state.
-    pub fn restore(&mut self, branch: &[Value]) {
+    pub fn restore(&mut self, branch: &[SessionEntry]) {
         self.state = restore_state(branch);
         self.restored = true;
     }
@@ -701,14 +704,14 @@ impl OccSession {
 
     /// `session_start`: restores the branch's state, observes the session's messages
     /// (`buildSessionContext().messages`) and clears the transient state.
-    pub fn session_start(&mut self, branch: &[Value], messages: impl Into<Observation>) {
+    pub fn session_start(&mut self, branch: &[SessionEntry], messages: impl Into<Observation>) {
         self.restore(branch);
         self.observed = messages.into();
         self.clear_transient();
     }
 
     /// `session_tree`: the same as [`OccSession::session_start`] for the new leaf.
-    pub fn session_tree(&mut self, branch: &[Value], messages: impl Into<Observation>) {
+    pub fn session_tree(&mut self, branch: &[SessionEntry], messages: impl Into<Observation>) {
         self.session_start(branch, messages);
     }
 

@@ -22,6 +22,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use sol_core::session::SessionEntry;
 
 use crate::plan::{PlanStep, ProgressSummary, is_fully_completed, parse_plan_steps};
 
@@ -114,6 +115,12 @@ pub enum StateError {
     /// A debt field is negative.
     #[error("online context state field {0} must be finite and non-negative")]
     NegativeDebt(&'static str),
+    /// A snapshot found as a branch entry of its own, not as the `data` of a custom entry.
+    #[error(
+        "online context state must be the data of a custom session entry of type \
+         {STATE_ENTRY_TYPE}, not a bare entry"
+    )]
+    Bare,
 }
 
 impl StateError {
@@ -125,6 +132,7 @@ impl StateError {
             StateError::Plan(_) => "invalid_state_plan",
             StateError::CounterAhead(_) => "state_counter_ahead",
             StateError::NegativeDebt(_) => "negative_state_debt",
+            StateError::Bare => "bare_state",
         }
     }
 }
@@ -179,6 +187,33 @@ impl OccState {
             }
         }
         Ok(state)
+    }
+
+    /// The snapshot a session entry carries: `None` when the entry is not a snapshot,
+    /// else the validated data of a custom entry of type [`STATE_ENTRY_TYPE`]. A
+    /// snapshot that is itself the entry (an object with a `version` and a `plan` but no
+    /// entry `type`) is [`StateError::Bare`] instead of being passed over silently.
+    ///
+    /// # Errors
+    ///
+    /// A [`StateError`] when the entry holds an invalid snapshot, or a bare one.
+    pub fn from_entry(entry: &SessionEntry) -> Option<Result<OccState, StateError>> {
+        match entry {
+            SessionEntry::Custom(custom) if custom.custom_type == STATE_ENTRY_TYPE => {
+                Some(match &custom.data {
+                    Some(data) => OccState::from_value(data),
+                    None => Err(StateError::Malformed("missing field `data`".to_owned())),
+                })
+            }
+            SessionEntry::Other(Value::Object(fields))
+                if !fields.contains_key("type")
+                    && fields.contains_key("version")
+                    && fields.contains_key("plan") =>
+            {
+                Some(Err(StateError::Bare))
+            }
+            _ => None,
+        }
     }
 
     /// The snapshot as the JSON value the host stores.
@@ -292,19 +327,15 @@ impl OccState {
 
 /// Finds the newest valid snapshot on a branch (entries root first, as Pi's `getBranch()`
 /// returns them): the data of the last custom entry of type [`STATE_ENTRY_TYPE`] that
-/// validates. Malformed newer snapshots are skipped.
-pub fn latest_state(branch: &[Value]) -> Option<OccState> {
-    branch.iter().rev().find_map(|entry| {
-        let is_state = entry.get("type").and_then(Value::as_str) == Some("custom")
-            && entry.get("customType").and_then(Value::as_str) == Some(STATE_ENTRY_TYPE);
-        if !is_state {
-            return None;
-        }
-        OccState::from_value(entry.get("data")?).ok()
-    })
+/// validates ([`OccState::from_entry`]). Malformed newer snapshots are skipped.
+pub fn latest_state(branch: &[SessionEntry]) -> Option<OccState> {
+    branch
+        .iter()
+        .rev()
+        .find_map(|entry| OccState::from_entry(entry)?.ok())
 }
 
 /// The state of a branch: its newest valid snapshot, else the initial state.
-pub fn restore_state(branch: &[Value]) -> OccState {
+pub fn restore_state(branch: &[SessionEntry]) -> OccState {
     latest_state(branch).unwrap_or_default()
 }

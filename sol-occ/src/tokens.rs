@@ -3,15 +3,20 @@
 //!
 //! Pi estimates a message at `ceil(chars / 4)`, where `chars` is the JavaScript string
 //! length (UTF-16 code units) of its text, thinking and tool-call parts, 4,800 characters
-//! per image. [`estimate_message_tokens`] follows the same rule, so that the cut point this
-//! crate predicts is the one Pi chooses. The system prompt and compaction summaries are
-//! estimated from their UTF-8 size instead ([`estimate_utf8_tokens`]).
+//! per image. That rule lives with the message type
+//! ([`sol_core::message::AgentMessage::estimated_tokens`]); [`estimate_message_tokens`]
+//! applies it, so that the cut point this crate predicts is the one Pi chooses. The system
+//! prompt and compaction summaries are estimated from their UTF-8 size instead
+//! ([`estimate_utf8_tokens`]).
 //!
 //! ```
 //! use serde_json::json;
+//! use sol_core::message::AgentMessage;
 //! use sol_occ::tokens::{estimate_message_tokens, estimate_utf8_tokens, MessageRole, SizedMessage};
 //!
-//! let message = json!({"role": "user", "content": "Fix the failing test", "timestamp": 7});
+//! let message = AgentMessage::from_value(
+//!     json!({"role": "user", "content": "Fix the failing test", "timestamp": 7}),
+//! );
 //! assert_eq!(estimate_message_tokens(&message), 5); // 20 characters
 //! let sized = SizedMessage::from_message(&message);
 //! assert_eq!(sized.role, MessageRole::User);
@@ -21,23 +26,12 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-/// Characters Pi counts for one image block.
-pub const IMAGE_CHARS: u64 = 4800;
-
-/// `ceil(units / 4)`.
-pub fn tokens_from_chars(units: u64) -> u64 {
-    units.div_ceil(4)
-}
+use sol_core::message::AgentMessage;
+pub use sol_core::message::{IMAGE_CHARS, js_length, tokens_from_chars};
 
 /// `ceil(UTF-8 bytes / 4)`: the estimate for the system prompt and for summaries.
 pub fn estimate_utf8_tokens(text: &str) -> u64 {
     tokens_from_chars(text.len() as u64)
-}
-
-/// Length of `text` as JavaScript counts it (UTF-16 code units).
-pub fn js_length(text: &str) -> u64 {
-    text.chars().map(|c| c.len_utf16() as u64).sum()
 }
 
 /// The role of a message, as far as cut points and turns are concerned.
@@ -129,7 +123,7 @@ pub struct SizedMessage {
 
 impl SizedMessage {
     /// Sizes and identifies one Pi message (any role).
-    pub fn from_message(message: &Value) -> SizedMessage {
+    pub fn from_message(message: &AgentMessage) -> SizedMessage {
         SizedMessage {
             role: MessageRole::parse(role_of(message)),
             tokens: estimate_message_tokens(message),
@@ -138,7 +132,7 @@ impl SizedMessage {
     }
 
     /// Sizes every message of a list.
-    pub fn from_messages(messages: &[Value]) -> Vec<SizedMessage> {
+    pub fn from_messages(messages: &[AgentMessage]) -> Vec<SizedMessage> {
         messages.iter().map(SizedMessage::from_message).collect()
     }
 
@@ -148,9 +142,12 @@ impl SizedMessage {
     ///
     /// ```
     /// use serde_json::json;
+    /// use sol_core::message::AgentMessage;
     /// use sol_occ::tokens::SizedMessage;
     ///
-    /// let message = json!({"role": "user", "content": "Fix the failing test", "timestamp": 7});
+    /// let message = AgentMessage::from_value(
+    ///     json!({"role": "user", "content": "Fix the failing test", "timestamp": 7}),
+    /// );
     /// let parts = SizedMessage::from_parts("user", 5, Some(&json!(7)));
     /// assert_eq!(parts, SizedMessage::from_message(&message));
     /// ```
@@ -163,8 +160,8 @@ impl SizedMessage {
     }
 }
 
-fn role_of(message: &Value) -> &str {
-    message.get("role").and_then(Value::as_str).unwrap_or("")
+fn role_of(message: &AgentMessage) -> &str {
+    message.role().unwrap_or("")
 }
 
 /// The identity of a message across two views of the conversation (Pi's canonical
@@ -176,8 +173,12 @@ fn role_of(message: &Value) -> &str {
 /// same millisecond share a key and are told apart by their order
 /// ([`crate::estimate::ObservedContext`]); the tool-call id is not part of it, because
 /// providers reuse and omit those ids.
-pub fn message_key(message: &Value) -> Option<String> {
-    key_of(role_of(message), message.get("timestamp")?)
+pub fn message_key(message: &AgentMessage) -> Option<String> {
+    Some(format!(
+        "{}@{}",
+        role_of(message),
+        message.timestamp_text()?
+    ))
 }
 
 fn key_of(role: &str, timestamp: &Value) -> Option<String> {
@@ -190,71 +191,6 @@ fn key_of(role: &str, timestamp: &Value) -> Option<String> {
 }
 
 /// Pi's estimate of a message's size, `ceil(chars / 4)`; 0 for unknown roles.
-pub fn estimate_message_tokens(message: &Value) -> u64 {
-    let chars = match role_of(message) {
-        "user" | "custom" | "toolResult" => content_chars(message.get("content")),
-        "assistant" => assistant_chars(message),
-        "system" => system_chars(message),
-        "bashExecution" => string_field(message, "command") + string_field(message, "output"),
-        "branchSummary" | "compactionSummary" => string_field(message, "summary"),
-        _ => 0,
-    };
-    tokens_from_chars(chars)
-}
-
-fn string_field(message: &Value, key: &str) -> u64 {
-    message
-        .get(key)
-        .and_then(Value::as_str)
-        .map_or(0, js_length)
-}
-
-/// Text blocks and images of a `content` that is a string or a block list.
-fn content_chars(content: Option<&Value>) -> u64 {
-    match content {
-        Some(Value::String(text)) => js_length(text),
-        Some(Value::Array(blocks)) => blocks
-            .iter()
-            .map(|block| match block.get("type").and_then(Value::as_str) {
-                Some("text") => string_field(block, "text"),
-                Some("image") => IMAGE_CHARS,
-                _ => 0,
-            })
-            .sum(),
-        _ => 0,
-    }
-}
-
-fn assistant_chars(message: &Value) -> u64 {
-    let Some(blocks) = message.get("content").and_then(Value::as_array) else {
-        return 0;
-    };
-    blocks
-        .iter()
-        .map(|block| match block.get("type").and_then(Value::as_str) {
-            Some("text") => string_field(block, "text"),
-            Some("thinking") => string_field(block, "thinking"),
-            Some("toolCall") => {
-                let arguments = block.get("arguments").unwrap_or(&Value::Null);
-                // JSON.stringify of the arguments; serde_json keeps the key order.
-                string_field(block, "name") + js_length(&arguments.to_string())
-            }
-            _ => 0,
-        })
-        .sum()
-}
-
-fn system_chars(message: &Value) -> u64 {
-    let mut chars = content_chars(message.get("content"));
-    if let Some(Value::Object(sections)) = message.get("sections") {
-        chars += sections
-            .values()
-            .filter_map(Value::as_str)
-            .map(js_length)
-            .sum::<u64>();
-    }
-    if let Some(tools) = message.get("toolsAdded").filter(|tools| !tools.is_null()) {
-        chars += js_length(&tools.to_string());
-    }
-    chars
+pub fn estimate_message_tokens(message: &AgentMessage) -> u64 {
+    message.estimated_tokens()
 }

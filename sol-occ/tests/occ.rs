@@ -16,6 +16,8 @@ mod estimate;
 mod estimate_props;
 #[path = "occ/instructions.rs"]
 mod instructions;
+#[path = "occ/oracle.rs"]
+mod oracle;
 #[path = "occ/plan.rs"]
 mod plan;
 #[path = "occ/plan_props.rs"]
@@ -34,3 +36,5 @@ mod snapshots;
 mod state;
 #[path = "occ/support.rs"]
 mod support;
+#[path = "occ/vocab_props.rs"]
+mod vocab_props;

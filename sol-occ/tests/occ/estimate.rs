@@ -1,16 +1,18 @@
 //! The native-cut estimate: Pi's cut point, pricing from the observed context, and the
 //! projection of raw and 1.x session data.
 
-use serde_json::{Value, json};
+use serde_json::json;
+use sol_core::message::AgentMessage;
+use sol_core::session::{SessionEntry, SessionProjection};
 use sol_occ::estimate::{
     EntryKind, NativeProjection, ObservedContext, estimate_native_cut, iso_to_epoch_ms,
     naive_archive_tokens,
 };
 use sol_occ::tokens::{SizedMessage, estimate_message_tokens, js_length};
 
-use crate::support::{assistant, branch_of, tool_result, user};
+use crate::support::{assistant, branch_of, entry, message, tool_result, user, with_field};
 
-fn observed(messages: &[Value]) -> ObservedContext {
+fn observed(messages: &[AgentMessage]) -> ObservedContext {
     ObservedContext::new(&SizedMessage::from_messages(messages))
 }
 
@@ -58,7 +60,7 @@ fn a_cut_never_lands_on_a_tool_result() {
     assert_eq!(estimate.removable_tokens, 10);
 }
 
-fn compacted_branch() -> (Vec<Value>, Vec<Value>) {
+fn compacted_branch() -> (Vec<SessionEntry>, Vec<AgentMessage>) {
     let messages = [
         user(1, 4_000),
         assistant(2, 400),
@@ -68,15 +70,21 @@ fn compacted_branch() -> (Vec<Value>, Vec<Value>) {
         assistant(6, 400),
     ];
     let mut branch = branch_of(&messages[..4]);
-    branch.push(json!({"type": "compaction", "id": "c", "parentId": "e3",
+    branch.push(entry(
+        json!({"type": "compaction", "id": "c", "parentId": "e3",
         "timestamp": "2026-03-02T09:00:00.000Z", "summary": "s".repeat(2_000),
-        "firstKeptEntryId": "e2", "tokensBefore": 1_300}));
+        "firstKeptEntryId": "e2", "tokensBefore": 1_300}),
+    ));
     for (i, message) in messages[4..].iter().enumerate() {
-        branch.push(json!({"type": "message", "id": format!("n{i}"), "message": message}));
+        branch.push(entry(
+            json!({"type": "message", "id": format!("n{i}"), "message": message}),
+        ));
     }
     // What a context handler sees after the compaction.
-    let summary = json!({"role": "compactionSummary", "summary": "s".repeat(2_000),
-                         "timestamp": iso_to_epoch_ms("2026-03-02T09:00:00.000Z")});
+    let summary = message(
+        json!({"role": "compactionSummary", "summary": "s".repeat(2_000),
+                         "timestamp": iso_to_epoch_ms("2026-03-02T09:00:00.000Z")}),
+    );
     let mut seen = vec![summary];
     seen.extend(messages[2..].iter().cloned());
     (branch, seen)
@@ -131,7 +139,7 @@ fn a_branch_ending_with_a_compaction_is_already_compacted() {
 
 #[test]
 fn a_leading_system_message_is_never_removable() {
-    let system = json!({"role": "system", "content": "x".repeat(40_000), "timestamp": 0});
+    let system = message(json!({"role": "system", "content": "x".repeat(40_000), "timestamp": 0}));
     let messages = vec![system, user(1, 40)];
     let projection = NativeProjection::from_branch(&branch_of(&messages));
     let estimate = estimate_native_cut(&projection, 20_000, &observed(&messages));
@@ -153,7 +161,11 @@ fn savings_are_priced_at_the_projected_size() {
     ];
     let mut projected = canonical.clone();
     // ObservationPack replaced the large result with a placeholder.
-    projected[2]["content"] = json!([{"type": "text", "text": "p".repeat(400)}]);
+    projected[2] = with_field(
+        &projected[2],
+        "content",
+        Some(json!([{"type": "text", "text": "p".repeat(400)}])),
+    );
     let projection = NativeProjection::from_branch(&branch_of(&canonical));
     let estimate = estimate_native_cut(&projection, 150, &observed(&projected));
     assert_eq!(estimate.canonical_removed_tokens, 10 + 10 + 10_000);
@@ -187,8 +199,11 @@ fn dropped_unseen_and_ambiguous_messages_contribute_nothing() {
 
     // The context holds two messages with an identity the projection has once: the group
     // disagrees between the views and none of it is trusted.
-    let mut twin = canonical[1].clone();
-    twin["content"] = json!([{"type": "text", "text": "short"}]);
+    let twin = with_field(
+        &canonical[1],
+        "content",
+        Some(json!([{"type": "text", "text": "short"}])),
+    );
     let ambiguous = vec![
         canonical[0].clone(),
         canonical[1].clone(),
@@ -199,10 +214,10 @@ fn dropped_unseen_and_ambiguous_messages_contribute_nothing() {
     assert_eq!(estimate.removable_tokens, 200);
 
     // Messages without a timestamp have no identity.
-    let mut anonymous = canonical.clone();
-    for message in &mut anonymous {
-        message.as_object_mut().expect("object").remove("timestamp");
-    }
+    let anonymous: Vec<AgentMessage> = canonical
+        .iter()
+        .map(|message| with_field(message, "timestamp", None))
+        .collect();
     let projection = NativeProjection::from_branch(&branch_of(&anonymous));
     assert_eq!(
         estimate_native_cut(&projection, 150, &observed(&anonymous)).removable_tokens,
@@ -216,11 +231,11 @@ fn metadata_entries_before_the_cut_stay_with_the_tail() {
     let mut branch = branch_of(&messages);
     branch.insert(
         2,
-        json!({"type": "custom", "id": "meta", "customType": "x", "data": {}}),
+        entry(json!({"type": "custom", "id": "meta", "customType": "x", "data": {}})),
     );
     branch.insert(
         2,
-        json!({"type": "label", "id": "label", "label": "checkpoint"}),
+        entry(json!({"type": "label", "id": "label", "label": "checkpoint"})),
     );
     let projection = NativeProjection::from_branch(&branch);
     let estimate = estimate_native_cut(&projection, 150, &observed(&messages));
@@ -230,13 +245,13 @@ fn metadata_entries_before_the_cut_stay_with_the_tail() {
 
 #[test]
 fn custom_messages_and_branch_summaries_are_projected_and_cut_points() {
-    let branch = vec![
+    let branch = SessionEntry::from_values([
         json!({"type": "custom_message", "id": "r", "customType": "sol-pi-online-context-compact",
                "content": "c".repeat(400), "display": false, "timestamp": "2026-03-02T09:00:00.000Z"}),
         json!({"type": "branch_summary", "id": "b", "summary": "b".repeat(400), "fromId": "x",
                "timestamp": "2026-03-02T09:00:01.000Z"}),
         json!({"type": "message", "id": "u", "message": user(9, 800)}),
-    ];
+    ]);
     let projection = NativeProjection::from_branch(&branch);
     let roles: Vec<&str> = projection.messages().map(|m| m.role.as_str()).collect();
     assert_eq!(roles, ["custom", "branchSummary", "user"]);
@@ -255,6 +270,7 @@ fn the_pi_1x_projection_is_read_from_its_json() {
         {"sourceEntry": {"type": "context_edit", "id": "edit"}, "messages": []},
         {"sourceEntry": {"type": "message", "id": "m2"}, "messages": [assistant(12, 800)]},
     ], "messages": []});
+    let projection = SessionProjection::from_value(&projection).expect("a projection");
     let projection = NativeProjection::from_session_projection(&projection, false);
     assert_eq!(projection.entries.len(), 4);
     assert_eq!(projection.entries[2].kind, EntryKind::Other);
@@ -267,21 +283,27 @@ fn the_pi_1x_projection_is_read_from_its_json() {
 #[test]
 fn token_estimates_follow_pi() {
     assert_eq!(js_length("\u{1F680}"), 2, "UTF-16 code units");
-    let assistant = json!({"role": "assistant", "content": [
+    let assistant = message(json!({"role": "assistant", "content": [
         {"type": "thinking", "thinking": "abcd"},
         {"type": "text", "text": "efgh"},
         {"type": "toolCall", "id": "1", "name": "read", "arguments": {"path": "a"}},
-    ]});
+    ]}));
     // 4 + 4 + 4 + len({"path":"a"}) = 12 + 12 = 24 → 6.
     assert_eq!(estimate_message_tokens(&assistant), 6);
-    let image = json!({"role": "user", "content": [{"type": "image", "data": "", "mimeType": "image/png"}]});
+    let image = message(
+        json!({"role": "user", "content": [{"type": "image", "data": "", "mimeType": "image/png"}]}),
+    );
     assert_eq!(estimate_message_tokens(&image), 1_200);
-    let bash = json!({"role": "bashExecution", "command": "ls", "output": "a\nb"});
+    let bash = message(json!({"role": "bashExecution", "command": "ls", "output": "a\nb"}));
     assert_eq!(estimate_message_tokens(&bash), 2);
-    let system =
-        json!({"role": "system", "content": "ab", "sections": {"x": "cd"}, "toolsAdded": []});
+    let system = message(
+        json!({"role": "system", "content": "ab", "sections": {"x": "cd"}, "toolsAdded": []}),
+    );
     assert_eq!(estimate_message_tokens(&system), 2);
-    assert_eq!(estimate_message_tokens(&json!({"role": "future"})), 0);
+    assert_eq!(
+        estimate_message_tokens(&message(json!({"role": "future"}))),
+        0
+    );
 }
 
 #[test]
@@ -313,7 +335,11 @@ fn messages_made_in_the_same_millisecond_are_priced_in_order() {
     ];
     let mut projected = canonical.clone();
     // ObservationPack replaced the second result in the context view.
-    projected[4]["content"] = json!([{"type": "text", "text": "p".repeat(40)}]);
+    projected[4] = with_field(
+        &projected[4],
+        "content",
+        Some(json!([{"type": "text", "text": "p".repeat(40)}])),
+    );
     let projection = NativeProjection::from_branch(&branch_of(&canonical));
     let estimate = estimate_native_cut(&projection, 150, &observed(&projected));
     assert_eq!(estimate.removed_messages, 5);

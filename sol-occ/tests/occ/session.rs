@@ -154,8 +154,9 @@ fn restore_is_lazy_and_reads_the_branch() {
         request_count: 4,
         ..OccState::default()
     };
-    let branch =
-        vec![json!({"type": "custom", "customType": STATE_ENTRY_TYPE, "data": saved.to_value()})];
+    let branch = sol_core::session::SessionEntry::from_values([
+        json!({"type": "custom", "customType": STATE_ENTRY_TYPE, "data": saved.to_value()}),
+    ]);
     occ.restore(&branch);
     assert!(!occ.needs_restore());
     assert_eq!(occ.state().request_count, 4);
@@ -349,8 +350,9 @@ fn a_window_starting_with_a_system_message_is_too_small() {
         keep_recent_tokens: None,
     });
     d.occ.session_start(&[], Vec::new());
-    d.messages
-        .push(json!({"role": "system", "content": "x".repeat(60_000), "timestamp": 0}));
+    d.messages.push(sol_core::message::AgentMessage::from_value(
+        json!({"role": "system", "content": "x".repeat(60_000), "timestamp": 0}),
+    ));
     d.request(40);
     d.plan("p1", &[("a", "in_progress"), ("b", "pending")]);
     d.request(40);

@@ -127,14 +127,14 @@ struct Tally {
 
 /// A branch holding the session's latest snapshot (what the host appended), after some
 /// malformed entries that restoration must skip.
-fn own_branch(occ: &OccSession) -> Vec<Value> {
-    vec![
+fn own_branch(occ: &OccSession) -> Vec<sol_core::session::SessionEntry> {
+    sol_core::session::SessionEntry::from_values([
         serde_json::json!({"type": "custom", "customType": sol_occ::state::STATE_ENTRY_TYPE,
                            "data": occ.state().to_value()}),
         Value::Null,
         serde_json::json!({"type": "custom", "customType": sol_occ::state::STATE_ENTRY_TYPE,
                            "data": {"version": 1}}),
-    ]
+    ])
 }
 
 fn apply(driver: &mut Driver, event: &Event, tally: &mut Tally) {
@@ -337,9 +337,9 @@ fn a_session_restores_from_its_own_snapshot() {
     occ.update_plan("p", &plan_args(&[("a", "in_progress")]), false)
         .expect("valid");
     let snapshot = occ.take_state_entry().expect("changed");
-    let branch = vec![serde_json::json!({
+    let branch = sol_core::session::SessionEntry::from_values([serde_json::json!({
         "type": "custom", "customType": sol_occ::state::STATE_ENTRY_TYPE, "data": snapshot.to_value()
-    })];
+    })]);
     let mut restored = OccSession::new(*occ.options());
     restored.session_start(&branch, Vec::new());
     assert_eq!(restored.state(), occ.state());

@@ -1,6 +1,7 @@
 //! The persisted state: exact shape, restoration, and every transition.
 
 use serde_json::{Value, json};
+use sol_core::session::SessionEntry;
 use sol_occ::plan::{PlanStep, ProgressSummary, StepStatus, analyze_transition};
 use sol_occ::state::{
     CacheDebt, OccState, STATE_ENTRY_TYPE, StateError, latest_state, restore_state,
@@ -43,13 +44,13 @@ fn restore_takes_the_latest_valid_snapshot() {
         request_count: 7,
         ..OccState::default()
     };
-    let branch = vec![
+    let branch = SessionEntry::from_values([
         state_entry(OccState::default().to_value()),
         state_entry(older.to_value()),
         json!({"type": "message", "id": "m", "message": {"role": "user", "content": "x"}}),
         state_entry(json!({"version": 1, "plan": "not a plan"})),
         json!({"type": "custom", "customType": "something-else", "data": {"version": 1}}),
-    ];
+    ]);
     assert_eq!(restore_state(&branch).request_count, 7);
     assert_eq!(latest_state(&branch[..1]), Some(OccState::default()));
     assert_eq!(latest_state(&[]), None);

@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 use serde_json::{Value, json};
+use sol_core::message::AgentMessage;
+use sol_core::session::SessionEntry;
 use sol_occ::estimate::NativeProjection;
 use sol_occ::session::{
     BoundaryEvaluation, BoundaryMeasurement, ContextEvent, OccSession, TurnEnd, TurnEndOutcome,
@@ -11,25 +13,56 @@ use sol_occ::session::{
 };
 use sol_occ::settings::{OccOptions, resolve_compaction_settings};
 
+/// A message read from its JSON.
+pub(crate) fn message(value: Value) -> AgentMessage {
+    AgentMessage::from_value(value)
+}
+
+/// A session entry read from its JSON.
+pub(crate) fn entry(value: Value) -> SessionEntry {
+    SessionEntry::from_value(value)
+}
+
+/// Session entries read from their JSON.
+pub(crate) fn entries(values: &[Value]) -> Vec<SessionEntry> {
+    SessionEntry::from_values(values.iter().cloned())
+}
+
+/// `message` with one field replaced (or removed, for `None`).
+pub(crate) fn with_field(message: &AgentMessage, key: &str, value: Option<Value>) -> AgentMessage {
+    let mut json = message.to_value();
+    if let Some(fields) = json.as_object_mut() {
+        match value {
+            Some(value) => fields.insert(key.to_owned(), value),
+            None => fields.shift_remove(key),
+        };
+    }
+    AgentMessage::from_value(json)
+}
+
 /// A user message of `chars` ASCII characters.
-pub(crate) fn user(timestamp: i64, chars: usize) -> Value {
-    json!({"role": "user", "content": "u".repeat(chars), "timestamp": timestamp})
+pub(crate) fn user(timestamp: i64, chars: usize) -> AgentMessage {
+    message(json!({"role": "user", "content": "u".repeat(chars), "timestamp": timestamp}))
 }
 
 /// An assistant message with one text block of `chars` characters.
-pub(crate) fn assistant(timestamp: i64, chars: usize) -> Value {
-    json!({"role": "assistant", "content": [{"type": "text", "text": "a".repeat(chars)}],
-           "stopReason": "stop", "timestamp": timestamp})
+pub(crate) fn assistant(timestamp: i64, chars: usize) -> AgentMessage {
+    message(
+        json!({"role": "assistant", "content": [{"type": "text", "text": "a".repeat(chars)}],
+               "stopReason": "stop", "timestamp": timestamp}),
+    )
 }
 
 /// A tool result of `chars` characters.
-pub(crate) fn tool_result(timestamp: i64, call: &str, chars: usize) -> Value {
-    json!({"role": "toolResult", "toolCallId": call, "toolName": "bash", "isError": false,
-           "content": [{"type": "text", "text": "r".repeat(chars)}], "timestamp": timestamp})
+pub(crate) fn tool_result(timestamp: i64, call: &str, chars: usize) -> AgentMessage {
+    message(
+        json!({"role": "toolResult", "toolCallId": call, "toolName": "bash", "isError": false,
+               "content": [{"type": "text", "text": "r".repeat(chars)}], "timestamp": timestamp}),
+    )
 }
 
 /// Message entries with ids `e0`, `e1`, ... chained by `parentId`.
-pub(crate) fn branch_of(messages: &[Value]) -> Vec<Value> {
+pub(crate) fn branch_of(messages: &[AgentMessage]) -> Vec<SessionEntry> {
     messages
         .iter()
         .enumerate()
@@ -39,8 +72,10 @@ pub(crate) fn branch_of(messages: &[Value]) -> Vec<Value> {
             } else {
                 json!(format!("e{}", i - 1))
             };
-            json!({"type": "message", "id": format!("e{i}"), "parentId": parent,
-                   "timestamp": "2026-03-02T09:00:00.000Z", "message": message})
+            entry(
+                json!({"type": "message", "id": format!("e{i}"), "parentId": parent,
+                         "timestamp": "2026-03-02T09:00:00.000Z", "message": message}),
+            )
         })
         .collect()
 }
@@ -57,7 +92,7 @@ pub(crate) fn plan_args(steps: &[(&str, &str)]) -> Value {
 /// Plays Pi's events against a session with a growing conversation.
 pub(crate) struct Driver {
     pub(crate) occ: OccSession,
-    pub(crate) messages: Vec<Value>,
+    pub(crate) messages: Vec<AgentMessage>,
     pub(crate) clock: i64,
     pub(crate) window: f64,
     pub(crate) keep_recent: u64,

@@ -1,0 +1,161 @@
+//! Pi's size estimate of a message: `ceil(chars / 4)`, where `chars` is the JavaScript
+//! length (UTF-16 code units) of the parts the model reads, and an image counts
+//! [`IMAGE_CHARS`].
+//!
+//! Typed messages are sized from their fields; an [`AgentMessage::Other`] (a role this crate
+//! does not model, or a known role in an unexpected shape) is sized from its JSON by the
+//! same rules, so both give the same figure for the same JSON.
+
+use serde_json::Value;
+
+use super::{AgentMessage, AssistantBlock, ContentBlock, UserContent};
+
+/// Characters Pi counts for one image block.
+pub const IMAGE_CHARS: u64 = 4800;
+
+/// `ceil(units / 4)`.
+pub fn tokens_from_chars(units: u64) -> u64 {
+    units.div_ceil(4)
+}
+
+/// Length of `text` as JavaScript counts it (UTF-16 code units).
+pub fn js_length(text: &str) -> u64 {
+    text.chars().map(|c| c.len_utf16() as u64).sum()
+}
+
+impl AgentMessage {
+    /// Pi's estimate of this message's size in tokens, `ceil(chars / 4)`; 0 for a role Pi
+    /// does not size.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use sol_core::message::AgentMessage;
+    ///
+    /// let prompt = AgentMessage::from_value(json!({"role": "user", "content": "Fix the failing test"}));
+    /// assert_eq!(prompt.estimated_tokens(), 5); // 20 characters
+    /// let bash = AgentMessage::from_value(json!({"role": "bashExecution", "command": "ls", "output": "a"}));
+    /// assert_eq!(bash.estimated_tokens(), 1);
+    /// ```
+    pub fn estimated_tokens(&self) -> u64 {
+        tokens_from_chars(self.estimated_chars())
+    }
+
+    /// The characters behind [`AgentMessage::estimated_tokens`].
+    pub fn estimated_chars(&self) -> u64 {
+        match self {
+            AgentMessage::User(message) => match &message.content {
+                UserContent::Text(text) => js_length(text),
+                UserContent::Blocks(blocks) => blocks.iter().map(content_block_chars).sum(),
+            },
+            AgentMessage::Assistant(message) => {
+                message.content.iter().map(assistant_block_chars).sum()
+            }
+            AgentMessage::ToolResult(result) => {
+                result.content.iter().map(content_block_chars).sum()
+            }
+            AgentMessage::Other(value) => value_chars(value),
+        }
+    }
+
+    /// The `timestamp` field as text, when it is a number or a string (Pi writes Unix
+    /// milliseconds); `None` otherwise.
+    pub fn timestamp_text(&self) -> Option<String> {
+        let millis = match self {
+            AgentMessage::User(message) => message.timestamp,
+            AgentMessage::Assistant(message) => message.timestamp,
+            AgentMessage::ToolResult(result) => result.timestamp,
+            AgentMessage::Other(value) => {
+                return match value.get("timestamp")? {
+                    Value::Number(number) => Some(number.to_string()),
+                    Value::String(text) => Some(text.clone()),
+                    _ => None,
+                };
+            }
+        };
+        millis.map(|millis| millis.to_string())
+    }
+}
+
+fn content_block_chars(block: &ContentBlock) -> u64 {
+    match block {
+        ContentBlock::Text { text } => js_length(text),
+        ContentBlock::Image { .. } => IMAGE_CHARS,
+    }
+}
+
+fn assistant_block_chars(block: &AssistantBlock) -> u64 {
+    match block {
+        AssistantBlock::Text { text, .. } => js_length(text),
+        AssistantBlock::Thinking { thinking, .. } => js_length(thinking),
+        AssistantBlock::ToolCall {
+            name, arguments, ..
+        } => js_length(name) + js_length(&arguments.to_string()),
+        AssistantBlock::Other(value) => assistant_value_block_chars(value),
+    }
+}
+
+/// The same rules over a message's JSON, for every role Pi sizes.
+fn value_chars(message: &Value) -> u64 {
+    match message.get("role").and_then(Value::as_str).unwrap_or("") {
+        "user" | "custom" | "toolResult" => content_value_chars(message.get("content")),
+        "assistant" => message
+            .get("content")
+            .and_then(Value::as_array)
+            .map_or(0, |blocks| {
+                blocks.iter().map(assistant_value_block_chars).sum()
+            }),
+        "system" => system_chars(message),
+        "bashExecution" => string_field(message, "command") + string_field(message, "output"),
+        "branchSummary" | "compactionSummary" => string_field(message, "summary"),
+        _ => 0,
+    }
+}
+
+fn string_field(value: &Value, key: &str) -> u64 {
+    value.get(key).and_then(Value::as_str).map_or(0, js_length)
+}
+
+/// Text blocks and images of a `content` that is a string or a block list.
+fn content_value_chars(content: Option<&Value>) -> u64 {
+    match content {
+        Some(Value::String(text)) => js_length(text),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .map(|block| match block.get("type").and_then(Value::as_str) {
+                Some("text") => string_field(block, "text"),
+                Some("image") => IMAGE_CHARS,
+                _ => 0,
+            })
+            .sum(),
+        _ => 0,
+    }
+}
+
+fn assistant_value_block_chars(block: &Value) -> u64 {
+    match block.get("type").and_then(Value::as_str) {
+        Some("text") => string_field(block, "text"),
+        Some("thinking") => string_field(block, "thinking"),
+        Some("toolCall") => {
+            let arguments = block.get("arguments").unwrap_or(&Value::Null);
+            // JSON.stringify of the arguments; serde_json keeps the key order.
+            string_field(block, "name") + js_length(&arguments.to_string())
+        }
+        _ => 0,
+    }
+}
+
+/// A Pi 1.x system message: its content, its named sections and the tools it adds.
+fn system_chars(message: &Value) -> u64 {
+    let mut chars = content_value_chars(message.get("content"));
+    if let Some(Value::Object(sections)) = message.get("sections") {
+        chars += sections
+            .values()
+            .filter_map(Value::as_str)
+            .map(js_length)
+            .sum::<u64>();
+    }
+    if let Some(tools) = message.get("toolsAdded").filter(|tools| !tools.is_null()) {
+        chars += js_length(&tools.to_string());
+    }
+    chars
+}
