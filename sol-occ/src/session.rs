@@ -1,26 +1,43 @@
 //! The mechanism as a state machine the host drives with Pi's events.
 //!
 //! [`OccSession`] owns the persisted [`OccState`] and the transient state of one Pi session
-//! (the request mark, the pending plan boundary, a selected or running compaction). Each
-//! method takes one event's data and returns what the host must do; the host performs the
-//! I/O: it appends the snapshot [`OccSession::take_state_entry`] hands out, calls
-//! `ctx.abort()`, `ctx.compact()` and `pi.sendMessage()`, and shows notices.
+//! (the request mark, the pending plan boundary, a selected or running compaction). The host
+//! feeds it one event at a time through the `on_*` steps; each returns a [`Step`]: the
+//! [`Effect`]s the host carries out in order with its own APIs (append a state snapshot or a
+//! skip record, `ctx.abort()`, `ctx.compact()`, `pi.sendMessage()`, a notice, the decision
+//! for diagnostics, wait, fail) and a [`StepAccount`] of what the step saved and spent. A
+//! state snapshot is an effect of the step that changed the state, never polled. What the
+//! host's Pi does itself is a [`PiCapabilities`] given once at construction.
+//!
+//! The methods without `on_` are the same transitions returning one value per event (the
+//! older interface, which the effect steps are built on and tested against).
 //!
 //! # A boundary, end to end
 //!
-//! 1. `update_plan` completes a registered step → [`OccSession::update_plan`] records the
-//!    boundary and remembers the tool call.
-//! 2. `turn_end` → [`OccSession::turn_end`] checks the turn ended normally and the plan
-//!    call succeeded; on [`TurnEndOutcome::Evaluate`] the host measures the context and calls
-//!    [`OccSession::decide_boundary`]. If the decision compacts, the host calls `ctx.abort()`.
-//! 3. `agent_settled` → [`OccSession::agent_settled`] returns [`SettledAction::Compact`] with
-//!    the instructions if Pi is idle; the host calls `ctx.compact()`. The selection is valid
-//!    only for this settlement, which ends the stopped run: if Pi is not idle there it is
-//!    dropped and recorded ([`SettledAction::Dropped`]), never carried to a later one.
-//! 4. `session_compact` → [`OccSession::session_compact`] records the compaction and its
+//! 1. `update_plan` completes a registered step → [`OccSession::on_update_plan`] records the
+//!    boundary, remembers the tool call and returns the snapshot.
+//! 2. `turn_end` → [`OccSession::on_turn_end`] checks the turn ended normally and the plan
+//!    call succeeded; [`Effect::Measure`] asks the host for the context measurements, which
+//!    it reports with [`OccSession::on_decide_boundary`]: the decision
+//!    ([`Effect::Decision`]) and, when it compacts, the snapshot and [`Effect::Abort`].
+//! 3. `agent_settled` → [`OccSession::on_agent_settled`] returns [`Effect::Compact`] with the
+//!    instructions if Pi is idle. The selection is valid only for this settlement, which
+//!    ends the stopped run: if Pi is not idle there it is dropped and recorded (the skip
+//!    record as [`Effect::AppendEntry`]), never carried to a later one.
+//! 4. `session_compact` → [`OccSession::on_session_compact`] records the compaction and its
 //!    cache debt.
-//! 5. `onComplete` / `onError` → [`OccSession::compaction_finished`] says whether to send a
-//!    continuation, record a skip, report an error, or do nothing (cancellation).
+//! 5. `onComplete` / `onError` → [`OccSession::on_compaction_finished`]: a skip record, the
+//!    snapshot, a warning or the savings notice, and the continuation
+//!    ([`Effect::SendMessage`]), or nothing (cancellation). A completed compaction accounts
+//!    one model call and the tokens it removed.
+//! 6. The host sent the continuation and reports whether Pi is still idle
+//!    ([`OccSession::on_continuation_sent`]): Pi 0.84.2 started the turn inside the
+//!    `agent_settled` dispatch, which must stay open until the continuation's own
+//!    settlement ([`Effect::WaitForContinuation`]); Pi 0.87+ deferred it (nothing to wait
+//!    for). A compaction error comes last ([`Effect::Fail`]).
+//!
+//! Pi's error strings of a compaction are read in one place,
+//! [`classify_compaction_error`].
 //!
 //! # Request counting
 //!
@@ -32,7 +49,7 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use sol_occ::session::{ContextEvent, OccSession};
+//! use sol_occ::session::{ContextEvent, Effect, OccSession};
 //! use sol_occ::settings::OccOptions;
 //!
 //! let mut occ = OccSession::new(OccOptions { cache_write_read_ratio: Some(12.5), keep_recent_tokens: None });
@@ -43,7 +60,10 @@
 //! assert!(!occ.before_provider_request(None, 0).counted); // a replay
 //! occ.message_end("assistant");
 //! assert_eq!(occ.state().request_count, 1);
-//! assert!(occ.take_state_entry().is_some());
+//! // The counted request's state snapshot is an effect of the step that counted it.
+//! occ.context(ContextEvent::new(false, &messages));
+//! let step = occ.on_before_provider_request(None, 0);
+//! assert!(matches!(step.effects.as_slice(), [Effect::AppendEntry(entry)] if entry.data["requestCount"] == 2));
 //! ```
 
 use serde::{Deserialize, Serialize};
