@@ -206,7 +206,10 @@ export function registerOnlineContextCompact(
 			case "measure":
 				return apply(c, guard(c, () => occ.decideBoundary(measure(c))), dispatch) ?? true;
 			case "warn":
-				return attempt(c, () => c.mode === "tui" && c.ui.notify(effect.text, "warning"));
+				// Terminal only, like the savings notice.
+				return attempt(c, () => {
+					if (c.mode === "tui") c.ui.notify(effect.text, "warning");
+				});
 			case "savingsNotice":
 				return attempt(c, () => savings.showNotice(c, effect.notice));
 			case "compact":
