@@ -67,43 +67,59 @@ export declare class Occ {
    * marks the next provider request.
    */
   context(aborted: boolean, observedTokens: number): void
-  /** `before_provider_request`: counts the request if a `context` marked it. */
-  beforeProviderRequest(reportedTokens: number | undefined | null, systemPrompt: string): OccProviderRequest
+  /**
+   * `before_provider_request`: counts the request if a `context` marked it (a counted
+   * request is saved).
+   */
+  beforeProviderRequest(reportedTokens: number | undefined | null, systemPrompt: string): OccStep
   /** `message_end`: an assistant message ends the counted request. */
   messageEnd(role: string): void
-  /** `input`: `correction`, `handoff` or `continue`. */
-  input(text: string, streamingBehavior?: string | undefined | null): string
+  /**
+   * `input`: corrections drop the plan, a new task after a completed plan starts a new
+   * horizon; the snapshot when that changed the state.
+   */
+  input(text: string, streamingBehavior?: string | undefined | null): OccStep
   /** Executes `update_plan`. */
   updatePlan(toolCallId: string, args: unknown, aborted: boolean): OccPlanResult
-  /** `turn_end`: takes the pending boundary and says whether to evaluate it. */
-  turnEnd(turn: OccTurnEndInput): OccTurnEndOutcome
-  /** Decides the boundary `turnEnd` accepted; `null` without one. */
-  decideBoundary(measurement: OccMeasurement): OccEvaluation | null
+  /** `turn_end`: takes the pending boundary; `measure` when it is to be evaluated. */
+  turnEnd(turn: OccTurnEndInput): OccStep
   /**
-   * `agent_settled`: starts the selected compaction if Pi is idle, else drops
-   * it (a selection is valid only for the settlement of the run it stopped).
+   * The measurement a `measure` effect asked for: the decision, and for a selected
+   * compaction the snapshot and `abort`.
    */
-  agentSettled(idle: boolean): OccSettledAction
+  decideBoundary(measurement: OccMeasurement): OccStep
+  /**
+   * `agent_settled`: `compact` for a selection Pi is idle at, the skip record of a
+   * dropped one (a selection is valid only for the settlement of the run it stopped),
+   * `keepWaiting` for a settlement nested in a running compaction.
+   */
+  agentSettled(idle: boolean): OccStep
   /**
    * `session_before_compact`: whether to cancel (threshold compaction while
    * a boundary compaction is selected).
    */
   shouldCancelCompaction(reason: string): boolean
-  /** `session_before_tree`: whether to refuse tree navigation. */
-  shouldCancelTreeNavigation(piRefusesDuringCompaction: boolean): boolean
+  /**
+   * `session_before_tree`: whether to refuse tree navigation (by the capability given
+   * at construction).
+   */
+  shouldCancelTreeNavigation(): boolean
   /** Whether a boundary compaction is selected and waiting for the run to settle. */
   isCompactionSelected(): boolean
   /** Whether a boundary compaction is running. */
   isCompacting(): boolean
   /**
    * `session_compact`: records the compaction and observes the compacted messages
-   * (their total size, as the host sized them).
+   * (their total size, as the host sized them); the snapshot follows.
    */
-  sessionCompact(fromExtension: boolean, observedTokens: number): void
-  /** The end of `ctx.compact()`. */
-  compactionFinished(result: OccCompactionResult): OccFollowUp
-  /** The state snapshot to append, if it changed since the last call. */
-  takeStateEntry(): unknown
+  sessionCompact(fromExtension: boolean, observedTokens: number): OccStep
+  /** The end of `ctx.compact()`: records, notices and the continuation. */
+  compactionFinished(result: OccCompactionResult): OccStep
+  /**
+   * The continuation was sent; `idle` is `ctx.isIdle()` right after. `waitForContinuation`
+   * when Pi started its turn inside this dispatch (0.84.2), then a compaction error.
+   */
+  continuationSent(idle: boolean): OccStep
   /** The current state (for diagnostics and tests). */
   state(): unknown
   /** The request mark: `clear`, `marked` or `counted`. */
@@ -589,15 +605,31 @@ export interface OccCreateOptions {
   cacheWriteReadRatio?: number
   /** An explicit retained tail that overrides Pi's settings. */
   keepRecentTokens?: number
+  /** Pi refuses tree navigation during any compaction itself (Pi 1.x); absent: false. */
+  piRefusesTreeNavigationDuringCompaction?: boolean
 }
 
-/** A custom entry to append. */
-export interface OccCustomEntry {
-  /** Entry type. */
-  customType: string
-  /** Entry data. */
-  data: unknown
-}
+/** One thing the host does, in the order a step lists them (`sol_occ::session::Effect`). */
+export type OccEffect =
+  | { kind: 'appendEntry'; /** Entry type. */
+    customType: string; /** Entry data (a JSON object). */
+  data: Record<string, unknown> }
+  | { kind: 'decision'; /** The boundary evaluation. */
+  evaluation: OccEvaluation }
+  | { kind: 'abort' }
+  | { kind: 'measure' }
+  | { kind: 'compact'; /** `customInstructions` for `ctx.compact()`. */
+  customInstructions: string }
+  | { kind: 'warn'; /** The warning. */
+  text: string }
+  | { kind: 'savingsNotice'; /** The notice. */
+  notice: OccSavingsNotice }
+  | { kind: 'sendMessage'; /** The message. */
+  continuation: OccContinuation }
+  | { kind: 'waitForContinuation' }
+  | { kind: 'keepWaiting' }
+  | { kind: 'fail'; /** The error text. */
+  error: string }
 
 /** A boundary decision. */
 export interface OccEvaluation {
@@ -606,33 +638,13 @@ export interface OccEvaluation {
   /** The decision's reason code. */
   reason: string
   /** The whole decision, with its inputs and intermediate values. */
-  decision: unknown
+  decision: Record<string, unknown>
   /** The native-cut estimate behind the archive size. */
-  estimate: unknown
+  estimate: Record<string, unknown>
   /** The compaction settings used. */
   keepRecentTokens: number
   /** The reserve used for window protection. */
   reserveTokens: number
-}
-
-/** Everything to do after a boundary compaction ended. */
-export interface OccFollowUp {
-  /** `completed`, `skipped`, `failed`, `cancelled` or `not_running`. */
-  outcome: string
-  /** Estimated tokens removed (`completed`). */
-  removedTokens?: number
-  /** The refusal code (`skipped`). */
-  refusal?: string
-  /** The message that continues the task. */
-  continuation?: OccContinuation
-  /** The savings notice. */
-  savingsNotice?: OccSavingsNotice
-  /** The skip record to append. */
-  skipEntry?: OccCustomEntry
-  /** A TUI warning. */
-  warning?: string
-  /** An error to report from `agent_settled`. */
-  error?: string
 }
 
 /**
@@ -683,7 +695,7 @@ export declare function occObservedMessages(observed: Array<OccObservedMessage>)
 
 /**
  * The outcome of an `update_plan` call: `text` and `details` on success,
- * `error` (the tool's error text) otherwise.
+ * `error` (the tool's error text) otherwise, with the step's effects (the state snapshot).
  */
 export interface OccPlanResult {
   /** Whether the call was accepted. */
@@ -691,27 +703,23 @@ export interface OccPlanResult {
   /** The tool result text. */
   text?: string
   /** The tool result details. */
-  details?: unknown
+  details?: Record<string, unknown>
   /** Whether the call completed a registered step. */
   boundary: boolean
   /** The error text of a rejected call. */
   error?: string
   /** A stable code of a rejected call. */
   errorCode?: string
-}
-
-/** What `before_provider_request` did. */
-export interface OccProviderRequest {
-  /** Whether the request was counted. */
-  counted: boolean
-  /** The context size recorded (0 when not counted). */
-  contextTokens: number
+  /** What to do before the tool returns, in order. */
+  effects: Array<OccEffect>
+  /** What the call saved and cost. */
+  account: StepAccount
 }
 
 /** The call row of `update_plan` for whatever arguments the model sent. */
 export declare function occRenderCall(args: unknown): string
 
-/** The savings notice (TUI only). */
+/** The savings notice (terminal only), in the shape `SavingsStatus.showNotice` takes. */
 export interface OccSavingsNotice {
   /** Tokens removed. */
   removedTokens: number
@@ -720,17 +728,10 @@ export interface OccSavingsNotice {
   /** `ctx.ui.setStatus` key. */
   statusKey: string
   /** `ctx.ui.setStatus` text. */
-  statusText: string
+  status: string
+  /** How long the status stays, in milliseconds. */
+  statusClearMs: number
 }
-
-/** What to do on `agent_settled`. */
-export type OccSettledAction =
-  | { kind: 'release' }
-  | { kind: 'wait' }
-  | { kind: 'compact'; /** `customInstructions` for `ctx.compact()`. */
-  customInstructions: string }
-  | { kind: 'dropped'; /** The skip record. */
-  skipEntry: OccCustomEntry }
 
 /** One message as `sol-occ` sizes it from the whole message (for the host's size check). */
 export interface OccSizedMessage {
@@ -744,6 +745,14 @@ export interface OccSizedMessage {
 
 /** How `sol-occ` sizes these messages; the host's own sizing must give the same. */
 export declare function occSizeMessages(messages: ReadonlyArray<unknown>): Array<OccSizedMessage>
+
+/** What a step left for the host, and what it saved and cost. */
+export interface OccStep {
+  /** The effects, in order. */
+  effects: Array<OccEffect>
+  /** What the step saved and cost. */
+  account: StepAccount
+}
 
 /** The fixed texts. */
 export declare function occTexts(): OccTexts
@@ -778,8 +787,6 @@ export interface OccTexts {
   renderBoundary: string
   /** Result row of any other plan call. */
   renderPlan: string
-  /** How long the savings status stays, in milliseconds. */
-  statusClearMs: number
 }
 
 /** The data of a `turn_end` event. */
@@ -791,13 +798,6 @@ export interface OccTurnEndInput {
   /** The turn's tool results. */
   toolResults: Array<OccTurnToolResult>
 }
-
-/** What to do after `turn_end`. */
-export type OccTurnEndOutcome =
-  | { kind: 'noBoundary' }
-  | { kind: 'skipped'; /** Why (a stable code). */
-  reason: string }
-  | { kind: 'evaluate' }
 
 /** One tool result of the ending turn. */
 export interface OccTurnToolResult {

@@ -1,18 +1,20 @@
 // Online Context Compact in Pi: the `update_plan` tool and the lifecycle handlers.
 //
 // Every decision comes from the Rust state machine (`sol-occ`'s OccSession behind
-// `addon.Occ`); this file feeds it Pi's events and carries out what it returns:
-// state snapshots as custom entries, `ctx.abort()` at a selected boundary,
-// `ctx.compact()` from the `agent_settled` that follows, and the hidden
-// continuation through `pi.sendMessage()`. A failure in here never breaks the
-// session: it is reported once and Online Context Compact stands still (no
-// compaction). The provider payload is never changed.
+// `addon.Occ`): each handler hands Pi's event to one step and carries out the effects
+// the step returns, in order, with Pi's APIs (`apply`): state snapshots and skip records
+// as custom entries, `ctx.abort()` at a selected boundary, `ctx.compact()` from the
+// `agent_settled` that follows, the hidden continuation through `pi.sendMessage()`,
+// notices, and the decision on `pi.events`. A failing Pi call is reported once and ends
+// its step (fail safe: no compaction); the session never breaks. The provider payload is
+// never changed.
 //
-// Settlement: Pi 0.84.2 starts the continuation turn synchronously inside
-// `agent_settled`, so the handler keeps that dispatch open until the continuation
-// settles (a barrier released by the continuation's own `agent_settled`). Pi
-// 0.87+ defers the turn until every settled handler returned and awaits it
-// itself: the session is still idle after `sendMessage()`, and the handler returns.
+// Settlement: after sending the continuation the shell reports whether Pi is still idle,
+// and Rust says whether to wait. Pi 0.84.2 starts the continuation turn synchronously
+// inside `agent_settled` (`waitForContinuation`: the dispatch stays open until the
+// continuation's own `agent_settled` releases it); Pi 0.87+ defers the turn until every
+// settled handler returned (nothing to wait for). The waiting is a promise released on
+// the next macrotask.
 import { VERSION } from "@earendil-works/pi-coding-agent";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
@@ -50,6 +52,11 @@ function waiter(): Waiter {
 	return { promise, release: () => setImmediate(resolve) };
 }
 
+/** One `agent_settled` dispatch: the continuation it found waiting, and the one it sent. */
+type Dispatch = { held?: Waiter; sent?: Waiter };
+
+type Step = { effects: NativeAddon.OccEffect[] };
+
 function messageOf(error: unknown): string {
 	return error instanceof Error ? error.message : String(error);
 }
@@ -60,7 +67,11 @@ export function registerOnlineContextCompact(
 	addon: Addon,
 	options: OnlineContextCompactOptions,
 ): void {
-	const occ = new addon.Occ({ cacheWriteReadRatio: options.cacheWriteReadRatio, keepRecentTokens: options.keepRecentTokens });
+	const occ = new addon.Occ({
+		cacheWriteReadRatio: options.cacheWriteReadRatio,
+		keepRecentTokens: options.keepRecentTokens,
+		piRefusesTreeNavigationDuringCompaction: piMajor >= 1,
+	});
 	const texts = addon.occTexts();
 	const anyPi = pi as unknown as { getSettings?: () => unknown };
 	const reported = new Set<string>();
@@ -105,25 +116,37 @@ export function registerOnlineContextCompact(
 		}
 	}
 
-	function persist() {
-		const state = occ.takeStateEntry();
-		if (state !== undefined && state !== null) pi.appendEntry(texts.stateEntryType, state);
-	}
+	/** A Pi call of an effect: `false` when it failed (reported). */
+	const attempt = (c: ExtensionContext, call: () => void): boolean =>
+		guard(c, () => {
+			call();
+			return true;
+		}) ?? false;
 
 	function ensureRestored(c: ExtensionContext) {
 		if (occ.needsRestore()) occ.restore(branch(c));
 	}
 
-	function announce(c: ExtensionContext, followUp: NativeAddon.OccFollowUp) {
-		if (c.mode !== "tui") return;
-		if (followUp.warning) c.ui.notify(followUp.warning, "warning");
-		const notice = followUp.savingsNotice;
-		if (!notice) return;
-		savings.show(c, notice.notice, notice.statusKey, notice.statusText, texts.statusClearMs);
+	/** The measurements of a boundary decision. */
+	function measure(c: ExtensionContext): NativeAddon.OccMeasurement {
+		const sm = sessionManager(c);
+		const usage = c.getContextUsage();
+		return {
+			reportedTokens: usage?.tokens ?? undefined,
+			usageContextWindow: usage?.contextWindow,
+			modelContextWindow: c.model?.contextWindow,
+			systemPrompt: c.getSystemPrompt(),
+			branch: sm.getBranch(),
+			projection: typeof sm.buildSessionProjection === "function" ? sm.buildSessionProjection() : undefined,
+			settings: typeof anyPi.getSettings === "function" ? anyPi.getSettings() : undefined,
+			modelProvider: c.model?.provider,
+			modelId: c.model?.id,
+			observed: observedMessages(observed),
+		};
 	}
 
 	/** `ctx.compact()` until exactly one of its callbacks (or a shutdown) ends it. */
-	function compact(c: ExtensionContext, customInstructions: string | undefined): Promise<NativeAddon.OccCompactionResult> {
+	function compact(c: ExtensionContext, customInstructions: string): Promise<NativeAddon.OccCompactionResult> {
 		return new Promise((resolve) => {
 			let done = false;
 			const finish = (result: NativeAddon.OccCompactionResult) => {
@@ -150,6 +173,76 @@ export function registerOnlineContextCompact(
 		});
 	}
 
+	/** Sends the continuation and carries out what Rust answers to Pi's state right after. */
+	async function send(c: ExtensionContext, continuation: NativeAddon.OccContinuation, dispatch: Dispatch): Promise<void> {
+		const next = waiter();
+		// Set before sending: the continuation's own agent_settled takes it.
+		parent = next;
+		dispatch.sent = next;
+		try {
+			pi.sendMessage(
+				{ customType: continuation.customType, content: continuation.content, display: continuation.display },
+				{ triggerTurn: continuation.triggerTurn },
+			);
+			await apply(c, guard(c, () => occ.continuationSent(c.isIdle())), dispatch);
+		} finally {
+			// Still untaken: Pi deferred the turn (0.87+) or the send failed.
+			if (parent === next) parent = undefined;
+		}
+	}
+
+	/**
+	 * One effect with Pi's APIs: `true` when done, `false` when its Pi call failed (reported),
+	 * or a promise for an effect that waits.
+	 */
+	function perform(c: ExtensionContext, effect: NativeAddon.OccEffect, dispatch: Dispatch): boolean | Promise<void> {
+		switch (effect.kind) {
+			case "appendEntry":
+				return attempt(c, () => pi.appendEntry(effect.customType, effect.data));
+			case "decision":
+				return attempt(c, () => pi.events.emit(OCC_DECISION_EVENT, effect.evaluation));
+			case "abort":
+				return attempt(c, () => c.abort());
+			case "measure":
+				return apply(c, guard(c, () => occ.decideBoundary(measure(c))), dispatch) ?? true;
+			case "warn":
+				// Terminal only, like the savings notice.
+				return attempt(c, () => {
+					if (c.mode === "tui") c.ui.notify(effect.text, "warning");
+				});
+			case "savingsNotice":
+				return attempt(c, () => savings.showNotice(c, effect.notice));
+			case "compact":
+				return compact(c, effect.customInstructions).then((result) =>
+					apply(c, guard(c, () => occ.compactionFinished(result)), dispatch),
+				);
+			case "sendMessage":
+				return send(c, effect.continuation, dispatch);
+			case "waitForContinuation":
+				return dispatch.sent?.promise ?? true;
+			case "keepWaiting":
+				// Not this dispatch's to release: it goes back for the continuation's own settlement.
+				parent = dispatch.held;
+				dispatch.held = undefined;
+				return true;
+			case "fail":
+				throw new Error(effect.error);
+		}
+	}
+
+	/** Carries out a step's effects in order; a promise when one of them waits. */
+	function apply(c: ExtensionContext, step: Step | undefined, dispatch: Dispatch = {}): Promise<void> | undefined {
+		const effects = step?.effects ?? [];
+		for (const [index, effect] of effects.entries()) {
+			const done = perform(c, effect, dispatch);
+			// A failed Pi call was reported: the rest of the step does not happen.
+			if (done === false) return undefined;
+			// An effect that waits: the rest follows when it is done.
+			if (done !== true) return done.then(() => apply(c, { effects: effects.slice(index + 1) }, dispatch));
+		}
+		return undefined;
+	}
+
 	occ.sessionStart(branch(ctx), observe(sessionMessages(ctx)));
 
 	pi.registerTool({
@@ -168,10 +261,11 @@ export function registerOnlineContextCompact(
 			try {
 				ensureRestored(c);
 				result = occ.updatePlan(toolCallId, params, signal?.aborted === true);
-				persist();
 			} catch (error) {
 				throw new Error(addon.occInternalError(messageOf(error)));
 			}
+			// The state snapshot, valid call or not.
+			apply(c, result);
 			if (!result.ok) throw new Error(result.error ?? texts.toolName);
 			return { content: [{ type: "text", text: result.text ?? "" }], details: result.details };
 		},
@@ -205,8 +299,7 @@ export function registerOnlineContextCompact(
 	pi.on("input", (event, c) => {
 		guard(c, () => {
 			ensureRestored(c);
-			occ.input(event.text, event.streamingBehavior);
-			persist();
+			apply(c, occ.input(event.text, event.streamingBehavior));
 		});
 		return undefined;
 	});
@@ -223,8 +316,7 @@ export function registerOnlineContextCompact(
 	pi.on("before_provider_request", (_event, c) => {
 		guard(c, () => {
 			ensureRestored(c);
-			const outcome = occ.beforeProviderRequest(c.getContextUsage()?.tokens ?? undefined, c.getSystemPrompt());
-			if (outcome.counted) persist();
+			apply(c, occ.beforeProviderRequest(c.getContextUsage()?.tokens ?? undefined, c.getSystemPrompt()));
 		});
 		// The payload is never changed.
 		return undefined;
@@ -239,110 +331,44 @@ export function registerOnlineContextCompact(
 		guard(c, () => {
 			const message = event.message as { stopReason?: string };
 			const results = (event.toolResults ?? []) as Array<{ toolCallId: string; toolName: string; isError?: boolean }>;
-			const outcome = occ.turnEnd({
-				stopReason: message?.stopReason,
-				aborted: c.signal?.aborted === true,
-				toolResults: results.map((result) => ({ toolCallId: result.toolCallId, toolName: result.toolName, isError: result.isError === true })),
-			});
-			if (outcome.kind !== "evaluate") return;
-			const sm = sessionManager(c);
-			const usage = c.getContextUsage();
-			const evaluation = occ.decideBoundary({
-				reportedTokens: usage?.tokens ?? undefined,
-				usageContextWindow: usage?.contextWindow,
-				modelContextWindow: c.model?.contextWindow,
-				systemPrompt: c.getSystemPrompt(),
-				branch: sm.getBranch(),
-				projection: typeof sm.buildSessionProjection === "function" ? sm.buildSessionProjection() : undefined,
-				settings: typeof anyPi.getSettings === "function" ? anyPi.getSettings() : undefined,
-				modelProvider: c.model?.provider,
-				modelId: c.model?.id,
-				observed: observedMessages(observed),
-			});
-			if (!evaluation) return;
-			pi.events.emit(OCC_DECISION_EVENT, evaluation);
-			if (!evaluation.abort) return;
-			// Save the plan and progress first; the compaction runs from the agent_settled this stop produces.
-			persist();
-			c.abort();
+			// A boundary to evaluate asks for the measurements; a selected one saves the state, then aborts.
+			apply(
+				c,
+				occ.turnEnd({
+					stopReason: message?.stopReason,
+					aborted: c.signal?.aborted === true,
+					toolResults: results.map((result) => ({ toolCallId: result.toolCallId, toolName: result.toolName, isError: result.isError === true })),
+				}),
+			);
 		});
 		return undefined;
 	});
 
 	pi.on("session_before_compact", (event, c) => {
 		// Only Pi's threshold compaction, and only while a boundary compaction is selected.
-		if (guard(c, () => occ.shouldCancelCompaction(event.reason)) === true) return { cancel: true };
-		return undefined;
+		return guard(c, () => occ.shouldCancelCompaction(event.reason)) === true ? { cancel: true } : undefined;
 	});
 
 	pi.on("session_before_tree", (_event, c) => {
 		// Pi 0.84.2 reports idle during an extension-requested compaction; 1.x refuses navigation itself.
-		if (guard(c, () => occ.shouldCancelTreeNavigation(piMajor >= 1)) === true) return { cancel: true };
-		return undefined;
+		return guard(c, () => occ.shouldCancelTreeNavigation()) === true ? { cancel: true } : undefined;
 	});
 
 	pi.on("session_compact", (event, c) => {
 		guard(c, () => {
 			ensureRestored(c);
-			occ.sessionCompact(event.fromExtension === true, observe(sessionMessages(c)));
-			persist();
+			apply(c, occ.sessionCompact(event.fromExtension === true, observe(sessionMessages(c))));
 		});
 	});
 
 	pi.on("agent_settled", async (_event, c) => {
-		const held = parent;
+		// The continuation waiting for this settlement, if any; released when the dispatch ends.
+		const dispatch: Dispatch = { held: parent };
 		parent = undefined;
-		const action = guard(c, () => occ.agentSettled(c.isIdle()));
-		if (action?.kind === "wait") {
-			parent = held;
-			return;
-		}
-		if (action?.kind === "dropped") {
-			// Pi was not idle at the settlement of the run the boundary stopped: the selection
-			// is dropped (recorded), never kept for a later, unrelated settlement.
-			guard(c, () => {
-				pi.appendEntry(action.skipEntry.customType, action.skipEntry.data);
-			});
-		}
-		if (action?.kind !== "compact") {
-			held?.release();
-			return;
-		}
-		let error: string | undefined;
 		try {
-			const result = await compact(c, action.customInstructions);
-			const followUp = guard(c, () => {
-				const followUp = occ.compactionFinished(result);
-				if (followUp.skipEntry) pi.appendEntry(followUp.skipEntry.customType, followUp.skipEntry.data);
-				persist();
-				announce(c, followUp);
-				return followUp;
-			});
-			error = followUp?.error ?? undefined;
-			const continuation = followUp?.continuation;
-			if (continuation) {
-				const next = waiter();
-				parent = next;
-				try {
-					pi.sendMessage(
-						{ customType: continuation.customType, content: continuation.content, display: continuation.display },
-						{ triggerTurn: continuation.triggerTurn },
-					);
-				} catch (sendError) {
-					if (parent === next) parent = undefined;
-					throw sendError;
-				}
-				if (c.isIdle()) {
-					// Pi 0.87+ deferred the turn and awaits it after this handler returns.
-					if (parent === next) parent = undefined;
-				} else {
-					// Pi 0.84.2 started the turn: keep this dispatch open until it settles.
-					await next.promise;
-				}
-			}
+			await apply(c, guard(c, () => occ.agentSettled(c.isIdle())), dispatch);
 		} finally {
-			held?.release();
+			dispatch.held?.release();
 		}
-		if (error) throw new Error(error);
 	});
 }

@@ -23,15 +23,16 @@ use sol_occ::OccSession;
 use sol_occ::estimate::NativeProjection;
 use sol_occ::plan::{StepStatus, TOOL_NAME};
 use sol_occ::session::{
-    BoundaryMeasurement, CompactionOutcome, CompactionResult, CompactionTrigger, ContextEvent,
-    InputEvent, InputOutcome, Observation, SettledAction, TurnEnd, TurnEndOutcome, TurnToolResult,
+    BoundaryEvaluation, BoundaryMeasurement, CompactionResult, CompactionTrigger, ContextEvent,
+    Effect, InputEvent, Observation, PiCapabilities, Step, TurnEnd, TurnToolResult,
     system_prompt_tokens,
 };
-use sol_occ::settings::{ModelRef, OccOptions, resolve_compaction_settings};
+use sol_occ::settings::{CompactionSettings, ModelRef, OccOptions, resolve_compaction_settings};
 use sol_occ::state::STATE_ENTRY_TYPE;
 use sol_occ::text;
 use sol_occ::tokens::SizedMessage;
 
+use crate::account::JsStepAccount;
 use crate::boundary::quiet;
 
 /// The factory options.
@@ -41,6 +42,8 @@ pub struct OccCreateOptions {
     pub cache_write_read_ratio: Option<f64>,
     /// An explicit retained tail that overrides Pi's settings.
     pub keep_recent_tokens: Option<f64>,
+    /// Pi refuses tree navigation during any compaction itself (Pi 1.x); absent: false.
+    pub pi_refuses_tree_navigation_during_compaction: Option<bool>,
 }
 
 /// Every fixed text and name the host needs, fetched once at registration.
@@ -75,8 +78,6 @@ pub struct OccTexts {
     pub render_boundary: String,
     /// Result row of any other plan call.
     pub render_plan: String,
-    /// How long the savings status stays, in milliseconds.
-    pub status_clear_ms: u32,
 }
 
 /// The fixed texts.
@@ -100,7 +101,6 @@ pub fn occ_texts() -> OccTexts {
         render_partial: text::RENDER_PARTIAL.to_owned(),
         render_boundary: text::RENDER_BOUNDARY.to_owned(),
         render_plan: text::RENDER_PLAN.to_owned(),
-        status_clear_ms: text::STATUS_CLEAR_MS,
     })
 }
 
@@ -139,17 +139,8 @@ pub fn occ_internal_error(detail: String) -> String {
     })
 }
 
-/// What `before_provider_request` did.
-#[napi(object)]
-pub struct OccProviderRequest {
-    /// Whether the request was counted.
-    pub counted: bool,
-    /// The context size recorded (0 when not counted).
-    pub context_tokens: f64,
-}
-
 /// The outcome of an `update_plan` call: `text` and `details` on success,
-/// `error` (the tool's error text) otherwise.
+/// `error` (the tool's error text) otherwise, with the step's effects (the state snapshot).
 #[napi(object)]
 pub struct OccPlanResult {
     /// Whether the call was accepted.
@@ -157,7 +148,7 @@ pub struct OccPlanResult {
     /// The tool result text.
     pub text: Option<String>,
     /// The tool result details.
-    #[napi(ts_type = "unknown")]
+    #[napi(ts_type = "Record<string, unknown>")]
     pub details: Option<Value>,
     /// Whether the call completed a registered step.
     pub boundary: bool,
@@ -165,6 +156,10 @@ pub struct OccPlanResult {
     pub error: Option<String>,
     /// A stable code of a rejected call.
     pub error_code: Option<String>,
+    /// What to do before the tool returns, in order.
+    pub effects: Vec<OccEffect>,
+    /// What the call saved and cost.
+    pub account: JsStepAccount,
 }
 
 /// One tool result of the ending turn.
@@ -187,20 +182,6 @@ pub struct OccTurnEndInput {
     pub aborted: bool,
     /// The turn's tool results.
     pub tool_results: Vec<OccTurnToolResult>,
-}
-
-/// What to do after `turn_end`.
-#[napi(discriminant = "kind", discriminant_case = "camelCase")]
-pub enum OccTurnEndOutcome {
-    /// No boundary at this turn.
-    NoBoundary,
-    /// A boundary that is not taken.
-    Skipped {
-        /// Why (a stable code).
-        reason: String,
-    },
-    /// Measure, then call `decideBoundary`.
-    Evaluate,
 }
 
 /// One message as the host sized it (see `extension/online-context-compact-sizes.ts`).
@@ -319,34 +300,15 @@ pub struct OccEvaluation {
     /// The decision's reason code.
     pub reason: String,
     /// The whole decision, with its inputs and intermediate values.
-    #[napi(ts_type = "unknown")]
+    #[napi(ts_type = "Record<string, unknown>")]
     pub decision: Value,
     /// The native-cut estimate behind the archive size.
-    #[napi(ts_type = "unknown")]
+    #[napi(ts_type = "Record<string, unknown>")]
     pub estimate: Value,
     /// The compaction settings used.
     pub keep_recent_tokens: f64,
     /// The reserve used for window protection.
     pub reserve_tokens: f64,
-}
-
-/// What to do on `agent_settled`.
-#[napi(discriminant = "kind", discriminant_case = "camelCase")]
-pub enum OccSettledAction {
-    /// Nothing to do; release a waiting continuation.
-    Release,
-    /// Keep waiting: the continuation is still running.
-    Wait,
-    /// Run `ctx.compact()` with these instructions.
-    Compact {
-        /// `customInstructions` for `ctx.compact()`.
-        custom_instructions: String,
-    },
-    /// The selection is dropped because Pi was not idle: append this record.
-    Dropped {
-        /// The skip record.
-        skip_entry: OccCustomEntry,
-    },
 }
 
 /// How `ctx.compact()` ended, as the shell saw it.
@@ -381,7 +343,7 @@ pub struct OccContinuation {
     pub trigger_turn: bool,
 }
 
-/// The savings notice (TUI only).
+/// The savings notice (terminal only), in the shape `SavingsStatus.showNotice` takes.
 #[napi(object)]
 pub struct OccSavingsNotice {
     /// Tokens removed.
@@ -391,38 +353,138 @@ pub struct OccSavingsNotice {
     /// `ctx.ui.setStatus` key.
     pub status_key: String,
     /// `ctx.ui.setStatus` text.
-    pub status_text: String,
+    pub status: String,
+    /// How long the status stays, in milliseconds.
+    pub status_clear_ms: u32,
 }
 
-/// A custom entry to append.
-#[napi(object)]
-pub struct OccCustomEntry {
-    /// Entry type.
-    pub custom_type: String,
-    /// Entry data.
-    #[napi(ts_type = "unknown")]
-    pub data: Value,
+/// One thing the host does, in the order a step lists them (`sol_occ::session::Effect`).
+#[napi(discriminant = "kind", discriminant_case = "camelCase")]
+pub enum OccEffect {
+    /// `pi.appendEntry(customType, data)`: a state snapshot or a skip record.
+    AppendEntry {
+        /// Entry type.
+        custom_type: String,
+        /// Entry data (a JSON object).
+        #[napi(ts_type = "Record<string, unknown>")]
+        data: Value,
+    },
+    /// Emit the evaluation on `pi.events` (diagnostics).
+    Decision {
+        /// The boundary evaluation.
+        evaluation: OccEvaluation,
+    },
+    /// `ctx.abort()`.
+    Abort,
+    /// Measure the context and pass it to `decideBoundary`.
+    Measure,
+    /// `ctx.compact({customInstructions})`, then report the result to `compactionFinished`.
+    Compact {
+        /// `customInstructions` for `ctx.compact()`.
+        custom_instructions: String,
+    },
+    /// A terminal warning.
+    Warn {
+        /// The warning.
+        text: String,
+    },
+    /// The savings notice and its self-clearing status.
+    SavingsNotice {
+        /// The notice.
+        notice: OccSavingsNotice,
+    },
+    /// `pi.sendMessage(...)`, then report `continuationSent(ctx.isIdle())`.
+    SendMessage {
+        /// The message.
+        continuation: OccContinuation,
+    },
+    /// Keep this `agent_settled` dispatch open until the continuation's own settlement.
+    WaitForContinuation,
+    /// A nested settlement: the continuation this dispatch found waiting keeps waiting.
+    KeepWaiting,
+    /// Throw `error` from `agent_settled`.
+    Fail {
+        /// The error text.
+        error: String,
+    },
 }
 
-/// Everything to do after a boundary compaction ended.
+/// What a step left for the host, and what it saved and cost.
 #[napi(object)]
-pub struct OccFollowUp {
-    /// `completed`, `skipped`, `failed`, `cancelled` or `not_running`.
-    pub outcome: String,
-    /// Estimated tokens removed (`completed`).
-    pub removed_tokens: Option<f64>,
-    /// The refusal code (`skipped`).
-    pub refusal: Option<String>,
-    /// The message that continues the task.
-    pub continuation: Option<OccContinuation>,
-    /// The savings notice.
-    pub savings_notice: Option<OccSavingsNotice>,
-    /// The skip record to append.
-    pub skip_entry: Option<OccCustomEntry>,
-    /// A TUI warning.
-    pub warning: Option<String>,
-    /// An error to report from `agent_settled`.
-    pub error: Option<String>,
+pub struct OccStep {
+    /// The effects, in order.
+    pub effects: Vec<OccEffect>,
+    /// What the step saved and cost.
+    pub account: JsStepAccount,
+}
+
+/// The evaluation as JavaScript sees it, with the settings the decision used.
+fn evaluation_of(
+    evaluation: &BoundaryEvaluation,
+    settings: Option<&CompactionSettings>,
+) -> OccEvaluation {
+    OccEvaluation {
+        abort: evaluation.abort,
+        reason: evaluation.decision.reason.code().to_owned(),
+        decision: serde_json::to_value(&evaluation.decision).unwrap_or(Value::Null),
+        estimate: serde_json::to_value(&evaluation.estimate).unwrap_or(Value::Null),
+        keep_recent_tokens: settings.map_or(0.0, |s| s.keep_recent_tokens as f64),
+        reserve_tokens: settings.map_or(0.0, |s| s.reserve_tokens as f64),
+    }
+}
+
+fn effect_of(effect: Effect, settings: Option<&CompactionSettings>) -> OccEffect {
+    match effect {
+        Effect::AppendEntry(entry) => OccEffect::AppendEntry {
+            custom_type: entry.custom_type.to_owned(),
+            data: entry.data,
+        },
+        Effect::Decision(evaluation) => OccEffect::Decision {
+            evaluation: evaluation_of(&evaluation, settings),
+        },
+        Effect::Abort => OccEffect::Abort,
+        Effect::Measure => OccEffect::Measure,
+        Effect::Compact {
+            custom_instructions,
+        } => OccEffect::Compact {
+            custom_instructions,
+        },
+        Effect::Warn { text } => OccEffect::Warn { text },
+        Effect::SavingsNotice(notice) => OccEffect::SavingsNotice {
+            notice: OccSavingsNotice {
+                removed_tokens: notice.removed_tokens as f64,
+                notice: notice.notice,
+                status_key: notice.status_key.to_owned(),
+                status: notice.status_text,
+                status_clear_ms: text::STATUS_CLEAR_MS,
+            },
+        },
+        Effect::SendMessage(continuation) => OccEffect::SendMessage {
+            continuation: OccContinuation {
+                custom_type: continuation.custom_type.to_owned(),
+                content: continuation.content,
+                display: continuation.display,
+                trigger_turn: continuation.trigger_turn,
+            },
+        },
+        Effect::WaitForContinuation => OccEffect::WaitForContinuation,
+        Effect::KeepWaiting => OccEffect::KeepWaiting,
+        Effect::Fail { error } => OccEffect::Fail { error },
+    }
+}
+
+fn effects_of(effects: Vec<Effect>, settings: Option<&CompactionSettings>) -> Vec<OccEffect> {
+    effects
+        .into_iter()
+        .map(|effect| effect_of(effect, settings))
+        .collect()
+}
+
+fn step_of(step: Step) -> OccStep {
+    OccStep {
+        effects: effects_of(step.effects, None),
+        account: step.account.into(),
+    }
 }
 
 /// Pi's branch entries as `sol_core` reads them.
@@ -448,11 +510,16 @@ impl Occ {
     #[napi(constructor, catch_unwind)]
     pub fn new(options: OccCreateOptions) -> Result<Self> {
         quiet(|| {
+            let capabilities = PiCapabilities {
+                refuses_tree_navigation_during_compaction: options
+                    .pi_refuses_tree_navigation_during_compaction
+                    .unwrap_or(false),
+            };
             let options =
                 OccOptions::new(options.cache_write_read_ratio, options.keep_recent_tokens)
                     .map_err(|error| Error::from_reason(error.to_string()))?;
             Ok(Occ {
-                session: Mutex::new(OccSession::new(options)),
+                session: Mutex::new(OccSession::with_capabilities(options, capabilities)),
             })
         })
     }
@@ -514,21 +581,21 @@ impl Occ {
         });
     }
 
-    /// `before_provider_request`: counts the request if a `context` marked it.
+    /// `before_provider_request`: counts the request if a `context` marked it (a counted
+    /// request is saved).
     #[napi(catch_unwind)]
     pub fn before_provider_request(
         &self,
         reported_tokens: Option<f64>,
         system_prompt: String,
-    ) -> OccProviderRequest {
+    ) -> OccStep {
         quiet(|| {
-            let outcome = self
-                .session()
-                .before_provider_request(reported_tokens, system_prompt_tokens(&system_prompt));
-            OccProviderRequest {
-                counted: outcome.counted,
-                context_tokens: outcome.context_tokens as f64,
-            }
+            step_of(
+                self.session().on_before_provider_request(
+                    reported_tokens,
+                    system_prompt_tokens(&system_prompt),
+                ),
+            )
         })
     }
 
@@ -538,20 +605,15 @@ impl Occ {
         quiet(|| self.session().message_end(&role));
     }
 
-    /// `input`: `correction`, `handoff` or `continue`.
+    /// `input`: corrections drop the plan, a new task after a completed plan starts a new
+    /// horizon; the snapshot when that changed the state.
     #[napi(catch_unwind)]
-    pub fn input(&self, text: String, streaming_behavior: Option<String>) -> String {
+    pub fn input(&self, text: String, streaming_behavior: Option<String>) -> OccStep {
         quiet(|| {
-            let outcome = self.session().input(&InputEvent {
+            step_of(self.session().on_input(&InputEvent {
                 text,
                 streaming_behavior,
-            });
-            match outcome {
-                InputOutcome::Correction => "correction",
-                InputOutcome::Handoff => "handoff",
-                InputOutcome::Continue => "continue",
-            }
-            .to_owned()
+            }))
         })
     }
 
@@ -561,8 +623,11 @@ impl Occ {
         ts_args_type = "toolCallId: string, args: unknown, aborted: boolean"
     )]
     pub fn update_plan(&self, tool_call_id: String, args: Value, aborted: bool) -> OccPlanResult {
-        quiet(
-            || match self.session().update_plan(&tool_call_id, &args, aborted) {
+        quiet(|| {
+            let (result, step) = self.session().on_update_plan(&tool_call_id, &args, aborted);
+            let effects = effects_of(step.effects, None);
+            let account = step.account.into();
+            match result {
                 Ok(output) => OccPlanResult {
                     ok: true,
                     boundary: output.details.boundary,
@@ -570,6 +635,8 @@ impl Occ {
                     text: Some(output.text),
                     error: None,
                     error_code: None,
+                    effects,
+                    account,
                 },
                 Err(error) => OccPlanResult {
                     ok: false,
@@ -578,14 +645,16 @@ impl Occ {
                     boundary: false,
                     error: Some(error.to_string()),
                     error_code: Some(error.code().to_owned()),
+                    effects,
+                    account,
                 },
-            },
-        )
+            }
+        })
     }
 
-    /// `turn_end`: takes the pending boundary and says whether to evaluate it.
+    /// `turn_end`: takes the pending boundary; `measure` when it is to be evaluated.
     #[napi(catch_unwind)]
-    pub fn turn_end(&self, turn: OccTurnEndInput) -> OccTurnEndOutcome {
+    pub fn turn_end(&self, turn: OccTurnEndInput) -> OccStep {
         quiet(|| {
             let turn = TurnEnd {
                 stop_reason: turn.stop_reason,
@@ -600,19 +669,14 @@ impl Occ {
                     })
                     .collect(),
             };
-            match self.session().turn_end(&turn) {
-                TurnEndOutcome::NoBoundary => OccTurnEndOutcome::NoBoundary,
-                TurnEndOutcome::Skipped(skip) => OccTurnEndOutcome::Skipped {
-                    reason: skip.code().to_owned(),
-                },
-                TurnEndOutcome::Evaluate => OccTurnEndOutcome::Evaluate,
-            }
+            step_of(self.session().on_turn_end(&turn))
         })
     }
 
-    /// Decides the boundary `turnEnd` accepted; `null` without one.
+    /// The measurement a `measure` effect asked for: the decision, and for a selected
+    /// compaction the snapshot and `abort`.
     #[napi(catch_unwind)]
-    pub fn decide_boundary(&self, measurement: OccMeasurement) -> Option<OccEvaluation> {
+    pub fn decide_boundary(&self, measurement: OccMeasurement) -> OccStep {
         quiet(|| {
             let branch = entries(measurement.branch);
             let leaf_compaction = branch.last().is_some_and(SessionEntry::is_compaction);
@@ -634,7 +698,7 @@ impl Occ {
                 model.as_ref(),
                 session.options().keep_recent_tokens,
             );
-            let evaluation = session.decide_boundary(&BoundaryMeasurement {
+            let step = session.on_decide_boundary(&BoundaryMeasurement {
                 reported_tokens: measurement.reported_tokens,
                 usage_context_window: measurement.usage_context_window,
                 model_context_window: measurement.model_context_window,
@@ -642,37 +706,20 @@ impl Occ {
                 projection,
                 settings,
                 observed: Some(observed_list(measurement.observed)),
-            })?;
-            Some(OccEvaluation {
-                abort: evaluation.abort,
-                reason: evaluation.decision.reason.code().to_owned(),
-                decision: serde_json::to_value(&evaluation.decision).unwrap_or(Value::Null),
-                estimate: serde_json::to_value(&evaluation.estimate).unwrap_or(Value::Null),
-                keep_recent_tokens: settings.keep_recent_tokens as f64,
-                reserve_tokens: settings.reserve_tokens as f64,
-            })
+            });
+            OccStep {
+                effects: effects_of(step.effects, Some(&settings)),
+                account: step.account.into(),
+            }
         })
     }
 
-    /// `agent_settled`: starts the selected compaction if Pi is idle, else drops
-    /// it (a selection is valid only for the settlement of the run it stopped).
+    /// `agent_settled`: `compact` for a selection Pi is idle at, the skip record of a
+    /// dropped one (a selection is valid only for the settlement of the run it stopped),
+    /// `keepWaiting` for a settlement nested in a running compaction.
     #[napi(catch_unwind)]
-    pub fn agent_settled(&self, idle: bool) -> OccSettledAction {
-        quiet(|| match self.session().agent_settled(idle) {
-            SettledAction::Release => OccSettledAction::Release,
-            SettledAction::Wait => OccSettledAction::Wait,
-            SettledAction::Dropped { skip_entry } => OccSettledAction::Dropped {
-                skip_entry: OccCustomEntry {
-                    custom_type: skip_entry.custom_type.to_owned(),
-                    data: skip_entry.data,
-                },
-            },
-            SettledAction::Compact {
-                custom_instructions,
-            } => OccSettledAction::Compact {
-                custom_instructions,
-            },
-        })
+    pub fn agent_settled(&self, idle: bool) -> OccStep {
+        quiet(|| step_of(self.session().on_agent_settled(idle)))
     }
 
     /// `session_before_compact`: whether to cancel (threshold compaction while
@@ -685,13 +732,11 @@ impl Occ {
         })
     }
 
-    /// `session_before_tree`: whether to refuse tree navigation.
+    /// `session_before_tree`: whether to refuse tree navigation (by the capability given
+    /// at construction).
     #[napi(catch_unwind)]
-    pub fn should_cancel_tree_navigation(&self, pi_refuses_during_compaction: bool) -> bool {
-        quiet(|| {
-            self.session()
-                .should_cancel_tree_navigation(pi_refuses_during_compaction)
-        })
+    pub fn should_cancel_tree_navigation(&self) -> bool {
+        quiet(|| self.session().on_before_tree())
     }
 
     /// Whether a boundary compaction is selected and waiting for the run to settle.
@@ -707,20 +752,20 @@ impl Occ {
     }
 
     /// `session_compact`: records the compaction and observes the compacted messages
-    /// (their total size, as the host sized them).
+    /// (their total size, as the host sized them); the snapshot follows.
     #[napi(catch_unwind)]
-    pub fn session_compact(&self, from_extension: bool, observed_tokens: f64) {
+    pub fn session_compact(&self, from_extension: bool, observed_tokens: f64) -> OccStep {
         quiet(|| {
-            self.session().session_compact(
+            step_of(self.session().on_session_compact(
                 from_extension,
                 Observation::Total(tokens_of(observed_tokens)),
-            );
-        });
+            ))
+        })
     }
 
-    /// The end of `ctx.compact()`.
+    /// The end of `ctx.compact()`: records, notices and the continuation.
     #[napi(catch_unwind)]
-    pub fn compaction_finished(&self, result: OccCompactionResult) -> OccFollowUp {
+    pub fn compaction_finished(&self, result: OccCompactionResult) -> OccStep {
         quiet(|| {
             let result = match result {
                 OccCompactionResult::Completed { summary } => CompactionResult::Completed {
@@ -732,52 +777,15 @@ impl Occ {
                 },
                 OccCompactionResult::Abandoned => CompactionResult::Abandoned,
             };
-            let follow_up = self.session().compaction_finished(&result);
-            let (outcome, removed_tokens, refusal) = match follow_up.outcome {
-                CompactionOutcome::Completed { removed_tokens } => {
-                    ("completed", Some(removed_tokens as f64), None)
-                }
-                CompactionOutcome::Skipped { refusal } => {
-                    ("skipped", None, Some(refusal.code().to_owned()))
-                }
-                CompactionOutcome::Failed => ("failed", None, None),
-                CompactionOutcome::Cancelled => ("cancelled", None, None),
-                CompactionOutcome::NotRunning => ("not_running", None, None),
-            };
-            OccFollowUp {
-                outcome: outcome.to_owned(),
-                removed_tokens,
-                refusal,
-                continuation: follow_up.continuation.map(|c| OccContinuation {
-                    custom_type: c.custom_type.to_owned(),
-                    content: c.content,
-                    display: c.display,
-                    trigger_turn: c.trigger_turn,
-                }),
-                savings_notice: follow_up.savings_notice.map(|n| OccSavingsNotice {
-                    removed_tokens: n.removed_tokens as f64,
-                    notice: n.notice,
-                    status_key: n.status_key.to_owned(),
-                    status_text: n.status_text,
-                }),
-                skip_entry: follow_up.skip_entry.map(|e| OccCustomEntry {
-                    custom_type: e.custom_type.to_owned(),
-                    data: e.data,
-                }),
-                warning: follow_up.warning,
-                error: follow_up.error,
-            }
+            step_of(self.session().on_compaction_finished(&result))
         })
     }
 
-    /// The state snapshot to append, if it changed since the last call.
-    #[napi(catch_unwind, ts_return_type = "unknown")]
-    pub fn take_state_entry(&self) -> Option<Value> {
-        quiet(|| {
-            self.session()
-                .take_state_entry()
-                .map(|state| state.to_value())
-        })
+    /// The continuation was sent; `idle` is `ctx.isIdle()` right after. `waitForContinuation`
+    /// when Pi started its turn inside this dispatch (0.84.2), then a compaction error.
+    #[napi(catch_unwind)]
+    pub fn continuation_sent(&self, idle: bool) -> OccStep {
+        quiet(|| step_of(self.session().on_continuation_sent(idle)))
     }
 
     /// The current state (for diagnostics and tests).

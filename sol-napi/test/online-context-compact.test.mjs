@@ -6,9 +6,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { ai, makeWorkspace, piVersion } from "./support.mjs";
+import { ai, makeWorkspace, pi, piVersion } from "./support.mjs";
 import {
 	DECISION_EVENT,
+	STATE_TYPE,
 	compactions,
 	contextText,
 	continuations,
@@ -97,6 +98,49 @@ test(`Pi ${piVersion}: update_plan validates its bounds in code points and retur
 	assert.equal(run.decisions[0].abort, false);
 	assert.deepEqual(compactions(run), []);
 	assert.equal(run.session.getLastAssistantText(), "done");
+});
+
+test(`Pi ${piVersion}: a state save that fails while update_plan runs is reported once, the tool still returns the plan, and the next save holds it`, async (t) => {
+	const ws = makeWorkspace(t);
+	enableOcc(ws, 12.5);
+	const sessionManager = pi.SessionManager.inMemory(ws.cwd);
+	const append = sessionManager.appendCustomEntry.bind(sessionManager);
+	const failed = [];
+	sessionManager.appendCustomEntry = (customType, data) => {
+		// The first snapshot that holds a plan cannot be written.
+		if (customType === STATE_TYPE && data?.plan?.length > 0 && failed.length === 0) {
+			failed.push(data);
+			throw new Error("the session file is not writable");
+		}
+		return append(customType, data);
+	};
+	const run = await startOccSession({
+		...ws,
+		sessionManager,
+		script: [toolCall("update_plan", plan(["a", "in_progress"], ["b", "pending"]), "p1"), "done"],
+	});
+	t.after(() => run.close());
+	const stderr = [];
+	const write = process.stderr.write;
+	process.stderr.write = (chunk, ...rest) => {
+		stderr.push(String(chunk));
+		return write.call(process.stderr, chunk, ...rest);
+	};
+	try {
+		await run.session.prompt("plan it");
+	} finally {
+		process.stderr.write = write;
+	}
+	assert.deepEqual(run.errors, []);
+	assert.equal(failed.length, 1, "the plan's snapshot was attempted once");
+	const result = toolResultText(run, "p1");
+	assert.equal(result.isError, false, `the model gets the plan, not an internal error: ${result.text}`);
+	assert.ok(result.text.startsWith('<sol-pi-plan task_status="active">'), result.text);
+	const reports = stderr.filter((line) => line.includes("Online Context Compact") && line.includes("the session file is not writable"));
+	assert.equal(reports.length, 1, `reported once: ${stderr.join("")}`);
+	// Nothing is lost: the next snapshot (the next counted request) holds the plan.
+	assert.deepEqual(lastState(run).plan.map((step) => step.id), ["a", "b"]);
+	assert.equal(lastState(run).requestCount, 2);
 });
 
 test(`Pi ${piVersion}: requests are counted once per agent request, the payload is never changed`, async (t) => {

@@ -2,7 +2,7 @@
 //!
 //! Online Context Compact is one of the four SoL-Pi token-efficiency mechanisms: `update_plan` marks completed plan steps as points where the host's native compaction may run when the cache economics say it pays.
 //!
-//! This crate is sans-IO. It never compacts, aborts or sends messages itself: it returns decisions that the host carries out. It reads no clock, no environment
+//! This crate is sans-IO. It never compacts, aborts or sends messages itself: each step returns the effects the host carries out, in order, with what the step saved and spent. It reads no clock, no environment
 //! and spawns no process; everything it needs arrives as input.
 //!
 //! The mechanism is opt-in: it is active only when `sol-pi.json` sets
@@ -27,7 +27,8 @@
 //! - [`settings`]: the factory options and Pi's compaction settings;
 //! - [`economics`]: the decision whether a compaction pays, with its reason codes;
 //! - [`instructions`]: the summarizer instructions with the bounded progress evidence;
-//! - [`session`]: the state machine the host drives with Pi's events;
+//! - [`session`]: the state machine the host drives with Pi's events, one step per event,
+//!   each returning its effects and its `StepAccount`;
 //! - [`text`]: every text the model or a person reads;
 //! - [`replay`]: the policy replayed over a recorded session, next to threshold-only
 //!   compaction.
@@ -35,7 +36,7 @@
 //! # What it never does
 //!
 //! It never reads the session file, never compacts, aborts, sends a message or shows a
-//! notice: the host does, when a returned value says so. It reads no clock and no
+//! notice: the host does, when a returned effect says so. It reads no clock and no
 //! environment and starts no process; `clippy.toml` at the workspace root forbids the std
 //! functions that would break this.
 //!
@@ -77,7 +78,8 @@
 //!     aborted: false,
 //!     tool_results: vec![TurnToolResult { tool_call_id: "call-2".into(), tool_name: "update_plan".into(), is_error: false }],
 //! };
-//! assert_eq!(occ.turn_end(&turn), TurnEndOutcome::Evaluate);
+//! // The host carries out each step's effects in order; `measure` asks for the context.
+//! assert_eq!(occ.on_turn_end(&turn).effects, vec![Effect::Measure]);
 //! let branch: Vec<_> = messages.iter().enumerate()
 //!     .map(|(i, m)| SessionEntry::from_value(json!({"type": "message", "id": format!("e{i}"), "message": m})))
 //!     .collect();
@@ -90,16 +92,20 @@
 //!     settings: resolve_compaction_settings(None, None, Some(50)),
 //!     observed: None,
 //! };
-//! let evaluation = occ.decide_boundary(&measurement).expect("a boundary to evaluate");
-//! assert!(evaluation.abort, "{:?}", evaluation.decision.reason);
+//! let step = occ.on_decide_boundary(&measurement);
+//! assert!(matches!(step.effects.as_slice(), [Effect::Decision(_), Effect::AppendEntry(_), Effect::Abort]));
 //!
-//! // The host calls ctx.abort(); the run settles.
-//! let SettledAction::Compact { custom_instructions } = occ.agent_settled(true) else { unreachable!() };
+//! // The host called ctx.abort(); the run settles with Pi idle.
+//! let step = occ.on_agent_settled(true);
+//! let [Effect::Compact { custom_instructions }] = step.effects.as_slice() else { unreachable!() };
 //! assert!(custom_instructions.starts_with("This compaction runs at a completed step"));
-//! occ.session_compact(false, Vec::new());
-//! let follow_up = occ.compaction_finished(&CompactionResult::Completed { summary: "## Goal\n…".into() });
-//! let continuation = follow_up.continuation.expect("the task continues");
+//! occ.on_session_compact(false, Vec::new());
+//! let step = occ.on_compaction_finished(&CompactionResult::Completed { summary: "## Goal\n…".into() });
+//! assert_eq!(step.account.model_calls, 1);
+//! let Some(Effect::SendMessage(continuation)) = step.effects.last() else { unreachable!() };
 //! assert!(continuation.trigger_turn && !continuation.display);
+//! // Pi 0.87+ is still idle after sendMessage(): it runs the turn after the handler returned.
+//! assert!(occ.on_continuation_sent(true).effects.is_empty());
 //! assert_eq!(occ.state().native_compaction_count, 1);
 //! # Ok::<(), PlanToolError>(())
 //! ```

@@ -1,26 +1,43 @@
 //! The mechanism as a state machine the host drives with Pi's events.
 //!
 //! [`OccSession`] owns the persisted [`OccState`] and the transient state of one Pi session
-//! (the request mark, the pending plan boundary, a selected or running compaction). Each
-//! method takes one event's data and returns what the host must do; the host performs the
-//! I/O: it appends the snapshot [`OccSession::take_state_entry`] hands out, calls
-//! `ctx.abort()`, `ctx.compact()` and `pi.sendMessage()`, and shows notices.
+//! (the request mark, the pending plan boundary, a selected or running compaction). The host
+//! feeds it one event at a time through the `on_*` steps; each returns a [`Step`]: the
+//! [`Effect`]s the host carries out in order with its own APIs (append a state snapshot or a
+//! skip record, `ctx.abort()`, `ctx.compact()`, `pi.sendMessage()`, a notice, the decision
+//! for diagnostics, wait, fail) and a [`StepAccount`] of what the step saved and spent. A
+//! state snapshot is an effect of the step that changed the state, never polled. What the
+//! host's Pi does itself is a [`PiCapabilities`] given once at construction.
+//!
+//! The methods without `on_` are the same transitions returning one value per event (the
+//! older interface, which the effect steps are built on and tested against).
 //!
 //! # A boundary, end to end
 //!
-//! 1. `update_plan` completes a registered step → [`OccSession::update_plan`] records the
-//!    boundary and remembers the tool call.
-//! 2. `turn_end` → [`OccSession::turn_end`] checks the turn ended normally and the plan
-//!    call succeeded; on [`TurnEndOutcome::Evaluate`] the host measures the context and calls
-//!    [`OccSession::decide_boundary`]. If the decision compacts, the host calls `ctx.abort()`.
-//! 3. `agent_settled` → [`OccSession::agent_settled`] returns [`SettledAction::Compact`] with
-//!    the instructions if Pi is idle; the host calls `ctx.compact()`. The selection is valid
-//!    only for this settlement, which ends the stopped run: if Pi is not idle there it is
-//!    dropped and recorded ([`SettledAction::Dropped`]), never carried to a later one.
-//! 4. `session_compact` → [`OccSession::session_compact`] records the compaction and its
+//! 1. `update_plan` completes a registered step → [`OccSession::on_update_plan`] records the
+//!    boundary, remembers the tool call and returns the snapshot.
+//! 2. `turn_end` → [`OccSession::on_turn_end`] checks the turn ended normally and the plan
+//!    call succeeded; [`Effect::Measure`] asks the host for the context measurements, which
+//!    it reports with [`OccSession::on_decide_boundary`]: the decision
+//!    ([`Effect::Decision`]) and, when it compacts, the snapshot and [`Effect::Abort`].
+//! 3. `agent_settled` → [`OccSession::on_agent_settled`] returns [`Effect::Compact`] with the
+//!    instructions if Pi is idle. The selection is valid only for this settlement, which
+//!    ends the stopped run: if Pi is not idle there it is dropped and recorded (the skip
+//!    record as [`Effect::AppendEntry`]), never carried to a later one.
+//! 4. `session_compact` → [`OccSession::on_session_compact`] records the compaction and its
 //!    cache debt.
-//! 5. `onComplete` / `onError` → [`OccSession::compaction_finished`] says whether to send a
-//!    continuation, record a skip, report an error, or do nothing (cancellation).
+//! 5. `onComplete` / `onError` → [`OccSession::on_compaction_finished`]: a skip record, the
+//!    snapshot, a warning or the savings notice, and the continuation
+//!    ([`Effect::SendMessage`]), or nothing (cancellation). A completed compaction accounts
+//!    one model call and the tokens it removed.
+//! 6. The host sent the continuation and reports whether Pi is still idle
+//!    ([`OccSession::on_continuation_sent`]): Pi 0.84.2 started the turn inside the
+//!    `agent_settled` dispatch, which must stay open until the continuation's own
+//!    settlement ([`Effect::WaitForContinuation`]); Pi 0.87+ deferred it (nothing to wait
+//!    for). A compaction error comes last ([`Effect::Fail`]).
+//!
+//! Pi's error strings of a compaction are read in one place,
+//! [`classify_compaction_error`].
 //!
 //! # Request counting
 //!
@@ -33,7 +50,7 @@
 //! ```
 //! use serde_json::json;
 //! use sol_core::message::AgentMessage;
-//! use sol_occ::session::{ContextEvent, OccSession};
+//! use sol_occ::session::{ContextEvent, Effect, OccSession};
 //! use sol_occ::settings::OccOptions;
 //!
 //! let mut occ = OccSession::new(OccOptions { cache_write_read_ratio: Some(12.5), keep_recent_tokens: None });
@@ -44,11 +61,15 @@
 //! assert!(!occ.before_provider_request(None, 0).counted); // a replay
 //! occ.message_end("assistant");
 //! assert_eq!(occ.state().request_count, 1);
-//! assert!(occ.take_state_entry().is_some());
+//! // The counted request's state snapshot is an effect of the step that counted it.
+//! occ.context(ContextEvent::new(false, &messages));
+//! let step = occ.on_before_provider_request(None, 0);
+//! assert!(matches!(step.effects.as_slice(), [Effect::AppendEntry(entry)] if entry.data["requestCount"] == 2));
 //! ```
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use sol_core::StepAccount;
 use sol_core::message::AgentMessage;
 use sol_core::session::SessionEntry;
 
@@ -60,7 +81,7 @@ use crate::plan::{
     parse_update_plan, remaining_steps,
 };
 use crate::settings::{CompactionSettings, OccOptions, positive_safe_integer};
-use crate::state::{CacheDebt, OccState, restore_state};
+use crate::state::{CacheDebt, OccState, STATE_ENTRY_TYPE, restore_state};
 use crate::text;
 use crate::tokens::{SizedMessage, estimate_utf8_tokens};
 
@@ -626,6 +647,8 @@ pub struct OccSession {
     candidate: bool,
     phase: Phase,
     retry_blocked: bool,
+    capabilities: PiCapabilities,
+    sent: Option<SentContinuation>,
 }
 
 impl OccSession {
@@ -642,7 +665,22 @@ impl OccSession {
             candidate: false,
             phase: Phase::Idle,
             retry_blocked: false,
+            capabilities: PiCapabilities::default(),
+            sent: None,
         }
+    }
+
+    /// A session for a Pi with these capabilities ([`OccSession::new`] assumes none).
+    pub fn with_capabilities(options: OccOptions, capabilities: PiCapabilities) -> OccSession {
+        OccSession {
+            capabilities,
+            ..OccSession::new(options)
+        }
+    }
+
+    /// What the host's Pi does itself.
+    pub fn capabilities(&self) -> PiCapabilities {
+        self.capabilities
     }
 
     /// The options.
@@ -700,6 +738,7 @@ impl OccSession {
         self.candidate = false;
         self.phase = Phase::Idle;
         self.retry_blocked = false;
+        self.sent = None;
     }
 
     /// `session_start`: restores the branch's state, observes the session's messages
@@ -1113,4 +1152,255 @@ fn skip_entry_data(reason: &str, message: &str, state: &OccState, selection: &Se
         "archiveTokens": selection.estimate.removable_tokens,
         "contextTokens": selection.decision.context_tokens,
     })
+}
+
+/// What the host's Pi does itself, passed once at construction.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PiCapabilities {
+    /// Pi refuses tree navigation while any compaction runs (Pi 1.x); Pi 0.84.2 reports the
+    /// session idle during an extension-requested compaction and lets it navigate.
+    pub refuses_tree_navigation_during_compaction: bool,
+}
+
+/// A continuation handed to the host ([`Effect::SendMessage`]) whose sending it has not
+/// reported yet ([`OccSession::on_continuation_sent`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SentContinuation {
+    /// The error to report from `agent_settled` once the continuation is under way.
+    error: Option<String>,
+}
+
+/// One thing the host does, in the order a step lists them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Effect {
+    /// `pi.appendEntry(customType, data)`: a state snapshot ([`STATE_ENTRY_TYPE`], the state
+    /// as the step left it) or a skip record ([`text::SKIP_ENTRY_TYPE`]).
+    AppendEntry(CustomEntry),
+    /// Emit the boundary evaluation on the diagnostics channel.
+    Decision(Box<BoundaryEvaluation>),
+    /// `ctx.abort()`: stop the run at the selected boundary.
+    Abort,
+    /// Measure the context and report it with [`OccSession::on_decide_boundary`].
+    Measure,
+    /// `ctx.compact({customInstructions})`; report how it ended with
+    /// [`OccSession::on_compaction_finished`].
+    Compact {
+        /// The summarizer instructions, with the progress evidence.
+        custom_instructions: String,
+    },
+    /// A warning for the person at the terminal.
+    Warn {
+        /// The warning.
+        text: String,
+    },
+    /// The savings notice and its self-clearing status line (terminal only).
+    SavingsNotice(SavingsNotice),
+    /// `pi.sendMessage(continuation, {triggerTurn})`; then report whether Pi is still idle
+    /// with [`OccSession::on_continuation_sent`].
+    SendMessage(Continuation),
+    /// Pi started the continuation's turn inside this `agent_settled` dispatch (Pi 0.84.2):
+    /// keep the dispatch open until the continuation's own `agent_settled` ends it.
+    WaitForContinuation,
+    /// A settlement nested in a running boundary compaction: a continuation this dispatch
+    /// found waiting keeps waiting (it is not the continuation's own settlement).
+    KeepWaiting,
+    /// Fail the `agent_settled` dispatch with this error (Pi reports an extension error).
+    Fail {
+        /// The error text.
+        error: String,
+    },
+}
+
+/// What one step left for the host, and what it saved and cost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Step {
+    /// The effects, to be carried out in this order.
+    pub effects: Vec<Effect>,
+    /// What the step saved and spent (a completed compaction: one model call and the
+    /// tokens it removed).
+    pub account: StepAccount,
+}
+
+impl Step {
+    fn of(effects: Vec<Effect>) -> Step {
+        Step {
+            effects,
+            account: StepAccount::default(),
+        }
+    }
+}
+
+/// The effect API: each `on_*` step takes one event (or the result of an earlier effect)
+/// and returns everything the host does for it, the state snapshot included, as a
+/// [`Step`]. The methods without `on_` are the same transitions returning the older
+/// per-event values; the steps are built on them.
+impl OccSession {
+    /// The state snapshot as an [`Effect::AppendEntry`], when the state changed since the
+    /// last snapshot.
+    fn snapshot(&mut self, effects: &mut Vec<Effect>) {
+        if let Some(state) = self.take_state_entry() {
+            effects.push(Effect::AppendEntry(CustomEntry {
+                custom_type: STATE_ENTRY_TYPE,
+                data: state.to_value(),
+            }));
+        }
+    }
+
+    /// `update_plan`: the tool's result and the step (the snapshot, valid call or not).
+    pub fn on_update_plan(
+        &mut self,
+        tool_call_id: &str,
+        arguments: &Value,
+        aborted: bool,
+    ) -> (Result<PlanToolOutput, PlanToolError>, Step) {
+        let result = self.update_plan(tool_call_id, arguments, aborted);
+        let mut effects = Vec::new();
+        self.snapshot(&mut effects);
+        (result, Step::of(effects))
+    }
+
+    /// `input`: see [`OccSession::input`].
+    pub fn on_input(&mut self, event: &InputEvent) -> Step {
+        self.input(event);
+        let mut effects = Vec::new();
+        self.snapshot(&mut effects);
+        Step::of(effects)
+    }
+
+    /// `before_provider_request`: a counted request is saved.
+    pub fn on_before_provider_request(
+        &mut self,
+        reported_tokens: Option<f64>,
+        system_prompt_tokens: u64,
+    ) -> Step {
+        let outcome = self.before_provider_request(reported_tokens, system_prompt_tokens);
+        let mut effects = Vec::new();
+        if outcome.counted {
+            self.snapshot(&mut effects);
+        }
+        Step::of(effects)
+    }
+
+    /// `turn_end`: [`Effect::Measure`] when a boundary is to be evaluated.
+    pub fn on_turn_end(&mut self, turn: &TurnEnd) -> Step {
+        match self.turn_end(turn) {
+            TurnEndOutcome::Evaluate => Step::of(vec![Effect::Measure]),
+            TurnEndOutcome::NoBoundary | TurnEndOutcome::Skipped(_) => Step::default(),
+        }
+    }
+
+    /// The measurement [`Effect::Measure`] asked for: the decision for the diagnostics,
+    /// then, when the compaction is selected, the snapshot (the plan and progress are saved
+    /// first) and [`Effect::Abort`].
+    pub fn on_decide_boundary(&mut self, measurement: &BoundaryMeasurement) -> Step {
+        let Some(evaluation) = self.decide_boundary(measurement) else {
+            return Step::default();
+        };
+        let abort = evaluation.abort;
+        let mut effects = vec![Effect::Decision(Box::new(evaluation))];
+        if abort {
+            self.snapshot(&mut effects);
+            effects.push(Effect::Abort);
+        }
+        Step::of(effects)
+    }
+
+    /// `session_compact`: see [`OccSession::session_compact`]; the snapshot follows.
+    pub fn on_session_compact(
+        &mut self,
+        from_extension: bool,
+        messages: impl Into<Observation>,
+    ) -> Step {
+        self.session_compact(from_extension, messages);
+        let mut effects = Vec::new();
+        self.snapshot(&mut effects);
+        Step::of(effects)
+    }
+
+    /// `agent_settled`: [`Effect::Compact`] for a selection Pi is idle at, the skip record
+    /// of a dropped one, [`Effect::KeepWaiting`] for a settlement nested in a running
+    /// compaction, else nothing (the host releases any continuation this dispatch found
+    /// waiting when the dispatch ends).
+    pub fn on_agent_settled(&mut self, idle: bool) -> Step {
+        match self.agent_settled(idle) {
+            SettledAction::Release => Step::default(),
+            SettledAction::Wait => Step::of(vec![Effect::KeepWaiting]),
+            SettledAction::Dropped { skip_entry } => {
+                Step::of(vec![Effect::AppendEntry(skip_entry)])
+            }
+            SettledAction::Compact {
+                custom_instructions,
+            } => Step::of(vec![Effect::Compact {
+                custom_instructions,
+            }]),
+        }
+    }
+
+    /// How `ctx.compact()` ended: the skip record of a refusal, the snapshot, the warning
+    /// or savings notice, then the continuation. An error to report waits until the
+    /// continuation is under way ([`OccSession::on_continuation_sent`]). A completed
+    /// compaction accounts one model call and the tokens it removed.
+    pub fn on_compaction_finished(&mut self, result: &CompactionResult) -> Step {
+        let follow_up = self.compaction_finished(result);
+        let mut effects = Vec::new();
+        if let Some(entry) = follow_up.skip_entry {
+            effects.push(Effect::AppendEntry(entry));
+        }
+        self.snapshot(&mut effects);
+        if let Some(text) = follow_up.warning {
+            effects.push(Effect::Warn { text });
+        }
+        if let Some(notice) = follow_up.savings_notice {
+            effects.push(Effect::SavingsNotice(notice));
+        }
+        match follow_up.continuation {
+            Some(continuation) => {
+                self.sent = Some(SentContinuation {
+                    error: follow_up.error,
+                });
+                effects.push(Effect::SendMessage(continuation));
+            }
+            None => {
+                self.sent = None;
+                effects.extend(follow_up.error.map(|error| Effect::Fail { error }));
+            }
+        }
+        let account = match follow_up.outcome {
+            CompactionOutcome::Completed { removed_tokens } => StepAccount {
+                tokens_removed: removed_tokens,
+                model_calls: 1,
+                ..StepAccount::default()
+            },
+            _ => StepAccount::default(),
+        };
+        Step { effects, account }
+    }
+
+    /// The host sent the continuation of [`Effect::SendMessage`] and reports whether Pi is
+    /// still idle. Pi 0.87+ defers the continuation's turn until every `agent_settled`
+    /// handler returned, so Pi is idle and nothing is to wait for; Pi 0.84.2 started the
+    /// turn synchronously ([`Effect::WaitForContinuation`]). A compaction error is reported
+    /// after that ([`Effect::Fail`]). Nothing without a continuation to report.
+    pub fn on_continuation_sent(&mut self, idle: bool) -> Step {
+        let Some(sent) = self.sent.take() else {
+            return Step::default();
+        };
+        let mut effects = Vec::new();
+        if !idle {
+            effects.push(Effect::WaitForContinuation);
+        }
+        effects.extend(sent.error.map(|error| Effect::Fail { error }));
+        Step::of(effects)
+    }
+
+    /// `session_before_tree`: whether to refuse tree navigation, by the capabilities given
+    /// at construction ([`OccSession::should_cancel_tree_navigation`]).
+    pub fn on_before_tree(&self) -> bool {
+        self.should_cancel_tree_navigation(
+            self.capabilities.refuses_tree_navigation_during_compaction,
+        )
+    }
 }

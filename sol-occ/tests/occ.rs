@@ -34,6 +34,10 @@ mod settings;
 mod snapshots;
 #[path = "occ/state.rs"]
 mod state;
+#[path = "occ/step.rs"]
+mod step;
+#[path = "occ/step_props.rs"]
+mod step_props;
 #[path = "occ/support.rs"]
 mod support;
 #[path = "occ/vocab_props.rs"]

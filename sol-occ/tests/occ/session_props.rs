@@ -16,7 +16,7 @@ use sol_occ::tokens::SizedMessage;
 use crate::support::{Driver, assistant, plan_args, user};
 
 #[derive(Debug, Clone)]
-enum Event {
+pub(crate) enum Event {
     Context {
         aborted: bool,
         chars: usize,
@@ -70,7 +70,7 @@ fn steps() -> impl Strategy<Value = Vec<(&'static str, &'static str)>> {
     })
 }
 
-fn result() -> impl Strategy<Value = CompactionResult> {
+pub(crate) fn result() -> impl Strategy<Value = CompactionResult> {
     prop_oneof![
         ".{0,40}".prop_map(|summary| CompactionResult::Completed { summary }),
         select(vec![
@@ -92,7 +92,7 @@ fn result() -> impl Strategy<Value = CompactionResult> {
     ]
 }
 
-fn event() -> impl Strategy<Value = Event> {
+pub(crate) fn event() -> impl Strategy<Value = Event> {
     prop_oneof![
         6 => (any::<bool>(), 0usize..30_000).prop_map(|(aborted, chars)| Event::Context { aborted, chars }),
         6 => prop::option::of(prop_oneof![Just(0.0), Just(f64::NAN), 0.0f64..300_000.0])
@@ -127,7 +127,7 @@ struct Tally {
 
 /// A branch holding the session's latest snapshot (what the host appended), after some
 /// malformed entries that restoration must skip.
-fn own_branch(occ: &OccSession) -> Vec<sol_core::session::SessionEntry> {
+pub(crate) fn own_branch(occ: &OccSession) -> Vec<sol_core::session::SessionEntry> {
     sol_core::session::SessionEntry::from_values([
         serde_json::json!({"type": "custom", "customType": sol_occ::state::STATE_ENTRY_TYPE,
                            "data": occ.state().to_value()}),
