@@ -22,7 +22,7 @@ import type { TSchema } from "typebox";
 
 import type { NativeAddon } from "./native.ts";
 import { type ObservedSizes, observedMessages, observeSizes } from "./online-context-compact-sizes.ts";
-import { badge, SavingsStatus } from "./tui.ts";
+import { badge, messageOf, OnceWarnings, SavingsStatus } from "./tui.ts";
 
 type Addon = typeof NativeAddon;
 
@@ -57,10 +57,6 @@ type Dispatch = { held?: Waiter; sent?: Waiter };
 
 type Step = { effects: NativeAddon.OccEffect[] };
 
-function messageOf(error: unknown): string {
-	return error instanceof Error ? error.message : String(error);
-}
-
 export function registerOnlineContextCompact(
 	pi: ExtensionAPI,
 	ctx: ExtensionContext,
@@ -74,7 +70,7 @@ export function registerOnlineContextCompact(
 	});
 	const texts = addon.occTexts();
 	const anyPi = pi as unknown as { getSettings?: () => unknown };
-	const reported = new Set<string>();
+	const warnings = new OnceWarnings();
 	const savings = new SavingsStatus();
 	// The continuation a settled handler (Pi 0.84.2) is waiting for.
 	let parent: Waiter | undefined;
@@ -99,19 +95,12 @@ export function registerOnlineContextCompact(
 		return [];
 	}
 
-	function report(c: ExtensionContext | undefined, message: string) {
-		if (reported.has(message)) return;
-		reported.add(message);
-		if (c?.mode === "tui") c.ui.notify(message, "warning");
-		else process.stderr.write(`${message}\n`);
-	}
-
 	/** Runs a handler body; a failure is reported once and changes nothing in Pi (fail safe: no compaction). */
 	function guard<T>(c: ExtensionContext | undefined, body: () => T): T | undefined {
 		try {
 			return body();
 		} catch (error) {
-			report(c, addon.occInternalError(messageOf(error)));
+			warnings.warn(c, addon.occInternalError(messageOf(error)));
 			return undefined;
 		}
 	}
