@@ -19,6 +19,24 @@ pub use size::{IMAGE_CHARS, js_length, tokens_from_chars};
 
 use crate::ids::ToolCallId;
 
+/// The `text` of each `{"type": "text"}` block of a Pi message's or tool result's `content`
+/// array, in order, read straight from the JSON (any other block, or a `content` that is not
+/// an array, gives nothing).
+///
+/// ```
+/// let result = serde_json::json!({"content": [{"type": "text", "text": "a"}, {"type": "image"}, {"type": "text", "text": "b"}]});
+/// assert_eq!(sol_core::message::text_blocks(&result).collect::<Vec<_>>(), ["a", "b"]);
+/// ```
+pub fn text_blocks(value: &Value) -> impl Iterator<Item = &str> {
+    value
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|block| block.get("text").and_then(Value::as_str))
+}
+
 /// Fields of a message or block that SoL-Pi does not model, kept for lossless round trips.
 pub type Extra = Map<String, Value>;
 

@@ -361,18 +361,9 @@ impl From<FusedInput> for Input {
 
 /// The `text` of each text block of a tool result, in order.
 pub fn texts_of(result: &Value) -> Vec<String> {
-    result
-        .get("content")
-        .and_then(Value::as_array)
-        .map(|blocks| {
-            blocks
-                .iter()
-                .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
-                .filter_map(|block| block.get("text").and_then(Value::as_str))
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
+    sol_core::message::text_blocks(result)
+        .map(str::to_owned)
+        .collect()
 }
 
 /// `result.isError === true`.

@@ -369,17 +369,7 @@ fn string_at(message: &Value, key: &str) -> Option<String> {
 /// The reply as the step reads it, from Pi's assistant message: the text blocks
 /// concatenated, and whichever of provider, model, stop reason, error and usage it has.
 pub fn reply_from_message(message: &Value, route: &Route) -> ReducerReply {
-    let text = message
-        .get("content")
-        .and_then(Value::as_array)
-        .map(|blocks| {
-            blocks
-                .iter()
-                .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
-                .filter_map(|block| block.get("text").and_then(Value::as_str))
-                .collect::<String>()
-        })
-        .unwrap_or_default();
+    let text = sol_core::message::text_blocks(message).collect::<String>();
     let usage = message.get("usage");
     ReducerReply {
         text,
