@@ -16,14 +16,15 @@ import { badge, now, OnceWarnings, SavingsStatus } from "./tui.ts";
 
 type Candidate = NativeAddon.ObsCandidate;
 type Message = { role: string; toolCallId?: string; toolName?: string; isError?: boolean; content?: unknown };
+type Block = { type: string; text: string };
 /** What Rust made of exactly this candidate: packed under a handle, or kept in full. */
 type Known = { candidate: Candidate; packed?: { handle: number; placeholder: string } };
 
 // String.prototype.isWellFormed is ES2024 (Node 20+); the extension's TypeScript lib is ES2022.
-const wellFormed = (texts: string[]) => texts.every((text) => (text as string & { isWellFormed(): boolean }).isWellFormed());
+const wellFormed = (blocks: Block[]) => blocks.every((block) => (block.text as string & { isWellFormed(): boolean }).isWellFormed());
 
-/** A tool result whose every block is text, as Rust's candidate, with its joined length; at least `minUnits` long. */
-function candidateOf(message: Message | undefined, minUnits: number): [Candidate, number] | undefined {
+/** A tool result whose every block is text, with its joined length; at least `minUnits` long. */
+function textResult(message: Message | undefined, minUnits: number): { blocks: Block[]; units: number } | undefined {
 	const content = message?.content;
 	if (message?.role !== "toolResult" || !Array.isArray(content) || content.length === 0) return undefined;
 	let units = content.length - 1;
@@ -31,16 +32,29 @@ function candidateOf(message: Message | undefined, minUnits: number): [Candidate
 		if (block?.type !== "text" || typeof block.text !== "string") return undefined;
 		units += block.text.length;
 	}
-	if (units < minUnits) return undefined;
-	const texts = content.map((block: { text: string }) => block.text);
-	return [{ toolCallId: message.toolCallId, toolName: message.toolName, isError: message.isError === true, texts }, units];
+	return units < minUnits ? undefined : { blocks: content as Block[], units };
 }
 
-/** The entry for exactly this candidate in its length's bucket, if any. */
-function lookup(bucket: Known[] | undefined, c: Candidate): Known | undefined {
-	// Same-length flat strings: V8 compares them with memcmp, stopping at the first difference.
-	const same = (k: Candidate) => k.toolName === c.toolName && k.isError === c.isError && k.texts.length === c.texts.length && k.texts.every((t, i) => t === c.texts[i]);
-	return bucket?.find(({ candidate }) => same(candidate));
+/** Rust's candidate for a text result. */
+const candidateOf = (message: Message, blocks: Block[]): Candidate => ({
+	toolCallId: message.toolCallId,
+	toolName: message.toolName,
+	isError: message.isError === true,
+	texts: blocks.map((block) => block.text),
+});
+
+/** The entry for exactly this result (tool, error flag, texts) in its length's bucket, if any. */
+function lookup(bucket: Known[] | undefined, message: Message, blocks: Block[]): Known | undefined {
+	if (!bucket) return undefined;
+	const isError = message.isError === true;
+	next: for (const known of bucket) {
+		const k = known.candidate;
+		if (k.toolName !== message.toolName || k.isError !== isError || k.texts.length !== blocks.length) continue;
+		// Same-length flat strings: V8 compares them with memcmp, stopping at the first difference.
+		for (let i = 0; i < blocks.length; i++) if (k.texts[i] !== blocks[i].text) continue next;
+		return known;
+	}
+	return undefined;
 }
 
 export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAddon): void {
@@ -57,35 +71,38 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 			const root = runtimeRoot(ctx, addon);
 			if (root.kind === "unavailable") return warnings.warn(ctx, addon.obsUnavailable(root.error));
 			const { pack, known } = packs.get(root.root) ?? packs.set(root.root, { pack: new addon.ObsPack(root.root), known: new Map() }).get(root.root)!;
-			// Remembers what Rust made of a candidate unless it is known (it can occur twice in one request).
-			const remember = (units: number, candidate: Candidate, packed?: Known["packed"]): Known => {
-				const found = lookup(known.get(units), candidate);
+			// Remembers what Rust made of a result unless it is known (it can occur twice in one request).
+			const remember = (units: number, message: Message, blocks: Block[], packed?: Known["packed"]): Known => {
+				const found = lookup(known.get(units), message, blocks);
 				if (found) return found;
-				const entry = { candidate, packed };
+				const entry = { candidate: candidateOf(message, blocks), packed };
 				return known.set(units, [...(known.get(units) ?? []), entry]) && entry;
 			};
 
 			// Packed results in this request, each with the requests that already carried it.
 			const seen: Array<[Message, Known, number]> = [];
-			const fresh: Array<[Message, Candidate, number, number]> = [];
+			const fresh: Array<[Message, Block[], number, number]> = [];
 			const messages = event.messages as unknown as Message[];
 			let assistants = 0;
 			for (let i = messages.length - 1; i >= 0; i--) {
-				if (messages[i].role === "assistant") assistants++;
-				const [candidate, units] = candidateOf(messages[i], minCandidateUnits) ?? [];
-				if (!candidate || units === undefined) continue;
-				const found = lookup(known.get(units), candidate);
-				if (found?.packed) seen.push([messages[i], found, assistants]);
-				else if (!found && wellFormed(candidate.texts)) fresh.push([messages[i], candidate, units, assistants]);
-				else if (!found) remember(units, candidate);
+				const message = messages[i];
+				if (message.role === "assistant") assistants++;
+				const result = textResult(message, minCandidateUnits);
+				if (!result) continue;
+				const found = lookup(known.get(result.units), message, result.blocks);
+				if (found?.packed) seen.push([message, found, assistants]);
+				else if (!found && wellFormed(result.blocks)) fresh.push([message, result.blocks, result.units, assistants]);
+				else if (!found) remember(result.units, message, result.blocks);
 			}
-			pack.admit(fresh.map(([, candidate]) => candidate), now()).forEach((admission, index) => {
-				const [message, candidate, units, after] = fresh[index];
-				// A failed archive keeps this message in full and is retried on the next request.
-				if (admission.kind === "failed") return warnings.warn(ctx, admission.error);
-				const entry = remember(units, candidate, admission.kind === "packed" ? admission : undefined);
-				if (entry.packed) seen.push([message, entry, after]);
-			});
+			if (fresh.length > 0) {
+				pack.admit(fresh.map(([message, blocks]) => candidateOf(message, blocks)), now()).forEach((admission, index) => {
+					const [message, blocks, units, after] = fresh[index];
+					// A failed archive keeps this message in full and is retried on the next request.
+					if (admission.kind === "failed") return warnings.warn(ctx, admission.error);
+					const entry = remember(units, message, blocks, admission.kind === "packed" ? admission : undefined);
+					if (entry.packed) seen.push([message, entry, after]);
+				});
+			}
 			// The walk ended at the first message: it counted every assistant message.
 			const handles = Uint32Array.from(seen, ([, entry]) => entry.packed!.handle);
 			const step = pack.onContext(assistants + 1, handles, Uint32Array.from(seen, ([, , after]) => after), now());
@@ -100,8 +117,8 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 	/** The current branch's candidates, for rebuilding an object that is missing (a fork, a resume) or damaged. */
 	const branchCandidates = (ctx: ExtensionContext): Candidate[] =>
 		(ctx.sessionManager.getBranch() as Array<{ type: string; message?: Message }>).flatMap((entry) => {
-			const [candidate] = candidateOf(entry.type === "message" ? entry.message : undefined, minCandidateUnits) ?? [];
-			return candidate && wellFormed(candidate.texts) ? [candidate] : [];
+			const result = entry.type === "message" ? textResult(entry.message, minCandidateUnits) : undefined;
+			return result && wellFormed(result.blocks) ? [candidateOf(entry.message!, result.blocks)] : [];
 		});
 
 	pi.registerTool({
