@@ -16,7 +16,9 @@
 //                 (every text length read, nothing else): what any handler pays to visit it
 //   before_provider_request, message_end and turn_end of that turn, and tool_result of a
 //   small bash result (not a reducer candidate); `Pi usage` is Pi's own ctx.getContextUsage()
-//   alone, which the Online Context Compact handler calls on every counted request
+//   alone, which the Online Context Compact handler calls on every counted request; `own` is
+//   the handler given that same answer at once; before_req is their sum; `Pi prompt` is Pi's
+//   ctx.getSystemPrompt() alone, which `own` includes (the handler reads it on every request)
 // Then the start cost: a fresh process per run, alternating with and without SoL-Pi, times
 // loading the extensions and creating and binding the session (the factory and the first
 // `session_start`); without SoL-Pi, an empty extension takes its place. One untimed pair of
@@ -109,7 +111,7 @@ async function measure(count, seed) {
 	session.agent.state.messages = messages;
 	const handlers = handlersOf(solPi);
 	const ctx = session.extensionRunner.createContext();
-	const figures = { walk: [], context: [], before: [], usage: [], messageEnd: [], turnEnd: [], toolResult: [] };
+	const figures = { walk: [], context: [], before: [], usage: [], own: [], prompt: [], messageEnd: [], turnEnd: [], toolResult: [] };
 	const contextEach = [];
 
 	let timestamp = 1_000_000;
@@ -122,13 +124,18 @@ async function measure(count, seed) {
 			return ms(start, now());
 		})();
 		const context = await dispatch(handlers.get("context"), { type: "context", messages: forHandlers }, ctx, timed ? contextEach : undefined);
-		const before = await dispatch(handlers.get("before_provider_request"), { type: "before_provider_request", payload: { model: "faux-1", messages: [] } }, ctx);
-		// Pi's own price of the context usage the OCC handler asks for on every counted request.
-		const usage = (() => {
-			const start = now();
-			ctx.getContextUsage();
-			return ms(start, now());
-		})();
+		// Pi's own price of the context usage the OCC handler asks for on every counted request,
+		// then the handler with that answer handed back at once: SoL-Pi's own part of the event.
+		const usageStart = now();
+		const usageValue = ctx.getContextUsage();
+		const usage = ms(usageStart, now());
+		const answered = Object.create(ctx, { getContextUsage: { value: () => usageValue } });
+		const own = await dispatch(handlers.get("before_provider_request"), { type: "before_provider_request", payload: { model: "faux-1", messages: [] } }, answered);
+		const before = own + usage;
+		// Pi's own price of the system prompt the handler reads on every counted request (part of `own`).
+		const promptStart = now();
+		ctx.getSystemPrompt();
+		const prompt = ms(promptStart, now());
 		const turn = assistantTurn(messages.length, timestamp++);
 		messages.push(turn);
 		session.sessionManager.appendMessage(turn);
@@ -153,6 +160,8 @@ async function measure(count, seed) {
 		figures.context.push(context);
 		figures.before.push(before);
 		figures.usage.push(usage);
+		figures.own.push(own);
+		figures.prompt.push(prompt);
 		figures.messageEnd.push(messageEnd);
 		figures.turnEnd.push(turnEnd);
 		figures.toolResult.push(toolResult);
@@ -173,14 +182,14 @@ async function measure(count, seed) {
 const pad = (value, width, digits = 3) => (typeof value === "number" ? value.toFixed(digits) : String(value)).padStart(width);
 
 console.log(`SoL-Pi handlers, all four mechanisms on, Pi ${piVersion}; median of ${requests} requests (ms)`);
-console.log("messages  text M  first req  walk     context  ctx/walk  before_req  (Pi usage)  message_end  turn_end  tool_result");
+console.log("messages  text M  first req  walk     context  ctx/walk  before_req  (Pi usage)  (own)  (Pi prompt)  message_end  turn_end  tool_result");
 let peak = 0;
 const breakdown = [];
 for (const [count, seed] of [[100, 1], [1_000, 2], [5_000, 3]]) {
 	const r = await measure(count, seed);
 	peak = Math.max(peak, r.rss);
 	console.log(
-		`${pad(String(count), 8)}  ${pad(r.megabytes, 6, 2)}  ${pad(r.firstMs, 9, 1)}  ${pad(r.walk, 7)}  ${pad(r.context, 7)}  ${pad(r.context / r.walk, 8, 2)}  ${pad(r.before, 10)}  ${pad(r.usage, 10)}  ${pad(r.messageEnd, 11)}  ${pad(r.turnEnd, 8)}  ${pad(r.toolResult, 11)}`,
+		`${pad(String(count), 8)}  ${pad(r.megabytes, 6, 2)}  ${pad(r.firstMs, 9, 1)}  ${pad(r.walk, 7)}  ${pad(r.context, 7)}  ${pad(r.context / r.walk, 8, 2)}  ${pad(r.before, 10)}  ${pad(r.usage, 10)}  ${pad(r.own, 5)}  ${pad(r.prompt, 11)}  ${pad(r.messageEnd, 11)}  ${pad(r.turnEnd, 8)}  ${pad(r.toolResult, 11)}`,
 	);
 	breakdown.push(`${count}: ${r.contextEach.map((value) => value.toFixed(3)).join(" + ")}`);
 }
