@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The full test command: sets everything up, then runs every check.
-#   Rust: fmt, clippy -D warnings, unit + property + snapshot tests (all features)
+#   Rust: fmt, clippy -D warnings, unit + property + snapshot tests (all features), then the
+#   library crates as published: docs without warnings and `cargo package` with verification
 #   Addon: the committed generated loader (index.js / index.d.ts) matches the build
 #   TypeScript: type check of the extension
 #   Per version of the Pi matrix: type check of the extension against that version's types,
@@ -21,6 +22,8 @@ echo "== cargo test"
 # random seeds with more cases, to look for new failures (commit what it finds to the
 # crate's proptest-regressions/).
 INSTA_UPDATE=no PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261201}" cargo test --workspace --all-features
+
+bash scripts/check-crates.sh
 
 echo "== generated addon loader is committed as built"
 if ! git diff --exit-code -- sol-napi/index.js sol-napi/index.d.ts; then

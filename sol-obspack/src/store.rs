@@ -86,7 +86,7 @@ pub enum StoreOutcome {
 }
 
 /// What is wrong with a stored observation. The `Display` text is a lower-case phrase
-/// that fits in "Stored observation <id> is damaged (<damage>)".
+/// that fits in `"Stored observation <id> is damaged (<damage>)"`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, thiserror::Error)]
 pub enum Damage {
     /// The object is there but its record is not (a crash between the two writes).
