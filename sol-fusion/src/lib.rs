@@ -85,6 +85,21 @@
 //!
 //! In Pi the success block is a separate text content block after the mutation's own
 //! blocks; a harness with plain-text observations can join them as above.
+//!
+//! # One dependency
+//!
+//! The `sol-core` types (and `camino` paths, where they appear) of this crate's signatures are
+//! re-exported, so a host needs no other dependency line for them:
+//!
+//! ```
+//! use sol_fusion::sol_core::StepAccount;
+//! let nothing_yet = StepAccount::default();
+//! assert!(nothing_yet.is_empty());
+//! ```
+
+// The crates our public signatures use, so that one dependency line is enough.
+#[doc(no_inline)]
+pub use sol_core;
 
 pub mod fused;
 pub mod guard;

@@ -79,6 +79,24 @@
 //! ```
 //!
 //! [`store`] shows the archive over a `FileSystem`.
+//!
+//! # One dependency
+//!
+//! The `sol-core` types (and `camino` paths, where they appear) of this crate's signatures are
+//! re-exported, so a host needs no other dependency line for them:
+//!
+//! ```
+//! use sol_obspack::camino::Utf8Path;
+//! use sol_obspack::sol_core::StepAccount;
+//! assert_eq!(Utf8Path::new("sol-pi/observation-pack").file_name(), Some("observation-pack"));
+//! assert!(StepAccount::default().is_empty());
+//! ```
+
+// The crates our public signatures use, so that one dependency line is enough.
+#[doc(no_inline)]
+pub use camino;
+#[doc(no_inline)]
+pub use sol_core;
 
 pub mod ledger;
 pub mod observation;

@@ -109,6 +109,21 @@
 //! assert_eq!(occ.state().native_compaction_count, 1);
 //! # Ok::<(), PlanToolError>(())
 //! ```
+//!
+//! # One dependency
+//!
+//! The `sol-core` types (and `camino` paths, where they appear) of this crate's signatures are
+//! re-exported, so a host needs no other dependency line for them:
+//!
+//! ```
+//! use sol_occ::sol_core::message::AgentMessage;
+//! let message = AgentMessage::from_value(serde_json::json!({"role": "user", "content": "hi", "timestamp": 1}));
+//! assert!(matches!(message, AgentMessage::User(_)));
+//! ```
+
+// The crates our public signatures use, so that one dependency line is enough.
+#[doc(no_inline)]
+pub use sol_core;
 
 pub mod economics;
 pub mod estimate;

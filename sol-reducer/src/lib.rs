@@ -102,6 +102,24 @@
 //! let kinds: Vec<_> = session.entries().iter().map(|e| e.data["kind"].clone()).collect();
 //! assert_eq!(kinds, ["candidate", "provider_response", "applied"]);
 //! ```
+//!
+//! # One dependency
+//!
+//! The `sol-core` types (and `camino` paths, where they appear) of this crate's signatures are
+//! re-exported, so a host needs no other dependency line for them:
+//!
+//! ```
+//! use sol_reducer::camino::Utf8Path;
+//! use sol_reducer::sol_core::StepAccount;
+//! assert_eq!(Utf8Path::new("/tmp/pi-bash-1.log").extension(), Some("log"));
+//! assert!(StepAccount::default().is_empty());
+//! ```
+
+// The crates our public signatures use, so that one dependency line is enough.
+#[doc(no_inline)]
+pub use camino;
+#[doc(no_inline)]
+pub use sol_core;
 
 pub mod archive;
 pub mod cache;
