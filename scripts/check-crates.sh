@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The five library crates as they would be published: their API docs build without a warning,
-# and `cargo package` assembles each one and builds it from its .crate alone (the workspace's
+# each README example runs as the program of a new project with one dependency line, and
+# `cargo package` assembles each one and builds it from its .crate alone (the workspace's
 # crates resolve from the packages just made, everything else from the registry). Uncommitted
 # changes are packaged as they are, so the check holds for the tree being tested.
 # sol-napi (the addon) and sol-testkit (test support) are never published.
@@ -22,4 +23,32 @@ for crate in sol-core sol-fusion sol-obspack sol-reducer sol-occ; do
 	done
 	if grep -q '^tests/' <<<"$files"; then echo "$crate: the package holds tests/, which read ../fixtures" >&2; exit 1; fi
 done
-echo "crates: docs and packages of sol-core, sol-fusion, sol-obspack, sol-reducer, sol-occ are fine"
+# A Rust host outside the workspace: a new cargo project whose only dependency line is the
+# crate, and whose program is the crate README's example (its asserts are the check). The
+# workspace's lock file pins the same versions of everything else.
+outside="$(mktemp -d)"
+trap 'rm -rf "$outside"' EXIT
+for crate in sol-core sol-fusion sol-obspack sol-reducer sol-occ; do
+	echo "== the $crate README example in a project of its own"
+	project="$outside/$crate-host"
+	mkdir -p "$project/src"
+	cat >"$project/Cargo.toml" <<-TOML
+		[package]
+		name = "${crate}-host"
+		version = "0.0.0"
+		edition = "2024"
+		publish = false
+
+		[dependencies]
+		$crate = { path = "$root/$crate" }
+	TOML
+	{
+		echo "fn main() {"
+		# The first rust block of the README; a doctest's hidden lines (starting '# ') are part of it.
+		awk '/^```rust/ { inside = 1; next } /^```/ { if (inside) exit } inside' "$root/$crate/README.md" | sed -E 's/^# (.*)$/\1/; s/^#$//'
+		echo "}"
+	} >"$project/src/main.rs"
+	cp "$root/Cargo.lock" "$project/Cargo.lock"
+	(cd "$project" && CARGO_TARGET_DIR="$root/target/outside-hosts" cargo run --quiet)
+done
+echo "crates: docs, packages and README examples of sol-core, sol-fusion, sol-obspack, sol-reducer, sol-occ are fine"

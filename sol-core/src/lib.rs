@@ -58,6 +58,9 @@ pub mod testing;
 pub mod tui;
 
 pub use account::StepAccount;
+// The crates our public signatures use (paths, JSON values), so a host needs no other line.
+#[doc(no_inline)]
+pub use camino;
 pub use config::{
     CONFIG_FILE_NAME, ConfigError, ConfigSearch, ConfigSource, LoadedConfig, MAX_CONFIG_BYTES,
     Mechanism, PROJECT_CONFIG_DIR, SolPiConfig, load_config, parse_config, validate_config,
@@ -68,3 +71,5 @@ pub use ports::{
     ModelRequest, SessionStore, SessionStoreError, Shell, ShellError, ShellExit, ShellOutcome,
     ShellRequest,
 };
+#[doc(no_inline)]
+pub use serde_json;

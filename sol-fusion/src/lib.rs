@@ -99,6 +99,8 @@
 
 // The crates our public signatures use, so that one dependency line is enough.
 #[doc(no_inline)]
+pub use serde_json;
+#[doc(no_inline)]
 pub use sol_core;
 
 pub mod fused;

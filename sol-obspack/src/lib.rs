@@ -96,6 +96,8 @@
 #[doc(no_inline)]
 pub use camino;
 #[doc(no_inline)]
+pub use serde_json;
+#[doc(no_inline)]
 pub use sol_core;
 
 pub mod ledger;
