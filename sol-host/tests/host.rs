@@ -20,6 +20,8 @@ mod os_shell;
 #[cfg(unix)]
 #[path = "host/parity.rs"]
 mod parity;
+#[path = "host/readme.rs"]
+mod readme;
 #[cfg(unix)]
 #[path = "host/storage.rs"]
 mod storage;
