@@ -67,7 +67,7 @@
 //!
 //! // 4. It runs the command and reports back.
 //! let mutation_text = "Successfully wrote 13 bytes to src/main loop.rs";
-//! let (is_error, exit_code, output) = (false, Some(0.0), "Finished `dev` profile");
+//! let (is_error, exit_code, output) = (false, Some(0), "Finished `dev` profile");
 //!
 //! // 5. Build the combined observation the model receives.
 //! let observation = match text::classify_command(is_error, exit_code) {

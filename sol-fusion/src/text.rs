@@ -7,7 +7,7 @@
 //! ```
 //! use sol_fusion::text::{self, CommandOutcome};
 //!
-//! assert_eq!(text::classify_command(false, Some(0.0)), CommandOutcome::Succeeded);
+//! assert_eq!(text::classify_command(false, Some(0)), CommandOutcome::Succeeded);
 //! assert_eq!(text::succeeded_block("ok"), "[then_run:succeeded]\nok");
 //! assert_eq!(
 //!     text::failed_text("Successfully wrote 12 bytes to a.txt", ""),
@@ -128,11 +128,11 @@ pub enum CommandOutcome {
     Failed,
 }
 
-/// Classifies a returned bash result from its `isError` flag (absent counts as `false`)
-/// and its structured exit code, if any. The output text is never inspected: a command
+/// Classifies a returned command result from its error flag (Pi's `isError`; absent counts
+/// as `false`) and its exit code, if any. The output text is never inspected: a command
 /// that prints "error" but exits 0 succeeded.
-pub fn classify_command(is_error: bool, exit_code: Option<f64>) -> CommandOutcome {
-    let non_zero_exit = exit_code.is_some_and(|code| code != 0.0);
+pub fn classify_command(is_error: bool, exit_code: Option<i32>) -> CommandOutcome {
+    let non_zero_exit = exit_code.is_some_and(|code| code != 0);
     if is_error || non_zero_exit {
         CommandOutcome::Failed
     } else {
