@@ -8,6 +8,9 @@
 //!
 //! - [`path`]: which absolute file a tool call targets, from `@` mentions, `file://` URLs,
 //!   `~` and Windows shell drive paths ([`path::resolve_tool_path`]);
+//! - [`driver`]: one fused call run to its end for a synchronous Rust host, over a small
+//!   trait the host implements ([`driver::FusionHost`]), with the command over the
+//!   [`sol_core::Shell`] port ([`driver::ShellCommands`], [`driver::run_with_shell`]);
 //! - [`fused`]: one fused call as a state machine without I/O ([`fused::FusedCall`]): the
 //!   host reports each I/O result and gets the next effect, down to the result or error
 //!   and what the call saved;
@@ -102,7 +105,10 @@
 pub use serde_json;
 #[doc(no_inline)]
 pub use sol_core;
+#[doc(no_inline)]
+pub use sol_core::camino;
 
+pub mod driver;
 pub mod fused;
 pub mod guard;
 pub mod path;

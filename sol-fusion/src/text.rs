@@ -212,3 +212,34 @@ pub fn inert_warning(tool_name: &str) -> String {
          then_run still work."
     )
 }
+
+/// The last line of a command that was stopped because the user aborted it.
+pub const ABORTED: &str = "Command aborted";
+
+/// The output of a command followed by a blank line and its `status` line (the status
+/// alone when there is no output; one final line break of the output is dropped). Used by
+/// [`crate::driver::ShellCommands`] for every command that did not exit 0.
+pub fn with_status(output: &str, status: &str) -> String {
+    let output = output.strip_suffix('\n').unwrap_or(output);
+    if output.is_empty() {
+        status.to_owned()
+    } else {
+        format!("{output}\n\n{status}")
+    }
+}
+
+/// The status line of a command that exited with a non-zero `code`, in the form Pi's bash
+/// uses (the reducer reads it as the exit status).
+pub fn exited_with_code(code: i32) -> String {
+    format!("Command exited with code {code}")
+}
+
+/// The status line of a command that ended without an exit code.
+pub fn ended_without_code() -> &'static str {
+    "Command ended without an exit code (stopped by a signal)"
+}
+
+/// The status line of a command stopped by its timeout, in seconds as Pi's bash writes it.
+pub fn timed_out(after: std::time::Duration) -> String {
+    format!("Command timed out after {} seconds", after.as_secs_f64())
+}

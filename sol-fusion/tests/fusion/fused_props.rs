@@ -21,14 +21,14 @@ const CTX: PathContext<'static> = PathContext {
 
 /// One scripted run: what the host would report for each effect.
 #[derive(Debug, Clone)]
-struct Script {
-    fused: bool,
-    error_results_kept: bool,
-    nested: bool,
-    mutation: MutationResult,
-    before: TargetLook,
-    after: TargetLook,
-    command: CommandResult,
+pub(crate) struct Script {
+    pub(crate) fused: bool,
+    pub(crate) error_results_kept: bool,
+    pub(crate) nested: bool,
+    pub(crate) mutation: MutationResult,
+    pub(crate) before: TargetLook,
+    pub(crate) after: TargetLook,
+    pub(crate) command: CommandResult,
 }
 
 fn texts() -> impl Strategy<Value = Vec<String>> {
@@ -66,7 +66,7 @@ fn command() -> impl Strategy<Value = CommandResult> {
     ]
 }
 
-fn script() -> impl Strategy<Value = Script> {
+pub(crate) fn script() -> impl Strategy<Value = Script> {
     (
         any::<bool>(),
         any::<bool>(),
@@ -90,7 +90,12 @@ fn script() -> impl Strategy<Value = Script> {
 }
 
 fn start(script: &Script) -> (FusedCall, Effect) {
-    FusedCall::start(&FusedCallRequest {
+    FusedCall::start(&request(script))
+}
+
+/// The request of a scripted run.
+pub(crate) fn request(script: &Script) -> FusedCallRequest<'static> {
+    FusedCallRequest {
         path: "a.txt",
         then_run_json: script
             .fused
@@ -100,17 +105,17 @@ fn start(script: &Script) -> (FusedCall, Effect) {
             error_results_kept: script.error_results_kept,
         },
         parent_tool_call_id: script.nested.then_some("cm1"),
-    })
+    }
 }
 
 /// What the machine asked for, and how it ended.
 #[derive(Debug)]
-struct Run {
-    effects: Vec<Effect>,
-    finish: Finish,
+pub(crate) struct Run {
+    pub(crate) effects: Vec<Effect>,
+    pub(crate) finish: Finish,
 }
 
-fn drive(script: &Script) -> Run {
+pub(crate) fn drive(script: &Script) -> Run {
     let (mut call, mut effect) = start(script);
     let mut effects = Vec::new();
     let mut digests = 0;
