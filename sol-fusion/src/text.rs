@@ -169,7 +169,12 @@ pub enum MutationTool {
     Write,
 }
 
-/// The schema description of the `then_run` object, as the model reads it.
+/// The name Pi's schema descriptions give the follow-up command's shell, the default of
+/// the `_with` descriptions.
+pub const SHELL_NAME: &str = "bash";
+
+/// The schema description of the `then_run` object, as the model reads it, for Pi's
+/// [`SHELL_NAME`].
 pub fn then_run_description(tool: MutationTool) -> &'static str {
     match tool {
         MutationTool::Edit => {
@@ -186,10 +191,37 @@ pub fn then_run_description(tool: MutationTool) -> &'static str {
     }
 }
 
-/// The schema description of `then_run.command`.
+/// [`then_run_description`] for a harness whose commands run in another shell: `shell`
+/// (such as `sh` or `PowerShell`) takes the place of `bash`, with control characters as
+/// spaces. With [`SHELL_NAME`] it is Pi's text.
+pub fn then_run_description_with(tool: MutationTool, shell: &str) -> String {
+    then_run_description(tool).replacen(
+        "this bash command",
+        &format!("this {} command", one_line(shell)),
+        1,
+    )
+}
+
+/// The schema description of `then_run.command`, for Pi's [`SHELL_NAME`].
 pub fn command_description() -> &'static str {
     "The bash command to run in the working directory once the file change has succeeded \
      (at most 65536 bytes, no NUL characters)."
+}
+
+/// [`command_description`] with `shell` in the place of `bash`, as
+/// [`then_run_description_with`].
+pub fn command_description_with(shell: &str) -> String {
+    command_description().replacen(
+        "The bash command",
+        &format!("The {} command", one_line(shell)),
+        1,
+    )
+}
+
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 /// The schema description of `then_run.timeout`.
@@ -202,10 +234,7 @@ pub fn timeout_description() -> &'static str {
 /// Control characters in `tool_name` (line breaks included) become spaces so that the
 /// warning stays on one line.
 pub fn inert_warning(tool_name: &str) -> String {
-    let tool: String = tool_name
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let tool = one_line(tool_name);
     format!(
         "{MECHANISM_LABEL} is inactive for {tool}: the active {tool} tool no longer accepts then_run \
          (another extension or a later registration replaced it); plain {tool} calls without \

@@ -138,3 +138,21 @@ fn the_inert_warning_is_one_line() {
     assert!(!warning.contains('\n'), "{warning}");
     assert!(warning.contains("then_run"));
 }
+
+#[test]
+fn pis_shell_name_gives_pis_descriptions() {
+    for tool in [MutationTool::Edit, MutationTool::Write] {
+        assert_eq!(
+            text::then_run_description_with(tool, text::SHELL_NAME),
+            text::then_run_description(tool)
+        );
+        let other = text::then_run_description_with(tool, "zsh\n");
+        assert!(other.contains("run this zsh  command"), "{other}");
+        assert!(!other.contains("bash"), "{other}");
+    }
+    assert_eq!(
+        text::command_description_with(text::SHELL_NAME),
+        text::command_description()
+    );
+    assert!(text::command_description_with("sh").starts_with("The sh command to run"));
+}
