@@ -115,11 +115,14 @@ impl<'a> ShellCommands<'a> {
     /// - a timeout or an abort: the command gave no result, its output followed by
     ///   [`text::timed_out`] or [`text::ABORTED`];
     /// - a shell that could not run it: the shell's error.
+    ///
+    /// When the shell kept only the end of the output, the output starts with
+    /// [`text::output_dropped`].
     pub fn run(&self, command: &str, timeout: Option<Duration>) -> CommandResult {
         let request = ShellRequest {
             command: command.to_owned(),
             cwd: self.cwd.clone(),
-            timeout_seconds: timeout.map(whole_seconds),
+            timeout,
         };
         let outcome = match self.shell.run(&request) {
             Ok(outcome) => outcome,
@@ -129,7 +132,15 @@ impl<'a> ShellCommands<'a> {
                 };
             }
         };
-        let output = outcome.output;
+        let output = if outcome.dropped_bytes > 0 {
+            format!(
+                "{}\n{}",
+                text::output_dropped(outcome.dropped_bytes),
+                outcome.output
+            )
+        } else {
+            outcome.output
+        };
         match outcome.exit {
             ShellExit::Code(0) => CommandResult::Returned {
                 texts: vec![output],
@@ -146,24 +157,14 @@ impl<'a> ShellCommands<'a> {
                 is_error: true,
                 exit_code: None,
             },
-            ShellExit::TimedOut { after_seconds } => CommandResult::Threw {
-                message: text::with_status(
-                    &output,
-                    &text::timed_out(Duration::from_secs(u64::from(after_seconds))),
-                ),
+            ShellExit::TimedOut { after } => CommandResult::Threw {
+                message: text::with_status(&output, &text::timed_out(after)),
             },
             ShellExit::Aborted => CommandResult::Threw {
                 message: text::with_status(&output, text::ABORTED),
             },
         }
     }
-}
-
-/// A timeout for a shell that counts whole seconds: rounded up, so it never ends sooner than
-/// asked, and at most `u32::MAX`.
-fn whole_seconds(timeout: Duration) -> u32 {
-    let seconds = timeout.as_secs() + u64::from(timeout.subsec_nanos() > 0);
-    u32::try_from(seconds).unwrap_or(u32::MAX)
 }
 
 impl FusionHost for ShellCommandsHost<'_, '_> {

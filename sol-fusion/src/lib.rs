@@ -107,6 +107,10 @@ pub use serde_json;
 pub use sol_core;
 #[doc(no_inline)]
 pub use sol_core::camino;
+/// The real ports over the operating system (`host::OsFileSystem`, ...), for a Rust host
+/// that adds this crate with `features = ["host"]`; the mechanism itself never uses them.
+#[cfg(feature = "host")]
+pub use sol_host as host;
 
 pub mod driver;
 pub mod fused;

@@ -272,3 +272,9 @@ pub fn ended_without_code() -> &'static str {
 pub fn timed_out(after: std::time::Duration) -> String {
     format!("Command timed out after {} seconds", after.as_secs_f64())
 }
+
+/// The line before a command's output when the shell kept only its end: how many bytes
+/// came before.
+pub fn output_dropped(bytes: u64) -> String {
+    format!("[the first {bytes} bytes of the output were not kept]")
+}

@@ -108,6 +108,7 @@ fn outcome(output: &str, exit: ShellExit) -> ShellOutcome {
     ShellOutcome {
         output: output.to_owned(),
         exit,
+        dropped_bytes: 0,
     }
 }
 
@@ -135,13 +136,12 @@ fn a_command_that_exits_0_succeeds_and_runs_in_the_hosts_folder() {
     );
     assert!(notice);
     assert_eq!(account.requests_avoided, 1);
-    // A shell that counts whole seconds gets the timeout rounded up: never shorter.
     assert_eq!(
         shell.requests(),
         [ShellRequest {
             command: "cargo test".to_owned(),
             cwd: "/work/app".into(),
-            timeout_seconds: Some(2),
+            timeout: Some(Duration::from_millis(1500)),
         }]
     );
     assert_eq!(shell.remaining(), 0);
@@ -240,12 +240,25 @@ fn shell_results() -> Vec<(&'static str, CommandResult)> {
             run(
                 Ok(outcome(
                     "waiting...\n",
-                    ShellExit::TimedOut { after_seconds: 30 },
+                    ShellExit::TimedOut {
+                        after: Duration::from_millis(2500),
+                    },
                 )),
-                Some(Duration::from_secs(30)),
+                Some(Duration::from_millis(2500)),
             ),
         ),
         ("aborted", run(Ok(outcome("", ShellExit::Aborted)), None)),
+        (
+            "exit 1, the end of a long output",
+            run(
+                Ok(ShellOutcome {
+                    output: "error: 2 tests failed\n".to_owned(),
+                    exit: ShellExit::Code(1),
+                    dropped_bytes: 120_000,
+                }),
+                None,
+            ),
+        ),
         (
             "shell unavailable",
             run(
@@ -285,6 +298,7 @@ fn shell_outcomes_become_command_results() {
             ("no code", Some(Failed)),
             ("timed out", None),
             ("aborted", None),
+            ("exit 1, the end of a long output", Some(Failed)),
             ("shell unavailable", None),
         ]
     );
@@ -295,7 +309,7 @@ fn shell_outcomes_become_command_results() {
             CommandResult::Threw { .. } => None,
         })
         .collect();
-    assert_eq!(exit_codes, [Some(0), Some(2), Some(1), None]);
+    assert_eq!(exit_codes, [Some(0), Some(2), Some(1), None, Some(1)]);
 }
 
 /// The texts the model reads for each way a command over the `Shell` port can end.
@@ -312,17 +326,4 @@ fn shell_command_texts() {
         })
         .collect();
     assert_text_snapshot!("shell_command_texts", texts.join("\n---\n"));
-}
-
-#[test]
-fn whole_second_timeouts_round_up_and_saturate() {
-    let asked = |timeout: Duration| {
-        let shell = ScriptedShell::new().with_outcome(outcome("", ShellExit::Code(0)));
-        ShellCommands::new(&shell, "/w").run("true", Some(timeout));
-        shell.requests()[0].timeout_seconds
-    };
-    assert_eq!(asked(Duration::from_nanos(1)), Some(1));
-    assert_eq!(asked(Duration::from_secs(30)), Some(30));
-    assert_eq!(asked(Duration::from_millis(30_001)), Some(31));
-    assert_eq!(asked(Duration::from_secs(u64::MAX)), Some(u32::MAX));
 }
