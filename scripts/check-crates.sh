@@ -32,6 +32,11 @@ for crate in sol-core sol-fusion sol-obspack sol-reducer sol-occ; do
 	echo "== the $crate README example in a project of its own"
 	project="$outside/$crate-host"
 	mkdir -p "$project/src"
+	# The first rust block of the README; a doctest's hidden lines (starting '# ') are part of it.
+	block=$(awk '/^```rust/ { inside = 1; next } /^```/ { if (inside) exit } inside' "$root/$crate/README.md" | sed -E 's/^# (.*)$/\1/; s/^#$//')
+	# A block that uses the real ports (`<crate>::host::`) gets the crate's `host` feature.
+	features=""
+	if grep -q '::host::' <<<"$block"; then features=', features = ["host"]'; fi
 	cat >"$project/Cargo.toml" <<-TOML
 		[package]
 		name = "${crate}-host"
@@ -40,15 +45,24 @@ for crate in sol-core sol-fusion sol-obspack sol-reducer sol-occ; do
 		publish = false
 
 		[dependencies]
-		$crate = { path = "$root/$crate" }
+		$crate = { path = "$root/$crate"$features }
 	TOML
-	{
-		echo "fn main() {"
-		# The first rust block of the README; a doctest's hidden lines (starting '# ') are part of it.
-		awk '/^```rust/ { inside = 1; next } /^```/ { if (inside) exit } inside' "$root/$crate/README.md" | sed -E 's/^# (.*)$/\1/; s/^#$//'
-		echo "}"
-	} >"$project/src/main.rs"
+	# A block with its own `fn main` is a whole program; any other is the body of one.
+	if grep -q '^fn main' <<<"$block"; then
+		printf '%s\n' "$block" >"$project/src/main.rs"
+	else
+		printf 'fn main() {\n%s\n}\n' "$block" >"$project/src/main.rs"
+	fi
 	cp "$root/Cargo.lock" "$project/Cargo.lock"
 	(cd "$project" && CARGO_TARGET_DIR="$root/target/outside-hosts" cargo run --quiet)
+done
+# Every example with a committed `<name>.stdout` beside it prints exactly that.
+for crate in sol-core sol-fusion sol-obspack sol-reducer sol-occ; do
+	for expected in "$root/$crate"/examples/*.stdout; do
+		[ -e "$expected" ] || continue
+		name="$(basename "$expected" .stdout)"
+		echo "== the $crate example $name prints examples/$name.stdout"
+		cargo run --quiet --locked -p "$crate" --all-features --example "$name" | diff -u "$expected" -
+	done
 done
 echo "crates: docs, packages and README examples of sol-core, sol-fusion, sol-obspack, sol-reducer, sol-occ are fine"
