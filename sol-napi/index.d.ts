@@ -555,6 +555,11 @@ export declare function obsTexts(): ObsTexts
 
 /** Fixed texts of ObservationPack for the tool and the TUI. */
 export interface ObsTexts {
+  /**
+   * The recall tool's name (Pi's default, `obs_recall`): the name the placeholders and
+   * pages give it.
+   */
+  toolName: string
   /** `obs_recall` label. */
   toolLabel: string
   /** `obs_recall` description. */

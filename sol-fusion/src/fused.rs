@@ -39,12 +39,14 @@
 //! assert_eq!(call.step(Input::Digest(look.clone())), Effect::YieldTurn);
 //! assert!(matches!(call.step(Input::TurnYielded), Effect::Digest { .. }));
 //! assert!(matches!(call.step(Input::Digest(look)), Effect::RunCommand { .. }));
-//! let done = call.step(Input::Command(CommandResult::Returned { texts: vec!["ok".to_owned()], is_error: false, exit_code: Some(0.0) }));
+//! let done = call.step(Input::Command(CommandResult::Returned { texts: vec!["ok".to_owned()], is_error: false, exit_code: Some(0) }));
 //! let Effect::Finish(Finish::Return { append, notice, account }) = done else { unreachable!() };
 //! assert_eq!(append, ["[then_run:succeeded]\nok"]);
 //! assert!(notice);
 //! assert_eq!(account.requests_avoided, 1);
 //! ```
+
+use std::time::Duration;
 
 use sol_core::StepAccount;
 
@@ -95,22 +97,68 @@ pub enum MutationResult {
 }
 
 /// What the host reports after running the command.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommandResult {
-    /// The bash tool returned a result.
+    /// The command ran and the host has its result.
     Returned {
-        /// The `text` of each text block.
+        /// The output texts, in order (Pi: the `text` of each text block).
         texts: Vec<String>,
-        /// The result's `isError`.
+        /// Whether the host flags the result as an error (Pi: `isError`).
         is_error: bool,
-        /// `structuredContent.exit_code`, when present.
-        exit_code: Option<f64>,
+        /// The command's exit code, when the host knows it (Pi 1.x:
+        /// `structuredContent.exit_code`). A non-zero code is a failure.
+        exit_code: Option<i32>,
     },
-    /// The bash tool threw (a timeout, an abort, or a non-zero exit on Pi 0.84.2).
+    /// The command did not give a result: it was stopped (a timeout, an abort) or could not
+    /// run (Pi's bash throws for these, and for a non-zero exit on Pi 0.84.2).
     Threw {
-        /// The message.
+        /// What happened.
         message: String,
     },
+}
+
+impl CommandResult {
+    /// A result Pi's bash tool returned, whose `structuredContent.exit_code` is a JavaScript
+    /// number. A whole number in `i32` range is the exit code; any other number (a
+    /// fraction, beyond `i32`, not finite) is not zero, so it counts as a failure: the
+    /// result keeps no code and is flagged as an error. The classification is the one of a
+    /// number compared with 0.
+    ///
+    /// ```
+    /// use sol_fusion::fused::CommandResult;
+    ///
+    /// let texts = vec!["ok".to_owned()];
+    /// assert_eq!(
+    ///     CommandResult::from_pi_bash(texts.clone(), false, Some(2.0)),
+    ///     CommandResult::Returned { texts: texts.clone(), is_error: false, exit_code: Some(2) }
+    /// );
+    /// assert_eq!(
+    ///     CommandResult::from_pi_bash(texts.clone(), false, Some(0.5)),
+    ///     CommandResult::Returned { texts, is_error: true, exit_code: None }
+    /// );
+    /// ```
+    pub fn from_pi_bash(texts: Vec<String>, is_error: bool, exit_code: Option<f64>) -> Self {
+        let (exit_code, is_error) = match exit_code {
+            None => (None, is_error),
+            Some(number) => match whole_i32(number) {
+                Some(code) => (Some(code), is_error),
+                None => (None, true),
+            },
+        };
+        CommandResult::Returned {
+            texts,
+            is_error,
+            exit_code,
+        }
+    }
+}
+
+/// `number` as an `i32` when it is a whole number in range (`-0.0` is 0).
+fn whole_i32(number: f64) -> Option<i32> {
+    let in_range = number >= f64::from(i32::MIN) && number <= f64::from(i32::MAX);
+    // The cast is exact: the number is whole and in range.
+    #[allow(clippy::cast_possible_truncation)]
+    (in_range && number.fract() == 0.0).then_some(number as i32)
 }
 
 /// One I/O result the host feeds in.
@@ -144,11 +192,14 @@ pub enum Effect {
     },
     /// Let the event loop turn once before the next look.
     YieldTurn,
-    /// Run the command through the host's bash tool.
+    /// Run the command through the host's shell (Pi: its bash tool).
     RunCommand {
         /// The command, unchanged.
         command: String,
-        /// The timeout in seconds, when given.
+        /// The timeout, when given ([`ThenRun::timeout`]).
+        timeout: Option<Duration>,
+        /// The same timeout as the number of seconds the model wrote
+        /// ([`ThenRun::timeout_seconds`]), for a shell that takes that number.
         timeout_seconds: Option<f64>,
     },
     /// The call is over.
@@ -326,10 +377,12 @@ impl FusedCall {
                 self.state = State::Commanding;
                 let then_run = self.then_run.clone().unwrap_or_else(|| ThenRun {
                     command: String::new(),
+                    timeout: None,
                     timeout_seconds: None,
                 });
                 Effect::RunCommand {
                     command: then_run.command,
+                    timeout: then_run.timeout,
                     timeout_seconds: then_run.timeout_seconds,
                 }
             }

@@ -8,6 +8,9 @@
 //!
 //! - [`path`]: which absolute file a tool call targets, from `@` mentions, `file://` URLs,
 //!   `~` and Windows shell drive paths ([`path::resolve_tool_path`]);
+//! - [`driver`]: one fused call run to its end for a synchronous Rust host, over a small
+//!   trait the host implements ([`driver::FusionHost`]), with the command over the
+//!   [`sol_core::Shell`] port ([`driver::ShellCommands`], [`driver::run_with_shell`]);
 //! - [`fused`]: one fused call as a state machine without I/O ([`fused::FusedCall`]): the
 //!   host reports each I/O result and gets the next effect, down to the result or error
 //!   and what the call saved;
@@ -67,7 +70,7 @@
 //!
 //! // 4. It runs the command and reports back.
 //! let mutation_text = "Successfully wrote 13 bytes to src/main loop.rs";
-//! let (is_error, exit_code, output) = (false, Some(0.0), "Finished `dev` profile");
+//! let (is_error, exit_code, output) = (false, Some(0), "Finished `dev` profile");
 //!
 //! // 5. Build the combined observation the model receives.
 //! let observation = match text::classify_command(is_error, exit_code) {
@@ -102,11 +105,14 @@
 pub use serde_json;
 #[doc(no_inline)]
 pub use sol_core;
+#[doc(no_inline)]
+pub use sol_core::camino;
 /// The real ports over the operating system (`host::OsFileSystem`, ...), for a Rust host
 /// that adds this crate with `features = ["host"]`; the mechanism itself never uses them.
 #[cfg(feature = "host")]
 pub use sol_host as host;
 
+pub mod driver;
 pub mod fused;
 pub mod guard;
 pub mod path;
@@ -144,7 +150,8 @@ impl FusionError {
     }
 }
 
-/// The README example, compiled and run as a doctest so that it cannot drift.
-#[cfg(doctest)]
+/// The README examples, compiled and run as doctests so that they cannot drift (the first
+/// is the host example, which uses the real ports of the `host` feature).
+#[cfg(all(doctest, feature = "host"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

@@ -7,7 +7,7 @@
 //! ```
 //! use sol_fusion::text::{self, CommandOutcome};
 //!
-//! assert_eq!(text::classify_command(false, Some(0.0)), CommandOutcome::Succeeded);
+//! assert_eq!(text::classify_command(false, Some(0)), CommandOutcome::Succeeded);
 //! assert_eq!(text::succeeded_block("ok"), "[then_run:succeeded]\nok");
 //! assert_eq!(
 //!     text::failed_text("Successfully wrote 12 bytes to a.txt", ""),
@@ -128,11 +128,11 @@ pub enum CommandOutcome {
     Failed,
 }
 
-/// Classifies a returned bash result from its `isError` flag (absent counts as `false`)
-/// and its structured exit code, if any. The output text is never inspected: a command
+/// Classifies a returned command result from its error flag (Pi's `isError`; absent counts
+/// as `false`) and its exit code, if any. The output text is never inspected: a command
 /// that prints "error" but exits 0 succeeded.
-pub fn classify_command(is_error: bool, exit_code: Option<f64>) -> CommandOutcome {
-    let non_zero_exit = exit_code.is_some_and(|code| code != 0.0);
+pub fn classify_command(is_error: bool, exit_code: Option<i32>) -> CommandOutcome {
+    let non_zero_exit = exit_code.is_some_and(|code| code != 0);
     if is_error || non_zero_exit {
         CommandOutcome::Failed
     } else {
@@ -169,7 +169,12 @@ pub enum MutationTool {
     Write,
 }
 
-/// The schema description of the `then_run` object, as the model reads it.
+/// The name Pi's schema descriptions give the follow-up command's shell, the default of
+/// the `_with` descriptions.
+pub const SHELL_NAME: &str = "bash";
+
+/// The schema description of the `then_run` object, as the model reads it, for Pi's
+/// [`SHELL_NAME`].
 pub fn then_run_description(tool: MutationTool) -> &'static str {
     match tool {
         MutationTool::Edit => {
@@ -186,10 +191,37 @@ pub fn then_run_description(tool: MutationTool) -> &'static str {
     }
 }
 
-/// The schema description of `then_run.command`.
+/// [`then_run_description`] for a harness whose commands run in another shell: `shell`
+/// (such as `sh` or `PowerShell`) takes the place of `bash`, with control characters as
+/// spaces. With [`SHELL_NAME`] it is Pi's text.
+pub fn then_run_description_with(tool: MutationTool, shell: &str) -> String {
+    then_run_description(tool).replacen(
+        "this bash command",
+        &format!("this {} command", one_line(shell)),
+        1,
+    )
+}
+
+/// The schema description of `then_run.command`, for Pi's [`SHELL_NAME`].
 pub fn command_description() -> &'static str {
     "The bash command to run in the working directory once the file change has succeeded \
      (at most 65536 bytes, no NUL characters)."
+}
+
+/// [`command_description`] with `shell` in the place of `bash`, as
+/// [`then_run_description_with`].
+pub fn command_description_with(shell: &str) -> String {
+    command_description().replacen(
+        "The bash command",
+        &format!("The {} command", one_line(shell)),
+        1,
+    )
+}
+
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 /// The schema description of `then_run.timeout`.
@@ -202,13 +234,47 @@ pub fn timeout_description() -> &'static str {
 /// Control characters in `tool_name` (line breaks included) become spaces so that the
 /// warning stays on one line.
 pub fn inert_warning(tool_name: &str) -> String {
-    let tool: String = tool_name
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let tool = one_line(tool_name);
     format!(
         "{MECHANISM_LABEL} is inactive for {tool}: the active {tool} tool no longer accepts then_run \
          (another extension or a later registration replaced it); plain {tool} calls without \
          then_run still work."
     )
+}
+
+/// The last line of a command that was stopped because the user aborted it.
+pub const ABORTED: &str = "Command aborted";
+
+/// The output of a command followed by a blank line and its `status` line (the status
+/// alone when there is no output; one final line break of the output is dropped). Used by
+/// [`crate::driver::ShellCommands`] for every command that did not exit 0.
+pub fn with_status(output: &str, status: &str) -> String {
+    let output = output.strip_suffix('\n').unwrap_or(output);
+    if output.is_empty() {
+        status.to_owned()
+    } else {
+        format!("{output}\n\n{status}")
+    }
+}
+
+/// The status line of a command that exited with a non-zero `code`, in the form Pi's bash
+/// uses (the reducer reads it as the exit status).
+pub fn exited_with_code(code: i32) -> String {
+    format!("Command exited with code {code}")
+}
+
+/// The status line of a command that ended without an exit code.
+pub fn ended_without_code() -> &'static str {
+    "Command ended without an exit code (stopped by a signal)"
+}
+
+/// The status line of a command stopped by its timeout, in seconds as Pi's bash writes it.
+pub fn timed_out(after: std::time::Duration) -> String {
+    format!("Command timed out after {} seconds", after.as_secs_f64())
+}
+
+/// The line before a command's output when the shell kept only its end: how many bytes
+/// came before.
+pub fn output_dropped(bytes: u64) -> String {
+    format!("[the first {bytes} bytes of the output were not kept]")
 }

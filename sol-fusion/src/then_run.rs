@@ -5,13 +5,18 @@
 //! the model reads it as the tool result and must know it can simply retry.
 //!
 //! ```
+//! use std::time::Duration;
 //! use serde_json::json;
 //! use sol_fusion::then_run::{parse_then_run, ThenRun};
 //!
 //! let value = json!({"command": "npm test", "timeout": 90});
 //! assert_eq!(
 //!     parse_then_run(Some(&value))?,
-//!     Some(ThenRun { command: "npm test".to_owned(), timeout_seconds: Some(90.0) })
+//!     Some(ThenRun {
+//!         command: "npm test".to_owned(),
+//!         timeout: Some(Duration::from_secs(90)),
+//!         timeout_seconds: Some(90.0),
+//!     })
 //! );
 //! assert_eq!(parse_then_run(None)?, None);
 //!
@@ -19,6 +24,8 @@
 //! assert_eq!(error.code(), "empty_command");
 //! # Ok::<(), sol_fusion::then_run::ThenRunError>(())
 //! ```
+
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -45,9 +52,34 @@ pub const MAX_COMMAND_BYTES: usize = 65_536;
 pub struct ThenRun {
     /// The bash command, exactly as the model wrote it (not trimmed).
     pub command: String,
-    /// The timeout in seconds, greater than 0 and at most [`MAX_TIMEOUT_SECONDS`]; `None`
-    /// means no timeout.
+    /// The timeout, greater than zero and at most [`MAX_TIMEOUT_SECONDS`]; `None` means no
+    /// timeout. This is the value for a Rust host's shell: [`timeout_duration`] of
+    /// [`ThenRun::timeout_seconds`].
+    pub timeout: Option<Duration>,
+    /// The same timeout as the number of seconds the model wrote, unrounded. A host whose
+    /// shell takes seconds as a floating-point number (Pi's bash) passes this one on, so the
+    /// exact number reaches it even where a [`Duration`] would round it.
     pub timeout_seconds: Option<f64>,
+}
+
+/// The [`Duration`] of a timeout that [`parse_then_run`] accepted (`seconds` greater than 0
+/// and at most [`MAX_TIMEOUT_SECONDS`]), to the nearest nanosecond and at least one
+/// nanosecond, so that a timeout never becomes zero. Anything else (not finite, not greater
+/// than 0, beyond the maximum) gives `None`.
+///
+/// ```
+/// use std::time::Duration;
+/// use sol_fusion::then_run::timeout_duration;
+///
+/// assert_eq!(timeout_duration(0.1), Some(Duration::from_millis(100)));
+/// assert_eq!(timeout_duration(1e-12), Some(Duration::from_nanos(1)));
+/// assert_eq!(timeout_duration(0.0), None);
+/// ```
+pub fn timeout_duration(seconds: f64) -> Option<Duration> {
+    if !(seconds.is_finite() && seconds > 0.0 && seconds * 1000.0 <= MAX_TIMEOUT_MS) {
+        return None;
+    }
+    Some(Duration::from_secs_f64(seconds).max(Duration::from_nanos(1)))
 }
 
 /// Why a `then_run` argument was rejected. Every message ends by saying that the file was
@@ -210,6 +242,7 @@ pub fn parse_then_run(value: Option<&Value>) -> Result<Option<ThenRun>, ThenRunE
     };
     Ok(Some(ThenRun {
         command,
+        timeout: timeout_seconds.and_then(timeout_duration),
         timeout_seconds,
     }))
 }

@@ -6,6 +6,8 @@
 #[macro_use]
 extern crate sol_testkit;
 
+#[path = "fusion/driver.rs"]
+mod driver;
 #[path = "fusion/fused_props.rs"]
 mod fused_props;
 #[path = "fusion/guard.rs"]

@@ -122,7 +122,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 		});
 
 	pi.registerTool({
-		name: "obs_recall",
+		name: texts.toolName,
 		label: texts.toolLabel,
 		description: texts.toolDescription,
 		promptSnippet: texts.promptSnippet,

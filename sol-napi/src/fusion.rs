@@ -255,9 +255,11 @@ impl From<Effect> for FusedEffect {
             },
             Effect::Digest { path } => FusedEffect::Digest { path },
             Effect::YieldTurn => FusedEffect::YieldTurn,
+            // Pi's bash takes the model's number of seconds, unrounded.
             Effect::RunCommand {
                 command,
                 timeout_seconds,
+                ..
             } => FusedEffect::RunCommand {
                 command,
                 timeout: timeout_seconds,
@@ -341,14 +343,14 @@ impl From<FusedInput> for Input {
             }
             FusedInput::Digest { look } => Input::Digest(look.look()),
             FusedInput::TurnYielded => Input::TurnYielded,
-            FusedInput::CommandReturned { result } => Input::Command(CommandResult::Returned {
-                texts: texts_of(&result),
-                is_error: is_error(&result),
-                exit_code: result
+            FusedInput::CommandReturned { result } => Input::Command(CommandResult::from_pi_bash(
+                texts_of(&result),
+                is_error(&result),
+                result
                     .get("structuredContent")
                     .and_then(|structured| structured.get("exit_code"))
                     .and_then(Value::as_f64),
-            }),
+            )),
             FusedInput::CommandThrew { message } => {
                 Input::Command(CommandResult::Threw { message })
             }

@@ -50,6 +50,9 @@ pub fn min_candidate_units(threshold_bytes: u32) -> u32 {
 /// Fixed texts of ObservationPack for the tool and the TUI.
 #[napi(object)]
 pub struct ObsTexts {
+    /// The recall tool's name (Pi's default, `obs_recall`): the name the placeholders and
+    /// pages give it.
+    pub tool_name: String,
     /// `obs_recall` label.
     pub tool_label: String,
     /// `obs_recall` description.
@@ -74,6 +77,7 @@ pub struct ObsTexts {
 #[napi(catch_unwind)]
 pub fn obs_texts() -> ObsTexts {
     quiet(|| ObsTexts {
+        tool_name: text::Names::default().recall_tool().to_owned(),
         tool_label: text::TOOL_LABEL.to_owned(),
         tool_description: text::tool_description(),
         prompt_snippet: text::prompt_snippet().to_owned(),

@@ -222,6 +222,19 @@ test(`Pi ${piVersion}: a timeout fails the call and keeps the mutation output`, 
 	assert.equal(fs.readFileSync(path.join(ws.cwd, "slow.txt"), "utf8"), "x\n");
 });
 
+test(`Pi ${piVersion}: the timeout reaches Pi's bash as the exact number the model wrote`, async (t) => {
+	const ws = makeWorkspace(t);
+	enable(ws);
+	// 1.0000000001 s is 1 s as a whole number of nanoseconds: only the model's own number
+	// shows up in Pi's message. The command never ends by itself, so only the timeout ends it.
+	const timeout = 1.0000000001;
+	const { results } = await runCalls(t, ws, [toolCalls(["write", { path: "exact.txt", content: "x\n", then_run: { command: "sleep 600", timeout } }, "w1"])]);
+	const result = results.get("w1");
+	assert.equal(result.isError, true);
+	assert.match(resultText(result), /\[then_run:failed\]/);
+	assert.ok(resultText(result).includes(`timed out after ${timeout} seconds`), resultText(result));
+});
+
 test(`Pi ${piVersion}: a command killed by a signal is reported as this Pi's bash reports it`, async (t) => {
 	const ws = makeWorkspace(t);
 	enable(ws);

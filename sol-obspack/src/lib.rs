@@ -122,15 +122,16 @@ pub use observation::{
     observe,
 };
 pub use pack::{ContextStep, Handle, Pack, Packed, Seen};
-pub use placeholder::{placeholder, placeholder_tokens, removed_tokens};
+pub use placeholder::{placeholder, placeholder_tokens, placeholder_with, removed_tokens};
 pub use policy::{
     EXCERPT_HEAD_BYTES, EXCERPT_TAIL_BYTES, FULL_SENDS, QUERY_MAX_BYTES, QUERY_MAX_MATCHES,
     RECALL_HEADER_RESERVE_BYTES, RECALL_HEADER_RESERVE_LINES, RECALL_MAX_BYTES, RECALL_MAX_LINES,
     RECEIPT_MARKER_LINE, SendDecision, THRESHOLD_BYTES, decide,
 };
-pub use recall::{RecallDetails, RecallError, RecallPage, recall_page};
-pub use search::{MatchDetail, SearchDetails, SearchPage, search_page};
+pub use recall::{RecallDetails, RecallError, RecallPage, recall_page, recall_page_with};
+pub use search::{MatchDetail, SearchDetails, SearchPage, search_page, search_page_with};
 pub use store::{Damage, ObservationStore, StoreError, StoreOutcome};
+pub use text::Names;
 
 /// The mechanism this crate implements.
 pub const MECHANISM: Mechanism = Mechanism::ObservationPack;
@@ -140,7 +141,8 @@ pub fn is_enabled(config: &SolPiConfig) -> bool {
     config.is_enabled(MECHANISM)
 }
 
-/// The README example, compiled and run as a doctest so that it cannot drift.
-#[cfg(doctest)]
+/// The README examples, compiled and run as doctests so that they cannot drift (the first
+/// is the host example, which uses the real ports of the `host` feature).
+#[cfg(all(doctest, feature = "host"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

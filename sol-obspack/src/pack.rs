@@ -37,8 +37,9 @@ use sol_core::StepAccount;
 
 use crate::ledger::LedgerRecord;
 use crate::observation::Observation;
-use crate::placeholder::{placeholder, placeholder_tokens, removed_tokens};
+use crate::placeholder::{placeholder_tokens, placeholder_with, removed_tokens};
 use crate::policy::{SendDecision, decide};
+use crate::text::Names;
 
 /// A packed result, as the step knows it: its observation and its placeholder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,18 +96,32 @@ pub struct ContextStep {
 #[derive(Debug, Clone, Default)]
 pub struct Pack {
     packed: Vec<Packed>,
+    names: Names,
 }
 
 impl Pack {
-    /// An empty pack.
+    /// An empty pack whose placeholders name Pi's recall tool.
     pub fn new() -> Pack {
         Pack::default()
+    }
+
+    /// An empty pack whose placeholders name the recall tool of `names`.
+    pub fn with_names(names: Names) -> Pack {
+        Pack {
+            packed: Vec::new(),
+            names,
+        }
+    }
+
+    /// The names this pack's placeholders use.
+    pub fn names(&self) -> &Names {
+        &self.names
     }
 
     /// Admits a result the host archived (`observation` was derived from `text`) and builds
     /// its placeholder; the handle names it from now on.
     pub fn admit(&mut self, observation: Observation, text: &str) -> Handle {
-        let replacement = placeholder(&observation, text);
+        let replacement = placeholder_with(&observation, text, &self.names);
         let removed = removed_tokens(observation.tokens, placeholder_tokens(&replacement));
         let handle = Handle(u32::try_from(self.packed.len()).unwrap_or(u32::MAX));
         self.packed.push(Packed {

@@ -46,13 +46,19 @@
 
 use crate::observation::{Observation, estimate_tokens};
 use crate::policy::{EXCERPT_HEAD_BYTES, EXCERPT_TAIL_BYTES, FULL_SENDS};
-use crate::text::TOOL_NAME;
+use crate::text::Names;
 
 /// The placeholder for `obs`, whose text is `text` (the one given to
-/// [`observe`](crate::observe)). Pure and deterministic; never fails.
+/// [`observe`](crate::observe)), naming Pi's recall tool. Pure and deterministic; never
+/// fails. [`placeholder_with`] names another recall tool.
 ///
 /// Control characters in the tool name are shown as spaces, so the layout keeps its lines.
 pub fn placeholder(obs: &Observation, text: &str) -> String {
+    placeholder_with(obs, text, &Names::default())
+}
+
+/// [`placeholder`] with the recall tool named by `names`.
+pub fn placeholder_with(obs: &Observation, text: &str, names: &Names) -> String {
     let head = head_excerpt(text);
     let tail = tail_excerpt(text);
     let omitted = tail.start.saturating_sub(head.end);
@@ -70,8 +76,9 @@ pub fn placeholder(obs: &Observation, text: &str) -> String {
         format!("original_lines: {}", obs.lines),
         format!("estimated_tokens: {}", obs.tokens),
         format!(
-            "retrieve: call {TOOL_NAME} with {{\"id\":\"{id}\",\"offset\":0}}; continue with returned next_offset; \
-             add \"query\" for a case-sensitive literal search"
+            "retrieve: call {recall} with {{\"id\":\"{id}\",\"offset\":0}}; continue with returned next_offset; \
+             add \"query\" for a case-sensitive literal search",
+            recall = names.recall_tool()
         ),
         if head.whole_lines {
             format!("[first complete lines, up to {EXCERPT_HEAD_BYTES} bytes]")

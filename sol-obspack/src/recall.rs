@@ -35,6 +35,7 @@ use crate::policy::{
     RECALL_MAX_LINES,
 };
 use crate::store::{Damage, StoreError};
+use crate::text::Names;
 
 /// One page of a recalled observation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,13 +97,15 @@ pub enum RecallError {
     },
     /// The offset points into the middle of a multi-byte UTF-8 character.
     #[error(
-        "Offset {offset} falls inside a multi-byte UTF-8 character of {id}; use 0 or a next_offset returned by obs_recall"
+        "Offset {offset} falls inside a multi-byte UTF-8 character of {id}; use 0 or a next_offset returned by {recall_tool}"
     )]
     OffsetInsideCharacter {
         /// The observation.
         id: ObservationId,
         /// The requested offset.
         offset: u64,
+        /// The recall tool's name ([`Names::recall_tool`]).
+        recall_tool: String,
     },
     /// The page would exceed 16384 bytes or 400 lines (a defect: pages are built to fit).
     #[error("Recall output exceeded its hard limit")]
@@ -172,7 +175,8 @@ impl From<ObservationIdError> for RecallError {
     }
 }
 
-/// The page of `original` (the stored bytes of observation `id`) that starts at `offset`.
+/// The page of `original` (the stored bytes of observation `id`) that starts at `offset`,
+/// its header naming Pi's recall tool ([`recall_page_with`] names another).
 ///
 /// Errors: `offset` past the end, `offset` inside a multi-byte character, or `original`
 /// not UTF-8. `offset` equal to the size gives an empty page with `eof=true`.
@@ -181,7 +185,17 @@ pub fn recall_page(
     original: &[u8],
     offset: u64,
 ) -> Result<RecallPage, RecallError> {
-    let text = text_at(id, original, offset)?;
+    recall_page_with(id, original, offset, &Names::default())
+}
+
+/// [`recall_page`] with the recall tool named by `names`.
+pub fn recall_page_with(
+    id: &ObservationId,
+    original: &[u8],
+    offset: u64,
+    names: &Names,
+) -> Result<RecallPage, RecallError> {
+    let text = text_at(id, original, offset, names)?;
     // `text_at` checked that `offset` is a character boundary within the text.
     let start = offset as usize;
     let rest = &text.as_bytes()[start..];
@@ -207,8 +221,9 @@ pub fn recall_page(
         eof: end == text.len(),
     };
     let text = format!(
-        "[obs_recall id={id} offset={offset} next_offset={next} eof={eof}]\n\
+        "[{recall} id={id} offset={offset} next_offset={next} eof={eof}]\n\
          [chunk_bytes={bytes} chunk_lines={lines}; use next_offset to continue]\n{chunk}",
+        recall = names.recall_tool(),
         next = details.next_offset,
         eof = details.eof,
         bytes = details.bytes,
@@ -223,6 +238,7 @@ pub(crate) fn text_at<'a>(
     id: &ObservationId,
     original: &'a [u8],
     offset: u64,
+    names: &Names,
 ) -> Result<&'a str, RecallError> {
     let text =
         std::str::from_utf8(original).map_err(|_| RecallError::NotText { id: id.clone() })?;
@@ -234,6 +250,7 @@ pub(crate) fn text_at<'a>(
         return Err(RecallError::OffsetInsideCharacter {
             id: id.clone(),
             offset,
+            recall_tool: names.recall_tool().to_owned(),
         });
     }
     Ok(text)

@@ -42,6 +42,7 @@ use crate::observation::ObservationId;
 use crate::placeholder::{ceil_char_boundary, floor_char_boundary};
 use crate::policy::{QUERY_MAX_BYTES, QUERY_MAX_MATCHES, RECALL_MAX_BYTES, SEARCH_CONTEXT_BYTES};
 use crate::recall::{RecallError, check_hard_limit, text_at};
+use crate::text::Names;
 
 /// One page of search results.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,19 +101,31 @@ pub fn search_page(
     query: &str,
     offset: u64,
 ) -> Result<SearchPage, RecallError> {
+    search_page_with(id, original, query, offset, &Names::default())
+}
+
+/// [`search_page`] with the recall tool named by `names`.
+pub fn search_page_with(
+    id: &ObservationId,
+    original: &[u8],
+    query: &str,
+    offset: u64,
+    names: &Names,
+) -> Result<SearchPage, RecallError> {
     if query.is_empty() {
         return Err(RecallError::EmptyQuery);
     }
     if query.len() > QUERY_MAX_BYTES {
         return Err(RecallError::QueryTooLong { bytes: query.len() });
     }
-    let text = text_at(id, original, offset)?;
+    let text = text_at(id, original, offset, names)?;
     let size = text.len() as u64;
     let quoted_query = json_string(query);
 
     // Room for the header lines at their longest: every number as long as the size.
+    let tool_and_id = format!("{} id={id}", names.recall_tool());
     let longest = header_lines(
-        id,
+        &tool_and_id,
         &quoted_query,
         offset,
         size,
@@ -159,7 +172,7 @@ pub fn search_page(
     let eof = next_offset == size;
     let scanned = next_offset - offset;
     let mut out = header_lines(
-        id,
+        &tool_and_id,
         &quoted_query,
         offset,
         next_offset,
@@ -186,8 +199,9 @@ pub fn search_page(
     })
 }
 
+/// The two header lines; `tool_and_id` is `<recall tool> id=<id>`.
 fn header_lines(
-    id: &ObservationId,
+    tool_and_id: &str,
     quoted_query: &str,
     offset: u64,
     next_offset: u64,
@@ -196,7 +210,7 @@ fn header_lines(
     scanned: u64,
 ) -> String {
     format!(
-        "[obs_recall id={id} query={quoted_query} offset={offset} next_offset={next_offset} eof={eof} matches={matches}]\n\
+        "[{tool_and_id} query={quoted_query} offset={offset} next_offset={next_offset} eof={eof} matches={matches}]\n\
          [scanned_bytes={scanned}; one match per line: line <n> byte <offset>: <context as a JSON string>; \
          use next_offset with the same query to continue]"
     )

@@ -20,8 +20,79 @@ use crate::policy::{
     QUERY_MAX_BYTES, QUERY_MAX_MATCHES, RECALL_CHUNK_MAX_BYTES, RECALL_CHUNK_MAX_LINES,
 };
 
-/// The name of the recall tool.
+/// The name of the recall tool in Pi, the default of [`Names`].
 pub const TOOL_NAME: &str = "obs_recall";
+
+/// The longest tool name [`Names::new`] accepts, in characters: the limit model providers
+/// put on tool names.
+pub const MAX_TOOL_NAME_CHARS: usize = 64;
+
+/// The model-facing names ObservationPack's texts use: the placeholder's `retrieve:` line,
+/// the recall and search page headers and the recall errors name the recall tool by it.
+/// The default is Pi's name, [`TOOL_NAME`]; a harness whose recall tool has another name
+/// gives it here and registers its tool under the same name.
+///
+/// ```
+/// use sol_obspack::text::Names;
+///
+/// let names = Names::new("recall_output")?;
+/// assert_eq!(names.recall_tool(), "recall_output");
+/// assert_eq!(Names::default().recall_tool(), "obs_recall");
+/// assert!(Names::new("recall output").is_err());
+/// # Ok::<(), sol_obspack::text::ToolNameError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Names {
+    recall_tool: String,
+}
+
+impl Names {
+    /// Names with `recall_tool` as the recall tool's name.
+    ///
+    /// # Errors
+    ///
+    /// [`ToolNameError`] unless the name is 1 to [`MAX_TOOL_NAME_CHARS`] characters of
+    /// ASCII letters, digits, `_` and `-`: the names model providers accept for tools, and
+    /// ones that keep every page header on one line and within its size.
+    pub fn new(recall_tool: &str) -> Result<Names, ToolNameError> {
+        let valid = !recall_tool.is_empty()
+            && recall_tool.len() <= MAX_TOOL_NAME_CHARS
+            && recall_tool
+                .bytes()
+                .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-');
+        if valid {
+            Ok(Names {
+                recall_tool: recall_tool.to_owned(),
+            })
+        } else {
+            Err(ToolNameError {
+                name: recall_tool.to_owned(),
+            })
+        }
+    }
+
+    /// The recall tool's name.
+    pub fn recall_tool(&self) -> &str {
+        &self.recall_tool
+    }
+}
+
+impl Default for Names {
+    /// Pi's names: the recall tool is [`TOOL_NAME`].
+    fn default() -> Self {
+        Names {
+            recall_tool: TOOL_NAME.to_owned(),
+        }
+    }
+}
+
+/// A tool name [`Names::new`] refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("tool name {name:?} is not 1 to {MAX_TOOL_NAME_CHARS} ASCII letters, digits, '_' or '-'")]
+pub struct ToolNameError {
+    /// The name as given.
+    pub name: String,
+}
 /// The recall tool's label in Pi's interface.
 pub const TOOL_LABEL: &str = "Recall Observation";
 /// The name of the mechanism on the badge and in notices.

@@ -12,6 +12,8 @@ mod fixtures;
 mod identity;
 #[path = "obspack/ledger.rs"]
 mod ledger;
+#[path = "obspack/names.rs"]
+mod names;
 #[path = "obspack/pack_props.rs"]
 mod pack_props;
 #[path = "obspack/placeholder.rs"]

@@ -21,14 +21,14 @@ const CTX: PathContext<'static> = PathContext {
 
 /// One scripted run: what the host would report for each effect.
 #[derive(Debug, Clone)]
-struct Script {
-    fused: bool,
-    error_results_kept: bool,
-    nested: bool,
-    mutation: MutationResult,
-    before: TargetLook,
-    after: TargetLook,
-    command: CommandResult,
+pub(crate) struct Script {
+    pub(crate) fused: bool,
+    pub(crate) error_results_kept: bool,
+    pub(crate) nested: bool,
+    pub(crate) mutation: MutationResult,
+    pub(crate) before: TargetLook,
+    pub(crate) after: TargetLook,
+    pub(crate) command: CommandResult,
 }
 
 fn texts() -> impl Strategy<Value = Vec<String>> {
@@ -58,7 +58,7 @@ fn mutation() -> impl Strategy<Value = MutationResult> {
 }
 
 fn command() -> impl Strategy<Value = CommandResult> {
-    let exit_code = prop::option::of(prop::sample::select(vec![0.0, 1.0, 2.0, 137.0, -1.0, 0.5]));
+    let exit_code = prop::option::of(prop::sample::select(vec![0, 1, 2, 137, -1, i32::MIN]));
     prop_oneof![
         4 => (texts(), any::<bool>(), exit_code).prop_map(|(texts, is_error, exit_code)| CommandResult::Returned { texts, is_error, exit_code }),
         1 => prop::sample::select(vec!["Command timed out after 1 second", "Command aborted", "Command exited with code 5", ""])
@@ -66,7 +66,7 @@ fn command() -> impl Strategy<Value = CommandResult> {
     ]
 }
 
-fn script() -> impl Strategy<Value = Script> {
+pub(crate) fn script() -> impl Strategy<Value = Script> {
     (
         any::<bool>(),
         any::<bool>(),
@@ -90,7 +90,12 @@ fn script() -> impl Strategy<Value = Script> {
 }
 
 fn start(script: &Script) -> (FusedCall, Effect) {
-    FusedCall::start(&FusedCallRequest {
+    FusedCall::start(&request(script))
+}
+
+/// The request of a scripted run.
+pub(crate) fn request(script: &Script) -> FusedCallRequest<'static> {
+    FusedCallRequest {
         path: "a.txt",
         then_run_json: script
             .fused
@@ -100,17 +105,17 @@ fn start(script: &Script) -> (FusedCall, Effect) {
             error_results_kept: script.error_results_kept,
         },
         parent_tool_call_id: script.nested.then_some("cm1"),
-    })
+    }
 }
 
 /// What the machine asked for, and how it ended.
 #[derive(Debug)]
-struct Run {
-    effects: Vec<Effect>,
-    finish: Finish,
+pub(crate) struct Run {
+    pub(crate) effects: Vec<Effect>,
+    pub(crate) finish: Finish,
 }
 
-fn drive(script: &Script) -> Run {
+pub(crate) fn drive(script: &Script) -> Run {
     let (mut call, mut effect) = start(script);
     let mut effects = Vec::new();
     let mut digests = 0;
@@ -141,9 +146,11 @@ fn drive(script: &Script) -> Run {
             Effect::YieldTurn => Input::TurnYielded,
             Effect::RunCommand {
                 command,
+                timeout,
                 timeout_seconds,
             } => {
                 assert_eq!(command, "make test");
+                assert_eq!(*timeout, Some(std::time::Duration::from_secs(30)));
                 assert_eq!(*timeout_seconds, Some(30.0));
                 Input::Command(script.command.clone())
             }
@@ -255,6 +262,33 @@ fn any_input() -> impl Strategy<Value = Input> {
         Just(Input::TurnYielded),
         command().prop_map(Input::Command),
     ]
+}
+
+proptest! {
+    /// The Pi adapter classifies any JavaScript exit number as Pi's number compared with 0
+    /// did before exit codes were `i32`.
+    #[test]
+    fn pi_exit_numbers_keep_their_classification(
+        is_error in any::<bool>(),
+        number in prop_oneof![
+            any::<f64>(),
+            any::<i32>().prop_map(f64::from),
+            any::<i64>().prop_map(|n| n as f64),
+            prop::sample::select(vec![0.0, -0.0, 0.5, -1.0, f64::NAN, f64::INFINITY, 2_147_483_648.0, -2_147_483_649.0]),
+        ],
+    ) {
+        let before = if is_error || number != 0.0 { CommandOutcome::Failed } else { CommandOutcome::Succeeded };
+        let CommandResult::Returned { is_error: flagged, exit_code, .. } =
+            CommandResult::from_pi_bash(Vec::new(), is_error, Some(number))
+        else {
+            unreachable!("a returned result");
+        };
+        prop_assert_eq!(text::classify_command(flagged, exit_code), before);
+        if number.fract() == 0.0 && number >= f64::from(i32::MIN) && number <= f64::from(i32::MAX) {
+            prop_assert_eq!(exit_code, Some(number as i32));
+            prop_assert_eq!(flagged, is_error);
+        }
+    }
 }
 
 proptest! {
@@ -377,12 +411,12 @@ fn finishes() {
     let passed = CommandResult::Returned {
         texts: vec!["ok 1 - adds".to_owned()],
         is_error: false,
-        exit_code: Some(0.0),
+        exit_code: Some(0),
     };
     let failed = CommandResult::Returned {
         texts: vec!["not ok 1 - adds\n\nCommand exited with code 1".to_owned()],
         is_error: true,
-        exit_code: Some(1.0),
+        exit_code: Some(1),
     };
     let base = Script {
         fused: true,

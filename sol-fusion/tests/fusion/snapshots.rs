@@ -108,6 +108,26 @@ fn schema_descriptions() {
     assert_text_snapshot!("schema_descriptions", texts.join("\n"));
 }
 
+/// What the model and a person read in a harness whose shell is `sh` and whose file tools
+/// have other names.
+#[test]
+fn schema_descriptions_with_other_names() {
+    let texts = [
+        format!(
+            "edit then_run: {}",
+            text::then_run_description_with(MutationTool::Edit, "sh")
+        ),
+        format!(
+            "write then_run: {}",
+            text::then_run_description_with(MutationTool::Write, "sh")
+        ),
+        format!("command: {}", text::command_description_with("sh")),
+        text::inert_warning("str_replace_editor"),
+        text::inert_warning("create_file"),
+    ];
+    assert_text_snapshot!("schema_descriptions_other_names", texts.join("\n"));
+}
+
 #[test]
 fn inert_warnings() {
     let texts = [text::inert_warning("edit"), text::inert_warning("write")];

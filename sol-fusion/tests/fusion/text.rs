@@ -1,5 +1,6 @@
 //! The exact result texts, TUI texts and the classification of command results.
 
+use sol_fusion::fused::CommandResult;
 use sol_fusion::text::{self, CommandOutcome, MutationTool};
 
 #[test]
@@ -57,13 +58,48 @@ fn failure_texts_drop_empty_parts_and_fall_back_to_command_failed() {
 fn command_results_are_classified_by_flag_and_exit_code_only() {
     use CommandOutcome::{Failed, Succeeded};
     assert_eq!(text::classify_command(false, None), Succeeded);
-    assert_eq!(text::classify_command(false, Some(0.0)), Succeeded);
-    assert_eq!(text::classify_command(false, Some(-0.0)), Succeeded);
+    assert_eq!(text::classify_command(false, Some(0)), Succeeded);
     assert_eq!(text::classify_command(true, None), Failed);
-    assert_eq!(text::classify_command(true, Some(0.0)), Failed);
-    assert_eq!(text::classify_command(false, Some(7.0)), Failed);
-    assert_eq!(text::classify_command(false, Some(130.0)), Failed);
-    assert_eq!(text::classify_command(false, Some(f64::NAN)), Failed);
+    assert_eq!(text::classify_command(true, Some(0)), Failed);
+    assert_eq!(text::classify_command(false, Some(7)), Failed);
+    assert_eq!(text::classify_command(false, Some(130)), Failed);
+    assert_eq!(text::classify_command(false, Some(-1)), Failed);
+}
+
+/// Pi's exit code is a JavaScript number: the adapter keeps the classification of that
+/// number compared with 0, also for numbers that are no `i32`.
+#[test]
+fn pi_exit_numbers_are_classified_as_before() {
+    use CommandOutcome::{Failed, Succeeded};
+    let classify = |is_error: bool, number: f64| match CommandResult::from_pi_bash(
+        Vec::new(),
+        is_error,
+        Some(number),
+    ) {
+        CommandResult::Returned {
+            is_error,
+            exit_code,
+            ..
+        } => text::classify_command(is_error, exit_code),
+        CommandResult::Threw { .. } => unreachable!("a returned result"),
+    };
+    assert_eq!(classify(false, 0.0), Succeeded);
+    assert_eq!(classify(false, -0.0), Succeeded);
+    assert_eq!(classify(true, 0.0), Failed);
+    for number in [
+        7.0,
+        130.0,
+        -1.0,
+        0.5,
+        -0.5,
+        3e9,
+        -3e9,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    ] {
+        assert_eq!(classify(false, number), Failed, "{number}");
+    }
 }
 
 #[test]
@@ -101,4 +137,22 @@ fn the_inert_warning_is_one_line() {
     let warning = text::inert_warning("edit\nextra");
     assert!(!warning.contains('\n'), "{warning}");
     assert!(warning.contains("then_run"));
+}
+
+#[test]
+fn pis_shell_name_gives_pis_descriptions() {
+    for tool in [MutationTool::Edit, MutationTool::Write] {
+        assert_eq!(
+            text::then_run_description_with(tool, text::SHELL_NAME),
+            text::then_run_description(tool)
+        );
+        let other = text::then_run_description_with(tool, "zsh\n");
+        assert!(other.contains("run this zsh  command"), "{other}");
+        assert!(!other.contains("bash"), "{other}");
+    }
+    assert_eq!(
+        text::command_description_with(text::SHELL_NAME),
+        text::command_description()
+    );
+    assert!(text::command_description_with("sh").starts_with("The sh command to run"));
 }

@@ -1,5 +1,7 @@
 //! Validation of the `then_run` argument.
 
+use std::time::Duration;
+
 use serde_json::{Value, json};
 use sol_fusion::FusionError;
 use sol_fusion::text;
@@ -30,6 +32,7 @@ fn a_command_alone_has_no_timeout() {
         parse(json!({"command": "npm test"})),
         Ok(Some(ThenRun {
             command: "npm test".to_owned(),
+            timeout: None,
             timeout_seconds: None
         }))
     );
@@ -43,6 +46,28 @@ fn timeouts_may_be_integers_or_fractions() {
             parsed.map(|then_run| then_run.and_then(|t| t.timeout_seconds)),
             Ok(Some(seconds))
         );
+    }
+}
+
+#[test]
+fn the_timeout_is_a_duration_for_rust_hosts_and_the_given_number_for_pi() {
+    for (timeout, duration, seconds) in [
+        (json!(12), Duration::from_secs(12), 12.0),
+        (json!(0.1), Duration::from_millis(100), 0.1),
+        (json!(1.5), Duration::from_millis(1500), 1.5),
+        (
+            json!(2_147_483.647),
+            Duration::from_millis(2_147_483_647),
+            2_147_483.647,
+        ),
+        // Below a nanosecond the duration is one nanosecond: never zero, never "no timeout".
+        (json!(1e-12), Duration::from_nanos(1), 1e-12),
+    ] {
+        let parsed = parse(json!({"command": "make", "timeout": timeout}))
+            .expect("valid")
+            .expect("present");
+        assert_eq!(parsed.timeout, Some(duration));
+        assert_eq!(parsed.timeout_seconds, Some(seconds));
     }
 }
 

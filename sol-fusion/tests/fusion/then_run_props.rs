@@ -1,10 +1,12 @@
 //! Properties of `then_run` validation: no panics, sound results, round trips.
 
+use std::time::Duration;
+
 use proptest::prelude::*;
 use proptest::sample::select;
 use serde_json::{Map, Number, Value, json};
 use sol_fusion::then_run::{
-    MAX_COMMAND_BYTES, MAX_TIMEOUT_MS, ThenRun, ThenRunError, parse_then_run,
+    MAX_COMMAND_BYTES, MAX_TIMEOUT_MS, ThenRun, ThenRunError, parse_then_run, timeout_duration,
 };
 
 fn json_leaf() -> impl Strategy<Value = Value> {
@@ -66,6 +68,7 @@ proptest! {
                 prop_assert!(seconds.is_finite() && seconds > 0.0);
                 prop_assert!(seconds * 1000.0 <= MAX_TIMEOUT_MS);
             }
+            prop_assert_eq!(then_run.timeout, then_run.timeout_seconds.and_then(timeout_duration));
         }
     }
 
@@ -118,7 +121,29 @@ proptest! {
         }
         prop_assert_eq!(
             parse_then_run(Some(&object)),
-            Ok(Some(ThenRun { command, timeout_seconds: timeout }))
+            Ok(Some(ThenRun {
+                command,
+                timeout: timeout.map(|seconds| Duration::from_secs_f64(seconds).max(Duration::from_nanos(1))),
+                timeout_seconds: timeout,
+            }))
         );
+    }
+
+    #[test]
+    fn an_accepted_timeout_is_a_positive_duration_within_the_limit_near_the_given_number(
+        seconds in prop_oneof![
+            (f64::MIN_POSITIVE..1e-6f64),
+            (1e-6f64..2_147_483.647f64),
+        ]
+    ) {
+        let then_run = parse_then_run(Some(&json!({"command": "x", "timeout": seconds})))
+            .expect("accepted")
+            .expect("present");
+        prop_assert_eq!(then_run.timeout_seconds, Some(seconds));
+        let duration = then_run.timeout.expect("a duration");
+        prop_assert!(duration > Duration::ZERO);
+        prop_assert!(duration <= Duration::from_millis(2_147_483_647));
+        // Within a nanosecond of the number (f64 rounding aside).
+        prop_assert!((duration.as_secs_f64() - seconds).abs() <= 1e-9 + seconds * 1e-15);
     }
 }

@@ -110,6 +110,7 @@ fn error_messages() {
         RecallError::OffsetInsideCharacter {
             id: id.clone(),
             offset: 17,
+            recall_tool: text::TOOL_NAME.to_owned(),
         },
         RecallError::OutputTooLarge,
         RecallError::EmptyQuery,

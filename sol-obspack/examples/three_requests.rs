@@ -1,0 +1,79 @@
+//! ObservationPack in a plain Rust host: one large tool output, archived with the real file
+//! system, sent in full twice and then as its placeholder, recalled and searched.
+//! Run with `cargo run -p sol-obspack --features host --example three_requests`.
+
+// An example host picks its own folder and cleans up after itself: the OS calls the pure
+// crate never makes are this host's job.
+// It prints what the model would see.
+#![allow(clippy::disallowed_methods, clippy::print_stdout)]
+
+use sol_obspack::camino::Utf8PathBuf;
+use sol_obspack::host::OsFileSystem;
+use sol_obspack::{ObservationStore, Pack, Seen, observe, recall_page, search_page};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let temp = std::env::temp_dir().join(format!("three-requests-{}", std::process::id()));
+    let dir = Utf8PathBuf::try_from(temp)?;
+    let store = ObservationStore::new(&OsFileSystem, dir.join("observations"));
+
+    // A large tool output: the log of a build with one warning in the middle.
+    let mut log: String = (1..=300)
+        .map(|n| format!("   Compiling crate_{n} v0.1.{n}\n"))
+        .collect();
+    log.push_str("warning: unused variable `x` in src/lib.rs:42\n");
+    log.extend((1..=300).map(|n| format!("test case_{n} ... ok\n")));
+    let obs = observe("bash", "call_1", &log);
+    store.ensure_stored(&obs, &log)?;
+    let mut pack = Pack::new();
+    let handle = pack.admit(obs.clone(), &log);
+    println!(
+        "tool result: {} bytes, {} lines, about {} tokens",
+        obs.bytes, obs.lines, obs.tokens
+    );
+
+    // Three provider requests carry the result; before request n it was carried n - 1 times.
+    let mut saved = 0;
+    for request in 1..=3 {
+        let step = pack.on_context(
+            request,
+            &[Seen {
+                handle,
+                prior_requests: request - 1,
+            }],
+        );
+        store.append_ledger(&step.ledger, "2026-01-01T00:00:00Z")?;
+        let packed = pack.get(handle).ok_or("admitted")?;
+        let sent = if step.replace[0] {
+            packed.placeholder.as_str()
+        } else {
+            log.as_str()
+        };
+        println!("request {request}: {} bytes sent", sent.len());
+        saved += step.account.tokens_removed;
+        if step.replace[0] {
+            println!("{}", shortened(sent, 7));
+        }
+    }
+
+    // The model asks for the original back: a page, then a search for the warning.
+    let original = store.read_verified(&obs.id)?;
+    let page = recall_page(&obs.id, &original, 0)?;
+    println!("recall page:\n{}", shortened(&page.text, 4));
+    let found = search_page(&obs.id, &original, "warning", 0)?;
+    println!("search:\n{}", found.text);
+    println!("saved: {saved} tokens on request 3");
+
+    std::fs::remove_dir_all(&dir)?;
+    Ok(())
+}
+
+/// The first `lines` lines of `text`, and how many more there are.
+fn shortened(text: &str, lines: usize) -> String {
+    let total = text.lines().count();
+    let head: Vec<&str> = text.lines().take(lines).collect();
+    format!(
+        "{}\n  [... {} more lines]",
+        head.join("\n"),
+        total.saturating_sub(lines)
+    )
+}
