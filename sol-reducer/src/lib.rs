@@ -77,7 +77,7 @@
 //! let context = ReduceContext {
 //!     route: &route,
 //!     runtime_root: Utf8Path::new("/s/sol-pi/abc"),
-//!     os_temp_dir: None,
+//!     policy: sol_reducer::Policy::pi(),
 //!     timestamp: "2025-06-01T12:00:00.000Z",
 //! };
 //! let input = json!({"command": "cargo test"});
@@ -129,11 +129,12 @@ pub mod candidate;
 pub mod command;
 mod digest;
 pub mod driver;
-pub mod exit;
 pub mod failure;
 pub mod journal;
 pub mod model;
 pub mod notice;
+pub mod pi;
+pub mod policy;
 pub mod prompt;
 pub mod reason;
 pub mod receipt;
@@ -143,9 +144,11 @@ pub mod source;
 pub mod step;
 
 pub use cache::ReceiptCache;
-pub use candidate::{Candidate, ToolResultView, select_candidate};
+pub use candidate::{Candidate, CandidateInput, ExitStatus, ShellResult};
 pub use driver::{Ports, reduce};
 pub use model::{ReducerReply, Route, Usage};
+pub use pi::{ToolResultView, select_candidate};
+pub use policy::Policy;
 pub use reason::{Fallback, FallbackFacts, ReasonCode};
 pub use receipt::{ReceiptCheck, VerifiedReceipt, validate_receipt};
 pub use render::Replacement;
@@ -188,8 +191,8 @@ pub const MAX_SOURCE_CHARS: usize = 600_000;
 pub const MAX_FULL_OUTPUT_BYTES: u64 = 3 * MAX_SOURCE_CHARS as u64;
 /// Output-token limit of the reducer model call.
 pub const MAX_OUTPUT_TOKENS: u32 = 2048;
-/// Timeout of the reducer model call, in milliseconds.
-pub const MODEL_TIMEOUT_MS: u64 = 90_000;
+/// Timeout of the reducer model call.
+pub const MODEL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(90);
 /// Largest reply that is parsed, in bytes: far above any valid receipt (12 quotes of 600
 /// characters, escaped), far below what would make parsing costly.
 pub const MAX_REPLY_BYTES: usize = 64 * 1024;
