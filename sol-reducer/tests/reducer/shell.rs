@@ -173,7 +173,7 @@ fn an_empty_or_unlisted_command_is_not_a_candidate() {
     let reason = |command: &str| {
         shell(command, ExitStatus::Code(1), &log)
             .select(Policy::pi())
-            .unwrap_err()
+            .expect_err("not a candidate")
             .reason
     };
     assert_eq!(reason("  "), ReasonCode::NoCommand);
@@ -207,7 +207,9 @@ fn a_host_can_extend_or_replace_the_command_set() {
     // The Pi adapter follows the policy too.
     let pi_result = bash("just test", &log, true);
     assert_eq!(
-        select_candidate(&pi_result.view()).unwrap_err().reason,
+        select_candidate(&pi_result.view())
+            .expect_err("not a candidate")
+            .reason,
         ReasonCode::NotDiagnosticCommand
     );
     assert!(sol_reducer::pi::select_candidate_with(&pi_result.view(), &extended).is_ok());
@@ -348,6 +350,11 @@ proptest! {
         let line = format!("cd x && {extra_upper} --flag");
         prop_assert!(extended.matches(&line));
     }
+
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
 
     /// The Pi adapter and the neutral input agree: a Pi bash result whose exit signal agrees
     /// with `isError`, and the shell result a non-Pi host would give for the same run (the
