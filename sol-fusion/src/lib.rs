@@ -102,6 +102,10 @@
 pub use serde_json;
 #[doc(no_inline)]
 pub use sol_core;
+/// The real ports over the operating system (`host::OsFileSystem`, ...), for a Rust host
+/// that adds this crate with `features = ["host"]`; the mechanism itself never uses them.
+#[cfg(feature = "host")]
+pub use sol_host as host;
 
 pub mod fused;
 pub mod guard;

@@ -2,9 +2,10 @@
 //!
 //! This crate assembles the pure SoL-Pi crates for Pi. It is the only crate that
 //! touches the host: it converts between JavaScript values and the `sol-core`
-//! vocabulary, implements the `sol_core::FileSystem` port over `std::fs`
-//! ([`NativeFileSystem`]), and exports a small set of coarse functions to the
-//! TypeScript extension in `sol-napi/extension/`.
+//! vocabulary, uses the real ports of `sol-host` (the file system, the storage
+//! layout, file digests; [`NativeFileSystem`] is `sol_host::OsFileSystem`), and
+//! exports a small set of coarse functions to the TypeScript extension in
+//! `sol-napi/extension/`.
 //!
 //! What it never does: hold policy. Every decision about meaning lives in the
 //! pure crates, where property and snapshot tests reach it; this crate only
@@ -33,7 +34,6 @@
 mod account;
 mod boundary;
 mod config;
-mod fs;
 pub mod fusion;
 pub mod obspack;
 pub mod occ;
@@ -45,7 +45,9 @@ pub use config::{
     ConfigFailure, ConfigOrigin, ConfigRequest, EffectiveConfig, LoadConfigOutcome,
     internal_error_message, internal_error_notice, load_config_outcome, load_config_with,
 };
-pub use fs::NativeFileSystem;
+/// The file system of every export: `sol_host::OsFileSystem`, under the name the
+/// addon's modules use.
+pub use sol_host::OsFileSystem as NativeFileSystem;
 
 /// Installed when the library loads. Panics inside an export are caught there
 /// and returned to JavaScript as errors carrying the panic message; printing

@@ -1,9 +1,8 @@
 //! The sol-napi test suite: one binary, one module per area (under `tests/host/`).
 //!
-//! These tests run the host side for real: `NativeFileSystem` on throw-away directories,
-//! config loading through `load_config_outcome` as the extension calls it, and the
-//! workspace rules that keep the pure crates pure. No Node is needed: napi is linked with
-//! `dyn-symbols`, so only the JavaScript registration of the exports is inert here.
+//! These tests run the host side for real: config loading through `load_config_outcome` as
+//! the extension calls it, and the workspace rules that keep the pure crates pure. No Node is
+//! needed: napi is linked with `dyn-symbols`, so only the JavaScript registration of the exports is inert here.
 
 #[macro_use]
 extern crate sol_testkit;
@@ -13,12 +12,6 @@ mod support;
 
 #[path = "host/config.rs"]
 mod config;
-#[cfg(unix)]
-#[path = "host/native_fs.rs"]
-mod native_fs;
-#[cfg(unix)]
-#[path = "host/parity.rs"]
-mod parity;
 #[path = "host/shell.rs"]
 mod shell;
 #[path = "host/snapshots.rs"]

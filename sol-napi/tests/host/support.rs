@@ -74,16 +74,6 @@ impl Sandbox {
             .is_ok_and(|status| status.success())
             .then_some(path)
     }
-
-    /// The bytes of the file at `relative`, following links.
-    pub(crate) fn read(&self, relative: &str) -> Vec<u8> {
-        std::fs::read(self.path(relative)).expect("file readable")
-    }
-
-    /// Whether anything, even a dangling symlink, is at `relative`.
-    pub(crate) fn exists(&self, relative: &str) -> bool {
-        std::fs::symlink_metadata(self.path(relative)).is_ok()
-    }
 }
 
 /// Permission bits of what is at `path`, without following a final symlink.

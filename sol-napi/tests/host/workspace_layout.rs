@@ -11,12 +11,16 @@ use camino::{Utf8Path, Utf8PathBuf};
 const CORE: &str = "sol-core";
 const MECHANISMS: [&str; 4] = ["sol-fusion", "sol-obspack", "sol-reducer", "sol-occ"];
 const HOST: &str = "sol-napi";
+/// The real ports: depends on sol-core only; an optional dependency of the mechanisms
+/// (their `host` feature re-exports it) and a normal one of the addon.
+const HOST_LAYER: &str = "sol-host";
 /// Test support: a dev-dependency of the crates above, never a normal one.
 const TEST_SUPPORT: &str = "sol-testkit";
 
 /// What a mechanism crate may depend on.
-const MECHANISM_DEPENDENCIES: [&str; 7] = [
+const MECHANISM_DEPENDENCIES: [&str; 8] = [
     "sol-core",
+    "sol-host",
     "serde",
     "serde_json",
     "sha2",
@@ -200,7 +204,7 @@ fn members() -> Vec<String> {
 
 #[test]
 fn the_workspace_has_the_expected_members() {
-    let mut expected: Vec<&str> = vec![CORE, HOST, TEST_SUPPORT];
+    let mut expected: Vec<&str> = vec![CORE, HOST_LAYER, HOST, TEST_SUPPORT];
     expected.extend(MECHANISMS);
     expected.sort_unstable();
     let mut actual = members();
@@ -237,6 +241,43 @@ fn mechanism_crates_depend_only_on_sol_core_and_small_leaf_crates() {
                 "{name} depends on {dependency}: only {HOST} talks to Node"
             );
         }
+    }
+}
+
+#[test]
+fn the_host_layer_is_optional_in_the_mechanisms_and_depends_on_sol_core_only() {
+    let layer = Member::load(HOST_LAYER);
+    for dependency in layer.normal_dependencies() {
+        assert!(
+            dependency == CORE || !dependency.starts_with("sol-"),
+            "{HOST_LAYER} depends on the SoL-Pi crate {dependency}"
+        );
+        assert!(
+            !dependency.starts_with("napi"),
+            "{HOST_LAYER} depends on {dependency}"
+        );
+    }
+    for name in MECHANISMS {
+        let member = Member::load(name);
+        let line = member
+            .table("dependencies")
+            .and_then(|entries| entries.iter().find(|(key, _)| key == HOST_LAYER))
+            .map(|(_, value)| value.clone())
+            .unwrap_or_else(|| panic!("{name} has no optional {HOST_LAYER} dependency"));
+        // The mechanism stays pure by default: only its `host` feature brings the real ports.
+        assert!(
+            line.contains("optional = true"),
+            "{name}: {HOST_LAYER} = {line}"
+        );
+        let features = member
+            .table("features")
+            .unwrap_or_else(|| panic!("{name} has no [features]"));
+        assert!(
+            features
+                .iter()
+                .any(|(key, value)| key == "host" && value.contains("dep:sol-host")),
+            "{name}: the host feature must enable {HOST_LAYER}: {features:?}"
+        );
     }
 }
 

@@ -1,4 +1,4 @@
-//! The in-memory double (`sol_core::testing::MemoryFileSystem`) and `NativeFileSystem` give
+//! The in-memory double (`sol_core::testing::MemoryFileSystem`) and `OsFileSystem` give
 //! the same outcome, step by step, and leave the same tree behind. The pure crates are tested
 //! against the double only; this is what keeps it honest.
 
@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use camino::{Utf8Path, Utf8PathBuf};
 use sol_core::testing::{MemoryFileSystem, MemoryNode};
 use sol_core::{FileKind, FileSystem, FsErrorKind};
-use sol_napi::NativeFileSystem;
+use sol_host::OsFileSystem;
 
 use crate::support::{Sandbox, mode};
 
@@ -333,7 +333,7 @@ fn native_and_memory_file_systems_agree_step_by_step() {
         let sandbox = native_sandbox(case.setup);
         for (index, step) in case.steps.iter().enumerate() {
             let expected = run(&memory, Utf8Path::new(MEMORY_ROOT), step);
-            let actual = run(&NativeFileSystem, sandbox.root(), step);
+            let actual = run(&OsFileSystem, sandbox.root(), step);
             if expected != actual {
                 mismatches.push(format!(
                     "{} / step {index} {step:?}: memory {expected:?}, native {actual:?}",

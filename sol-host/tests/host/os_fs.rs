@@ -1,14 +1,14 @@
-//! `NativeFileSystem` honours the `sol_core::FileSystem` contract on a real file system:
+//! `OsFileSystem` honours the `sol_core::FileSystem` contract on a real file system:
 //! no-follow opens, private modes, exclusive creation, bounded reads.
 
 use camino::Utf8Path;
 use proptest::prelude::*;
 use sol_core::{FileKind, FileMetadata, FileSystem, FsErrorKind};
-use sol_napi::NativeFileSystem;
+use sol_host::OsFileSystem;
 
 use crate::support::{Sandbox, mode, without_blocking};
 
-const FS: NativeFileSystem = NativeFileSystem;
+const FS: OsFileSystem = OsFileSystem;
 
 fn kind_of(result: Result<impl Sized, sol_core::FsError>) -> FsErrorKind {
     match result {

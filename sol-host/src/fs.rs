@@ -2,7 +2,7 @@
 //!
 //! Archive and ledger files are private to the user (0600 files, 0700 folders),
 //! created exclusively, and opened without following links, so a planted
-//! symlink cannot redirect a write or a read outside SoL-Pi's folders.
+//! symlink cannot redirect a write or a read outside the host's folders.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -11,9 +11,39 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use camino::{Utf8Path, Utf8PathBuf};
 use sol_core::{FileKind, FileMetadata, FileSystem, FsError, FsErrorKind};
 
-/// `sol_core::FileSystem` backed by the real file system.
+/// [`sol_core::FileSystem`] backed by the real file system.
+///
+/// What each operation guarantees, beyond the port's contract:
+///
+/// - files are created with mode 0600 and folders with mode 0700 (on Unix);
+/// - [`create_new`](FileSystem::create_new) is exclusive: it never truncates or follows
+///   anything already at the path;
+/// - the no-follow operations open with `O_NOFOLLOW` on Unix, so a link planted between a
+///   check and the open is refused ([`FsErrorKind::SymlinkRefused`]), and
+///   [`create_dir_private`](FileSystem::create_dir_private) refuses a link in any component;
+/// - every open is non-blocking and checked on the open handle, so a FIFO is refused as
+///   [`FsErrorKind::NotAFile`] instead of waiting for a writer, and reads stop one byte past
+///   the caller's limit, however large the file;
+/// - [`replace_private`](FileSystem::replace_private) writes a private temporary file next
+///   to the target, syncs it and renames it over the target, so a reader sees the old file
+///   or the new one.
+///
+/// ```
+/// use sol_host::OsFileSystem;
+/// use sol_host::sol_core::{FileKind, FileSystem};
+/// use sol_host::camino::Utf8PathBuf;
+///
+/// let dir = std::env::temp_dir().join(format!("sol-host-doc-{}", std::process::id()));
+/// let dir = Utf8PathBuf::from_path_buf(dir).expect("a UTF-8 temp dir");
+/// OsFileSystem.create_dir_private(&dir).expect("folder made");
+/// OsFileSystem.create_new(&dir.join("a.txt"), b"hello").expect("file made");
+/// assert_eq!(OsFileSystem.read_no_follow(&dir.join("a.txt"), 1024).expect("read"), b"hello");
+/// let meta = OsFileSystem.metadata(&dir.join("a.txt")).expect("stat").expect("exists");
+/// assert_eq!(meta.kind, FileKind::File);
+/// # std::fs::remove_dir_all(&dir).expect("cleaned up");
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
-pub struct NativeFileSystem;
+pub struct OsFileSystem;
 
 fn fs_error(path: &Utf8Path, err: &io::Error) -> FsError {
     let kind = match err.kind() {
@@ -150,7 +180,7 @@ fn open_regular(
 /// Distinguishes the temporary files of one process; the process id tells processes apart.
 static TEMPORARY_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// How many temporary names [`NativeFileSystem::replace_private`] tries before giving up
+/// How many temporary names [`OsFileSystem::replace_private`] tries before giving up
 /// (each is taken only by another writer that got there first).
 const TEMPORARY_ATTEMPTS: u32 = 16;
 
@@ -187,7 +217,7 @@ fn sync_dir(dir: &Utf8Path) {
     let _ = dir;
 }
 
-impl FileSystem for NativeFileSystem {
+impl FileSystem for OsFileSystem {
     fn metadata(&self, path: &Utf8Path) -> Result<Option<FileMetadata>, FsError> {
         match fs::symlink_metadata(path) {
             Ok(meta) => Ok(Some(FileMetadata {
