@@ -8,6 +8,8 @@
 //!
 //! - [`OsFileSystem`]: [`sol_core::FileSystem`] over `std::fs`, with private modes,
 //!   exclusive creation, no-follow opens, FIFO-safe bounded reads and atomic replace.
+//! - [`OsShell`]: [`sol_core::Shell`] over `std::process` (`sh -c`, output joined and
+//!   bounded, a process group killed whole on timeout).
 //!
 //! A mechanism crate built with its `host` feature re-exports this crate as `host`, so
 //! `sol-obspack = { version = "0.1", features = ["host"] }` is the one dependency line of
@@ -22,6 +24,7 @@
 //! ```
 
 mod fs;
+mod shell;
 
 /// The UTF-8 paths the ports take, re-exported so a host needs no dependency line of its own.
 pub use camino;
@@ -29,3 +32,4 @@ pub use camino;
 pub use sol_core;
 
 pub use fs::OsFileSystem;
+pub use shell::{DEFAULT_OUTPUT_LIMIT, OsShell};

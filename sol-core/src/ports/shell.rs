@@ -1,5 +1,7 @@
+use std::time::Duration;
+
 use camino::Utf8PathBuf;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Runs a shell command the way the host's own shell tool does.
 pub trait Shell {
@@ -8,6 +10,10 @@ pub trait Shell {
 }
 
 /// A command to run.
+///
+/// Serializes as `{"command":"cargo test","cwd":"/work/app","timeoutMs":30000}`; the
+/// timeout is a whole number of milliseconds (a finer one is cut to the millisecond) and
+/// is left out when `None`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ShellRequest {
@@ -15,25 +21,40 @@ pub struct ShellRequest {
     pub command: String,
     /// Working directory.
     pub cwd: Utf8PathBuf,
-    /// Stop the command after this many seconds; `None` for the host's default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_seconds: Option<u32>,
+    /// Stop the command once it has run this long; `None` for the host's default.
+    #[serde(
+        default,
+        rename = "timeoutMs",
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "serialize_optional_millis",
+        deserialize_with = "deserialize_optional_millis"
+    )]
+    pub timeout: Option<Duration>,
 }
 
 /// What a command did.
+///
+/// Serializes as `{"output":"...","exit":{...},"droppedBytes":0}`; `droppedBytes` may be
+/// absent when read (it is then 0).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ShellOutcome {
-    /// Combined standard output and error, as the host presents it (possibly truncated).
+    /// Combined standard output and error, as the host presents it: when the command
+    /// printed more than the host keeps, the end of it.
     pub output: String,
     /// How the command ended.
     pub exit: ShellExit,
+    /// How many bytes the command printed before the part in `output`, dropped to respect
+    /// the host's output limit; 0 when `output` is all of it.
+    #[serde(default)]
+    pub dropped_bytes: u64,
 }
 
 /// How a command ended.
 ///
 /// Serializes as `{"kind":"code","code":0}`, `{"kind":"noCode"}`,
-/// `{"kind":"timedOut","afterSeconds":30}` or `{"kind":"aborted"}`.
+/// `{"kind":"timedOut","afterMs":30000}` or `{"kind":"aborted"}` (the timeout in whole
+/// milliseconds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "ShellExitRepr", into = "ShellExitRepr")]
 pub enum ShellExit {
@@ -44,7 +65,7 @@ pub enum ShellExit {
     /// It was stopped when the timeout expired.
     TimedOut {
         /// The timeout that expired.
-        after_seconds: u32,
+        after: Duration,
     },
     /// It was stopped because the user aborted the turn.
     Aborted,
@@ -59,8 +80,8 @@ enum ShellExitRepr {
     },
     NoCode,
     TimedOut {
-        #[serde(rename = "afterSeconds")]
-        after_seconds: u32,
+        #[serde(rename = "afterMs")]
+        after_ms: u64,
     },
     Aborted,
 }
@@ -70,7 +91,9 @@ impl From<ShellExitRepr> for ShellExit {
         match repr {
             ShellExitRepr::Code { code } => ShellExit::Code(code),
             ShellExitRepr::NoCode => ShellExit::NoCode,
-            ShellExitRepr::TimedOut { after_seconds } => ShellExit::TimedOut { after_seconds },
+            ShellExitRepr::TimedOut { after_ms } => ShellExit::TimedOut {
+                after: Duration::from_millis(after_ms),
+            },
             ShellExitRepr::Aborted => ShellExit::Aborted,
         }
     }
@@ -81,10 +104,30 @@ impl From<ShellExit> for ShellExitRepr {
         match exit {
             ShellExit::Code(code) => ShellExitRepr::Code { code },
             ShellExit::NoCode => ShellExitRepr::NoCode,
-            ShellExit::TimedOut { after_seconds } => ShellExitRepr::TimedOut { after_seconds },
+            ShellExit::TimedOut { after } => ShellExitRepr::TimedOut {
+                after_ms: millis(after),
+            },
             ShellExit::Aborted => ShellExitRepr::Aborted,
         }
     }
+}
+
+/// A duration in whole milliseconds, as it crosses to a host (saturating at `u64::MAX`).
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn serialize_optional_millis<S: Serializer>(
+    duration: &Option<Duration>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    duration.map(millis).serialize(serializer)
+}
+
+fn deserialize_optional_millis<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Duration>, D::Error> {
+    Ok(Option::<u64>::deserialize(deserializer)?.map(Duration::from_millis))
 }
 
 impl ShellExit {

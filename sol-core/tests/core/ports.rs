@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use camino::{Utf8Path, Utf8PathBuf};
+use proptest::prelude::*;
 use serde_json::json;
 use sol_core::testing::{
     MemoryFileSystem, MemoryNode, MemorySessionStore, RecordedEntry, ScriptedModelClient,
@@ -287,7 +288,7 @@ fn shell_request(command: &str) -> ShellRequest {
     ShellRequest {
         command: command.to_owned(),
         cwd: "/work/app".into(),
-        timeout_seconds: Some(30),
+        timeout: Some(Duration::from_secs(30)),
     }
 }
 
@@ -297,13 +298,17 @@ fn scripted_shell_answers_in_order_then_fails() {
         .with_outcome(ShellOutcome {
             output: "ok\n".to_owned(),
             exit: ShellExit::Code(0),
+            dropped_bytes: 0,
         })
         .with_error(ShellError::Unavailable {
             message: "no bash".to_owned(),
         });
     shell.push(Ok(ShellOutcome {
         output: String::new(),
-        exit: ShellExit::TimedOut { after_seconds: 30 },
+        exit: ShellExit::TimedOut {
+            after: Duration::from_secs(30),
+        },
+        dropped_bytes: 12,
     }));
     assert_eq!(shell.remaining(), 3);
     let first = shell.run(&shell_request("cargo test")).expect("scripted");
@@ -315,8 +320,14 @@ fn scripted_shell_answers_in_order_then_fails() {
         })
     );
     assert_eq!(
-        shell.run(&shell_request("c")).expect("scripted").exit,
-        ShellExit::TimedOut { after_seconds: 30 }
+        shell.run(&shell_request("c")).expect("scripted"),
+        ShellOutcome {
+            output: String::new(),
+            exit: ShellExit::TimedOut {
+                after: Duration::from_secs(30)
+            },
+            dropped_bytes: 12,
+        }
     );
     let exhausted = shell.run(&shell_request("d")).expect_err("exhausted");
     assert!(matches!(exhausted, ShellError::Failed { .. }));
@@ -337,8 +348,10 @@ fn shell_values_serialize_for_the_host() {
         (ShellExit::Code(2), json!({"kind": "code", "code": 2})),
         (ShellExit::NoCode, json!({"kind": "noCode"})),
         (
-            ShellExit::TimedOut { after_seconds: 5 },
-            json!({"kind": "timedOut", "afterSeconds": 5}),
+            ShellExit::TimedOut {
+                after: Duration::from_millis(5_250),
+            },
+            json!({"kind": "timedOut", "afterMs": 5250}),
         ),
         (ShellExit::Aborted, json!({"kind": "aborted"})),
     ];
@@ -351,8 +364,81 @@ fn shell_values_serialize_for_the_host() {
     }
     assert_eq!(
         serde_json::to_value(shell_request("ls")).expect("serializable"),
-        json!({"command": "ls", "cwd": "/work/app", "timeoutSeconds": 30})
+        json!({"command": "ls", "cwd": "/work/app", "timeoutMs": 30000})
     );
+    let no_timeout = ShellRequest {
+        timeout: None,
+        ..shell_request("ls")
+    };
+    let value = serde_json::to_value(&no_timeout).expect("serializable");
+    assert_eq!(value, json!({"command": "ls", "cwd": "/work/app"}));
+    assert_eq!(
+        serde_json::from_value::<ShellRequest>(value).expect("parsable"),
+        no_timeout
+    );
+    let outcome = ShellOutcome {
+        output: "tail".to_owned(),
+        exit: ShellExit::Code(1),
+        dropped_bytes: 7,
+    };
+    let value = serde_json::to_value(&outcome).expect("serializable");
+    assert_eq!(
+        value,
+        json!({"output": "tail", "exit": {"kind": "code", "code": 1}, "droppedBytes": 7})
+    );
+    assert_eq!(
+        serde_json::from_value::<ShellOutcome>(value).expect("parsable"),
+        outcome
+    );
+    // A host that keeps everything may leave the count out.
+    let complete: ShellOutcome =
+        serde_json::from_value(json!({"output": "all", "exit": {"kind": "noCode"}}))
+            .expect("parsable");
+    assert_eq!(complete.dropped_bytes, 0);
+}
+
+fn shell_exit() -> impl Strategy<Value = ShellExit> {
+    prop_oneof![
+        any::<i32>().prop_map(ShellExit::Code),
+        Just(ShellExit::NoCode),
+        any::<u64>().prop_map(|ms| ShellExit::TimedOut {
+            after: Duration::from_millis(ms)
+        }),
+        Just(ShellExit::Aborted),
+    ]
+}
+
+proptest! {
+    /// Every request and outcome crosses to a host and back unchanged when its durations
+    /// are whole milliseconds, and a finer duration is cut to the millisecond.
+    #[test]
+    fn shell_values_round_trip_through_json(
+        command in "\\PC{0,40}",
+        timeout_ms in proptest::option::of(any::<u64>()),
+        extra_nanos in 0u32..1_000_000,
+        output in "\\PC{0,40}",
+        exit in shell_exit(),
+        dropped_bytes in any::<u64>(),
+    ) {
+        let request = ShellRequest {
+            command,
+            cwd: "/work/app".into(),
+            timeout: timeout_ms.map(Duration::from_millis),
+        };
+        let value = serde_json::to_value(&request).expect("serializable");
+        prop_assert_eq!(&serde_json::from_value::<ShellRequest>(value).expect("parsable"), &request);
+        if let Some(ms) = timeout_ms.filter(|ms| *ms < u64::MAX / 2) {
+            let finer = ShellRequest {
+                timeout: Some(Duration::from_millis(ms) + Duration::from_nanos(u64::from(extra_nanos))),
+                ..request.clone()
+            };
+            let value = serde_json::to_value(&finer).expect("serializable");
+            prop_assert_eq!(serde_json::from_value::<ShellRequest>(value).expect("parsable"), request);
+        }
+        let outcome = ShellOutcome { output, exit, dropped_bytes };
+        let value = serde_json::to_value(&outcome).expect("serializable");
+        prop_assert_eq!(serde_json::from_value::<ShellOutcome>(value).expect("parsable"), outcome);
+    }
 }
 
 fn model_request() -> ModelRequest {

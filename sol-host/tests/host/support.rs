@@ -97,6 +97,18 @@ pub(crate) fn mode(path: &Utf8Path) -> u32 {
         & 0o7777
 }
 
+/// A regular expression that matches `text` literally, for insta's filters.
+pub(crate) fn literal_pattern(text: impl AsRef<str>) -> String {
+    let mut pattern = String::new();
+    for c in text.as_ref().chars() {
+        if "\\.+*?()|[]{}^$#&-~".contains(c) {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern
+}
+
 /// Runs `operation` on another thread and returns what it gave, or `None` when it is still
 /// blocked after a few seconds (it is then left behind; the test fails anyway).
 pub(crate) fn without_blocking<T: Send + 'static>(
