@@ -4,16 +4,17 @@
 //! Run with `cargo run -p sol-reducer --features host --example failing_build`.
 #![allow(
     clippy::disallowed_methods,
-    clippy::disallowed_types,
     clippy::print_stdout,
-    reason = "an example host: it picks its own directory, runs a real command and prints"
+    reason = "an example host: it picks its own directory and prints"
 )]
+
+use std::time::Duration;
 
 use sol_reducer::camino::Utf8PathBuf;
 use sol_reducer::command::CommandSet;
-use sol_reducer::host::OsFileSystem;
+use sol_reducer::host::{OsFileSystem, OsShell};
 use sol_reducer::serde_json::json;
-use sol_reducer::sol_core::{FileSystem, ModelReply};
+use sol_reducer::sol_core::{FileSystem, ModelReply, Shell, ShellRequest};
 use sol_reducer::step::{Reduction, Start};
 use sol_reducer::{
     ExitStatus, Policy, ReduceContext, ReducerReply, Route, ShellResult, sha256_hex,
@@ -30,18 +31,15 @@ fn main() {
     fs.create_new(&dir.join("run-tests.sh"), suite.as_bytes())
         .expect("the suite");
 
-    // 2. Run it as the host's shell tool would.
+    // 2. Run it as the host's shell tool would (sh -c, output and errors in one stream).
     let command = "sh run-tests.sh";
-    let ran = std::process::Command::new("sh")
-        .args(["-c", command])
-        .current_dir(&dir)
-        .output()
-        .expect("sh runs");
-    let output = String::from_utf8_lossy(&ran.stdout).into_owned();
-    let exit = ran
-        .status
-        .code()
-        .map_or(ExitStatus::NoCode, ExitStatus::Code);
+    let request = ShellRequest {
+        command: command.into(),
+        cwd: dir.clone(),
+        timeout: Some(Duration::from_secs(60)),
+    };
+    let ran = OsShell::new().run(&request).expect("sh runs");
+    let (output, exit) = (ran.output, ExitStatus::from(ran.exit));
     println!(
         "ran `{command}`: {exit:?}, {} bytes of output",
         output.len()
