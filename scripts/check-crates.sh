@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The five library crates as they would be published: their API docs build without a warning,
-# each README example runs as the program of a new project with one dependency line, and
-# `cargo package` assembles each one and builds it from its .crate alone (the workspace's
-# crates resolve from the packages just made, everything else from the registry). Uncommitted
-# changes are packaged as they are, so the check holds for the tree being tested.
-# sol-napi (the addon) and sol-testkit (test support) are never published.
+# The six library crates as they would be published (in this order: sol-core, sol-host, then
+# the four mechanisms): their API docs build without a warning, each README example runs as the
+# program of a new project with one dependency line, every example with a committed .stdout
+# prints exactly that, and `cargo package` assembles each crate and builds it from its .crate
+# alone (the workspace's crates resolve from the packages just made, everything else from the
+# registry). Uncommitted changes are packaged as they are, so the check holds for the tree
+# being tested. sol-napi (the addon) and sol-testkit (test support) are never published.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$root"
@@ -15,8 +16,12 @@ RUSTDOCFLAGS="${RUSTDOCFLAGS:-} -D warnings" cargo doc --no-deps --workspace --a
 echo "== cargo package (each crate built from its .crate)"
 cargo package --workspace --exclude sol-napi --exclude sol-testkit --locked --allow-dirty
 
+crates=(sol-core sol-host sol-fusion sol-obspack sol-reducer sol-occ)
+mechanisms=(sol-fusion sol-obspack sol-reducer sol-occ)
+is_mechanism() { [[ " ${mechanisms[*]} " == *" $1 "* ]]; }
+
 # Every package carries its licence and README, and nothing that reads the workspace's files.
-for crate in sol-core sol-fusion sol-obspack sol-reducer sol-occ; do
+for crate in "${crates[@]}"; do
 	files=$(cargo package --list --locked --allow-dirty -p "$crate")
 	for needed in LICENSE README.md Cargo.toml src/lib.rs; do
 		grep -qx "$needed" <<<"$files" || { echo "$crate: the package lacks $needed" >&2; exit 1; }
@@ -24,14 +29,18 @@ for crate in sol-core sol-fusion sol-obspack sol-reducer sol-occ; do
 	if grep -q '^tests/' <<<"$files"; then echo "$crate: the package holds tests/, which read ../fixtures" >&2; exit 1; fi
 done
 # A Rust host outside the workspace: a new cargo project whose only dependency line is the
-# crate, and whose program is the crate README's example (its asserts are the check). The
-# workspace's lock file pins the same versions of everything else.
+# crate (a mechanism with its `host` feature, so the real ports come with it), and whose program
+# is the crate README's first rust block (its asserts are the check): as it is when it has its
+# own `fn main`, else wrapped in one. The workspace's lock file pins the same versions of
+# everything else.
 outside="$(mktemp -d)"
 trap 'rm -rf "$outside"' EXIT
-for crate in sol-core sol-fusion sol-obspack sol-reducer sol-occ; do
+for crate in "${crates[@]}"; do
 	echo "== the $crate README example in a project of its own"
 	project="$outside/$crate-host"
 	mkdir -p "$project/src"
+	features=""
+	if is_mechanism "$crate"; then features=', features = ["host"]'; fi
 	cat >"$project/Cargo.toml" <<-TOML
 		[package]
 		name = "${crate}-host"
@@ -40,15 +49,40 @@ for crate in sol-core sol-fusion sol-obspack sol-reducer sol-occ; do
 		publish = false
 
 		[dependencies]
-		$crate = { path = "$root/$crate" }
+		$crate = { path = "$root/$crate"$features }
 	TOML
-	{
-		echo "fn main() {"
-		# The first rust block of the README; a doctest's hidden lines (starting '# ') are part of it.
-		awk '/^```rust/ { inside = 1; next } /^```/ { if (inside) exit } inside' "$root/$crate/README.md" | sed -E 's/^# (.*)$/\1/; s/^#$//'
-		echo "}"
-	} >"$project/src/main.rs"
+	# The first rust block of the README; a doctest's hidden lines (starting '# ') are part of it.
+	example=$(awk '/^```rust/ { inside = 1; next } /^```/ { if (inside) exit } inside' "$root/$crate/README.md" | sed -E 's/^# (.*)$/\1/; s/^#$//')
+	if grep -qE '^[[:space:]]*fn main\(' <<<"$example"; then
+		printf '%s\n' "$example" >"$project/src/main.rs"
+	else
+		printf 'fn main() {\n%s\n}\n' "$example" >"$project/src/main.rs"
+	fi
 	cp "$root/Cargo.lock" "$project/Cargo.lock"
 	(cd "$project" && CARGO_TARGET_DIR="$root/target/outside-hosts" cargo run --quiet)
 done
-echo "crates: docs, packages and README examples of sol-core, sol-fusion, sol-obspack, sol-reducer, sol-occ are fine"
+
+# Examples with a committed expected output: each prints exactly its <name>.stdout (a mechanism's
+# with its `host` feature) and is part of the crate's package.
+for crate in "${crates[@]}"; do
+	shopt -s nullglob
+	outputs=("$root/$crate"/examples/*.stdout)
+	shopt -u nullglob
+	[ ${#outputs[@]} -gt 0 ] || continue
+	files=$(cargo package --list --locked --allow-dirty -p "$crate")
+	for expected in "${outputs[@]}"; do
+		name=$(basename "$expected" .stdout)
+		[ -f "$root/$crate/examples/$name.rs" ] || { echo "$crate: examples/$name.stdout has no examples/$name.rs" >&2; exit 1; }
+		grep -qx "examples/$name.rs" <<<"$files" || { echo "$crate: the package lacks examples/$name.rs" >&2; exit 1; }
+		echo "== $crate example $name prints examples/$name.stdout"
+		flags=()
+		if is_mechanism "$crate"; then flags=(--features host); fi
+		actual="$outside/$crate-$name.stdout"
+		cargo run --locked -q -p "$crate" "${flags[@]}" --example "$name" >"$actual"
+		if ! diff -u "$expected" "$actual"; then
+			echo "$crate: the example $name printed something else than examples/$name.stdout (diff above)" >&2
+			exit 1
+		fi
+	done
+done
+echo "crates: docs, packages, README examples and examples of ${crates[*]} are fine"

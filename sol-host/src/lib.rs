@@ -10,6 +10,9 @@
 //!   exclusive creation, no-follow opens, FIFO-safe bounded reads and atomic replace.
 //! - [`OsShell`]: [`sol_core::Shell`] over `std::process` (`sh -c`, output joined and
 //!   bounded, a process group killed whole on timeout).
+//! - [`storage`]: where a session's files live (`<sessionDir>/sol-pi/<sessionId>`, or a
+//!   private temp folder), with the session id checked by [`sol_core::SessionId`].
+//! - [`digest`]: a bounded SHA-256 look at a file that never opens a FIFO or a device.
 //!
 //! A mechanism crate built with its `host` feature re-exports this crate as `host`, so
 //! `sol-obspack = { version = "0.1", features = ["host"] }` is the one dependency line of
@@ -23,8 +26,10 @@
 //! assert_eq!(OsFileSystem.metadata(Utf8Path::new("/no/such/file")).expect("lstat"), None);
 //! ```
 
+pub mod digest;
 mod fs;
 mod shell;
+pub mod storage;
 
 /// The UTF-8 paths the ports take, re-exported so a host needs no dependency line of its own.
 pub use camino;

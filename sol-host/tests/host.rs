@@ -9,6 +9,9 @@ extern crate sol_testkit;
 mod support;
 
 #[cfg(unix)]
+#[path = "host/digest.rs"]
+mod digest;
+#[cfg(unix)]
 #[path = "host/os_fs.rs"]
 mod os_fs;
 #[cfg(unix)]
@@ -17,3 +20,8 @@ mod os_shell;
 #[cfg(unix)]
 #[path = "host/parity.rs"]
 mod parity;
+#[path = "host/readme.rs"]
+mod readme;
+#[cfg(unix)]
+#[path = "host/storage.rs"]
+mod storage;

@@ -3,17 +3,14 @@
 //! queue key, and the look at the target (a bounded digest off the JavaScript thread)
 //! that the hash guard compares right before a follow-up command starts.
 
-use std::fs::File;
-use std::io::{self, Read as _};
 use std::path::Path;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use camino::Utf8Path;
 use napi::bindgen_prelude::{AsyncTask, Env, Task};
 use napi_derive::napi;
 use serde_json::Value;
-use sha2::{Digest as _, Sha256};
 use sol_core::StepAccount;
 use sol_fusion::fused::{self, Capabilities, CommandResult, Effect, Finish, Input, MutationResult};
 use sol_fusion::guard::{DIGEST_TIME_BUDGET_MS, MAX_DIGEST_BYTES, TargetLook, Unguarded};
@@ -601,103 +598,31 @@ pub fn file_digest(path: String) -> AsyncTask<DigestTask> {
 /// How long one look may read, from `sol_fusion::guard::DIGEST_TIME_BUDGET_MS`.
 pub const DIGEST_TIME_BUDGET: Duration = Duration::from_millis(DIGEST_TIME_BUDGET_MS);
 
-const CHUNK_BYTES: usize = 256 * 1024;
+use sol_host::digest::{FileLook, NotHashed, digest_file};
 
-/// One look at `path` for the hash guard. Follows links; hashes only a regular file of
-/// at most `max_bytes`, opened non-blocking (and without becoming a controlling
-/// terminal) and checked again on the open handle; gives up as too slow once reading
-/// has taken `budget` (checked between chunks; a zero budget gives up after the first).
+/// One look at `path` for the hash guard: [`digest_file`] of `sol_host::digest` (follows
+/// links; hashes only a regular file of at most `max_bytes`, opened non-blocking and checked
+/// again on the open handle; gives up as too slow once reading has taken `budget`), in the
+/// guard's vocabulary.
 pub fn digest_target(path: &Path, max_bytes: u64, budget: Duration) -> TargetLook {
-    let started = Instant::now();
-    let metadata = match std::fs::metadata(path) {
-        Ok(metadata) => metadata,
-        Err(error) => return TargetLook::Unreadable(error.to_string()),
-    };
-    if let Some(reason) = unhashable(&metadata, max_bytes) {
-        return TargetLook::Unguarded(reason);
-    }
-    let mut file = match open_nonblocking(path) {
-        Ok(file) => file,
-        Err(error) => return TargetLook::Unreadable(error.to_string()),
-    };
-    // The path may have been replaced between the stat and the open.
-    let opened = match file.metadata() {
-        Ok(metadata) => metadata,
-        Err(error) => return TargetLook::Unreadable(error.to_string()),
-    };
-    if let Some(reason) = unhashable(&opened, max_bytes) {
-        return TargetLook::Unguarded(reason);
-    }
-    let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; CHUNK_BYTES];
-    let mut total: u64 = 0;
-    loop {
-        let read = match file.read(&mut buffer) {
-            Ok(0) => break,
-            Ok(read) => read,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-            Err(error) => return TargetLook::Unreadable(error.to_string()),
-        };
-        total = total.saturating_add(read as u64);
-        // The file grew past the cap while it was read.
-        if total > max_bytes {
-            return TargetLook::Unguarded(Unguarded::TooLarge);
-        }
-        hasher.update(&buffer[..read]);
-        if started.elapsed() >= budget {
-            return TargetLook::Unguarded(Unguarded::TooSlow);
-        }
-    }
-    TargetLook::Digest(
-        hasher
-            .finalize()
-            .iter()
-            .map(|byte| format!("{byte:02x}"))
-            .collect(),
-    )
+    target_look(digest_file(path, max_bytes, budget))
 }
 
-/// Why a file with this metadata is not hashed: not a regular file, or over `max_bytes`.
-fn unhashable(metadata: &std::fs::Metadata, max_bytes: u64) -> Option<Unguarded> {
-    not_regular(&metadata.file_type())
-        .or_else(|| (metadata.len() > max_bytes).then_some(Unguarded::TooLarge))
-}
-
-fn not_regular(file_type: &std::fs::FileType) -> Option<Unguarded> {
-    if file_type.is_file() {
-        return None;
+/// A look of `sol_host::digest` as the guard's [`TargetLook`].
+pub fn target_look(look: FileLook) -> TargetLook {
+    match look {
+        FileLook::Digest(digest) => TargetLook::Digest(digest),
+        FileLook::NotHashed(reason) => TargetLook::Unguarded(match reason {
+            NotHashed::Fifo => Unguarded::Fifo,
+            NotHashed::Device => Unguarded::Device,
+            NotHashed::Socket => Unguarded::Socket,
+            NotHashed::Directory => Unguarded::Directory,
+            NotHashed::Other => Unguarded::Other,
+            NotHashed::TooLarge => Unguarded::TooLarge,
+            NotHashed::TooSlow => Unguarded::TooSlow,
+        }),
+        FileLook::Unreadable(error) => TargetLook::Unreadable(error),
     }
-    if file_type.is_dir() {
-        return Some(Unguarded::Directory);
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt as _;
-        if file_type.is_fifo() {
-            return Some(Unguarded::Fifo);
-        }
-        if file_type.is_char_device() || file_type.is_block_device() {
-            return Some(Unguarded::Device);
-        }
-        if file_type.is_socket() {
-            return Some(Unguarded::Socket);
-        }
-    }
-    Some(Unguarded::Other)
-}
-
-#[cfg(unix)]
-fn open_nonblocking(path: &Path) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    File::options()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-}
-
-#[cfg(not(unix))]
-fn open_nonblocking(path: &Path) -> io::Result<File> {
-    File::open(path)
 }
 
 /// The key of the per-file queue, computed synchronously so that a call takes its place
@@ -717,7 +642,6 @@ pub fn queue_key(target: &str) -> String {
 #[cfg(all(test, unix))]
 mod tests {
     use std::os::unix::fs::symlink;
-    use std::process::Command;
 
     use super::*;
 
@@ -725,105 +649,47 @@ mod tests {
         digest_target(path, MAX_DIGEST_BYTES, DIGEST_TIME_BUDGET)
     }
 
+    // The looks themselves are tested in sol-host (tests/host/digest.rs); here, only that
+    // each one reaches the guard with its meaning.
     #[test]
-    fn a_regular_file_is_hashed_through_links() {
+    fn every_look_reaches_the_guard_with_its_meaning() {
         let dir = tempfile::tempdir().expect("temp dir");
         let file = dir.path().join("a.txt");
         std::fs::write(&file, "abc").expect("write");
-        let abc = TargetLook::Digest(
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad".to_owned(),
-        );
-        assert_eq!(look(&file), abc);
-        let link = dir.path().join("link");
-        symlink(&file, &link).expect("symlink");
-        assert_eq!(look(&link), abc);
-        let empty = dir.path().join("empty");
-        std::fs::write(&empty, "").expect("write");
         assert_eq!(
-            look(&empty),
+            look(&file),
             TargetLook::Digest(
-                "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855".to_owned()
+                "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad".to_owned()
             )
         );
-    }
-
-    #[test]
-    fn a_fifo_is_not_opened() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let fifo = dir.path().join("pipe");
-        let status = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
-        assert!(status.success());
-        // No writer exists: opening it for reading would block this test forever.
-        assert_eq!(look(&fifo), TargetLook::Unguarded(Unguarded::Fifo));
-        let link = dir.path().join("link");
-        symlink(&fifo, &link).expect("symlink");
-        assert_eq!(look(&link), TargetLook::Unguarded(Unguarded::Fifo));
-    }
-
-    #[test]
-    fn a_link_to_dev_zero_is_a_device() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let link = dir.path().join("zero");
-        symlink("/dev/zero", &link).expect("symlink");
-        assert_eq!(look(&link), TargetLook::Unguarded(Unguarded::Device));
-        assert_eq!(
-            look(Path::new("/dev/null")),
-            TargetLook::Unguarded(Unguarded::Device)
-        );
-    }
-
-    #[test]
-    fn a_directory_and_a_socket_are_not_read() {
-        let dir = tempfile::tempdir().expect("temp dir");
         assert_eq!(
             look(dir.path()),
             TargetLook::Unguarded(Unguarded::Directory)
         );
-        let socket = dir.path().join("s.sock");
-        let _listener = std::os::unix::net::UnixListener::bind(&socket).expect("bind");
-        assert_eq!(look(&socket), TargetLook::Unguarded(Unguarded::Socket));
-    }
-
-    #[test]
-    fn a_sparse_file_over_the_cap_is_too_large_without_being_read() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let file = dir.path().join("big.dat");
-        let handle = File::create(&file).expect("create");
-        handle.set_len(MAX_DIGEST_BYTES + 1).expect("set_len");
-        assert_eq!(look(&file), TargetLook::Unguarded(Unguarded::TooLarge));
-        // Exactly at the cap is still hashed (here with a small cap).
-        std::fs::write(&file, "abcd").expect("write");
         assert!(matches!(
-            digest_target(&file, 4, DIGEST_TIME_BUDGET),
-            TargetLook::Digest(_)
+            look(&dir.path().join("missing")),
+            TargetLook::Unreadable(_)
         ));
+        let reasons = [
+            (NotHashed::Fifo, "fifo"),
+            (NotHashed::Device, "device"),
+            (NotHashed::Socket, "socket"),
+            (NotHashed::Directory, "directory"),
+            (NotHashed::Other, "other"),
+            (NotHashed::TooLarge, "too_large"),
+            (NotHashed::TooSlow, "too_slow"),
+        ];
+        assert_eq!(reasons.len(), Unguarded::ALL.len());
+        for (reason, code) in reasons {
+            let TargetLook::Unguarded(unguarded) = target_look(FileLook::NotHashed(reason)) else {
+                panic!("{reason:?} is a reason not to hash");
+            };
+            assert_eq!(unguarded.code(), code);
+        }
         assert_eq!(
-            digest_target(&file, 3, DIGEST_TIME_BUDGET),
-            TargetLook::Unguarded(Unguarded::TooLarge)
+            target_look(FileLook::Unreadable("EACCES".to_owned())),
+            TargetLook::Unreadable("EACCES".to_owned())
         );
-    }
-
-    #[test]
-    fn reading_stops_once_the_time_budget_is_spent() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let file = dir.path().join("a.txt");
-        std::fs::write(&file, "abc").expect("write");
-        assert_eq!(
-            digest_target(&file, MAX_DIGEST_BYTES, Duration::ZERO),
-            TargetLook::Unguarded(Unguarded::TooSlow)
-        );
-    }
-
-    #[test]
-    fn a_missing_target_is_unreadable() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let TargetLook::Unreadable(error) = look(&dir.path().join("missing")) else {
-            panic!("a missing file cannot be read");
-        };
-        assert!(error.contains("No such file"), "{error}");
-        let dangling = dir.path().join("dangling");
-        symlink(dir.path().join("nowhere"), &dangling).expect("symlink");
-        assert!(matches!(look(&dangling), TargetLook::Unreadable(_)));
     }
 
     #[test]

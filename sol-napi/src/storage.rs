@@ -1,13 +1,16 @@
-//! The session-derived storage root shared by the archiving mechanisms.
+//! The session-derived storage root shared by the archiving mechanisms: the layout is
+//! `sol_host::storage`; this module keeps what a process has made and the napi types.
 
 use std::collections::BTreeMap;
-use std::hash::BuildHasher as _;
-use std::io;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use napi_derive::napi;
 use sol_core::SessionId;
+use sol_host::storage::{self, StorageError};
+
+/// The canonical form of the deepest existing ancestor (the fusion queue key uses it too).
+pub(crate) use sol_host::storage::canonical_prefix;
 
 use crate::boundary::quiet;
 
@@ -86,91 +89,22 @@ fn root_for(
     temp_dir: &str,
 ) -> Result<Utf8PathBuf, String> {
     let id = SessionId::parse(session_id).map_err(|error| error.to_string())?;
-    let (dir, temporary) = match session_dir {
-        Some(dir) => (Utf8PathBuf::from(dir), false),
-        None => (temporary_dir(&id, Utf8Path::new(temp_dir))?, true),
-    };
-    let dir = canonical_prefix(&dir)
-        .map_err(|error| format!("SoL-Pi cannot use the session directory {dir}: {error}"))?;
-    Ok(if temporary {
-        dir
-    } else {
-        dir.join("sol-pi").join(id.as_str())
-    })
+    match session_dir {
+        Some(dir) => storage::session_root(Utf8Path::new(dir), &id),
+        None => {
+            temporary_dir(&id, Utf8Path::new(temp_dir)).and_then(|made| storage::temp_root(&made))
+        }
+    }
+    .map_err(|error| error.to_string())
 }
 
 /// The session's private temp folder: made once (exclusive, owner-only), then reused.
-fn temporary_dir(id: &SessionId, temp_dir: &Utf8Path) -> Result<Utf8PathBuf, String> {
+fn temporary_dir(id: &SessionId, temp_dir: &Utf8Path) -> Result<Utf8PathBuf, StorageError> {
     let mut made = lock(&TEMPORARY);
     if let Some(dir) = made.get(id.as_str()) {
         return Ok(dir.clone());
     }
-    let state = std::hash::RandomState::new();
-    for attempt in 0u32..16 {
-        let suffix = state.hash_one((id.as_str(), attempt, std::process::id()));
-        let dir = temp_dir.join(format!(
-            "sol-pi-{}-{:012x}",
-            id.as_str(),
-            suffix & 0xffff_ffff_ffff
-        ));
-        match make_private_dir(&dir) {
-            Ok(()) => {
-                made.insert(id.as_str().to_owned(), dir.clone());
-                return Ok(dir);
-            }
-            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(error) => {
-                return Err(format!(
-                    "SoL-Pi cannot make a temporary folder in {temp_dir}: {error}"
-                ));
-            }
-        }
-    }
-    Err(format!(
-        "SoL-Pi cannot make a temporary folder in {temp_dir}: every name it tried exists"
-    ))
-}
-
-/// Creates `dir` (never an existing one, never through a link in its last part), owner-only.
-fn make_private_dir(dir: &Utf8Path) -> io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt as _;
-        builder.mode(0o700);
-    }
-    builder.create(dir)
-}
-
-/// The canonical form of the deepest existing ancestor, with the missing part
-/// appended: Pi may create the session directory only when it first writes.
-pub(crate) fn canonical_prefix(path: &Utf8Path) -> io::Result<Utf8PathBuf> {
-    if !path.is_absolute() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not an absolute path",
-        ));
-    }
-    let mut missing = Vec::new();
-    let mut cursor = path;
-    loop {
-        match std::fs::canonicalize(cursor) {
-            Ok(found) => {
-                let mut dir = Utf8PathBuf::from_path_buf(found)
-                    .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not a UTF-8 path"))?;
-                for name in missing.iter().rev() {
-                    dir.push(name);
-                }
-                return Ok(dir);
-            }
-            Err(error) if error.kind() == io::ErrorKind::NotFound => {
-                let (Some(parent), Some(name)) = (cursor.parent(), cursor.file_name()) else {
-                    return Err(error);
-                };
-                missing.push(name.to_owned());
-                cursor = parent;
-            }
-            Err(error) => return Err(error),
-        }
-    }
+    let dir = storage::make_private_temp_dir(temp_dir, id)?;
+    made.insert(id.as_str().to_owned(), dir.clone());
+    Ok(dir)
 }
