@@ -68,8 +68,8 @@ pub use config::{
 pub use ids::{SessionId, SessionIdError, ToolCallId};
 pub use ports::{
     FileKind, FileMetadata, FileSystem, FsError, FsErrorKind, ModelClient, ModelError, ModelReply,
-    ModelRequest, SessionStore, SessionStoreError, Shell, ShellError, ShellExit, ShellOutcome,
-    ShellRequest,
+    ModelRequest, ModelUsage, SessionStore, SessionStoreError, Shell, ShellError, ShellExit,
+    ShellOutcome, ShellRequest,
 };
 #[doc(no_inline)]
 pub use serde_json;

@@ -15,6 +15,6 @@ mod session;
 mod shell;
 
 pub use fs::{FileKind, FileMetadata, FileSystem, FsError, FsErrorKind};
-pub use model::{ModelClient, ModelError, ModelReply, ModelRequest};
+pub use model::{ModelClient, ModelError, ModelReply, ModelRequest, ModelUsage};
 pub use session::{SessionStore, SessionStoreError};
 pub use shell::{Shell, ShellError, ShellExit, ShellOutcome, ShellRequest};

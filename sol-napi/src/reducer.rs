@@ -12,10 +12,9 @@ use serde_json::Value;
 use sol_core::message::ContentBlock;
 use sol_core::{ModelError, StepAccount};
 use sol_reducer::notice::{STATUS_CLEAR_MS, STATUS_KEY, savings_status};
+use sol_reducer::pi::ToolResultView;
 use sol_reducer::step::{Decision, Done, ReduceContext, Reduction, Start};
-use sol_reducer::{
-    ENTRY_TYPE, ReasonCode, ReceiptCache, ReducerReply, Route, ToolResultView, Usage,
-};
+use sol_reducer::{ENTRY_TYPE, Policy, ReasonCode, ReceiptCache, ReducerReply, Route, Usage};
 
 use crate::boundary::quiet;
 use crate::{JsStepAccount, NativeFileSystem};
@@ -313,13 +312,14 @@ impl Reducer {
                 is_error: input.is_error,
                 parent_tool_call_id: input.parent_tool_call_id.as_deref(),
                 exit_code: exit_code(input.structured_content.as_ref()),
+                os_temp_dir: Some(Utf8Path::new(&input.os_temp_dir)),
             };
             let route = Route::new(input.provider.clone(), input.model.clone());
             let context = ReduceContext {
                 route: &route,
                 runtime_root: Utf8Path::new(&input.runtime_root),
-                os_temp_dir: Some(Utf8Path::new(&input.os_temp_dir)),
                 timestamp: &input.timestamp,
+                policy: Policy::pi(),
             };
             let start = Reduction::start(
                 &view,
@@ -341,7 +341,8 @@ impl Reducer {
                             system_prompt: request.system_prompt,
                             user_text: request.user_text,
                             max_output_tokens: request.max_output_tokens,
-                            timeout_ms: u32::try_from(request.timeout_ms).unwrap_or(u32::MAX),
+                            timeout_ms: u32::try_from(request.timeout.as_millis())
+                                .unwrap_or(u32::MAX),
                         },
                         reduction: ReducerReduction {
                             cache: Arc::clone(&self.cache),
@@ -399,7 +400,7 @@ fn answer(answer: ReducerModelAnswer, route: &Route) -> Result<ReducerReply, Mod
             model: route.model.clone(),
         }),
         ReducerModelAnswer::Timeout {} => Err(ModelError::TimedOut {
-            after_ms: sol_reducer::MODEL_TIMEOUT_MS,
+            after: sol_reducer::MODEL_TIMEOUT,
         }),
         ReducerModelAnswer::Aborted {} => Err(ModelError::Aborted),
         ReducerModelAnswer::Exception { message } => Err(ModelError::Failed { message }),
@@ -429,18 +430,19 @@ impl ReducerReduction {
     }
 }
 
-/// `structuredContent.exit_code` of a tool result, when it is a finite number.
-pub fn exit_code(structured_content: Option<&Value>) -> Option<i64> {
+/// `structuredContent.exit_code` of a tool result, when it is a finite number (truncated;
+/// beyond `i32` it saturates, so a non-zero code stays non-zero).
+pub fn exit_code(structured_content: Option<&Value>) -> Option<i32> {
     structured_content?
         .get("exit_code")?
         .as_f64()
         .filter(|code| code.is_finite())
-        .map(|code| code as i64)
+        .map(|code| code as i32)
 }
 
 /// The tools whose results can hold a build or test log (`bash`, and the fused `edit` and
 /// `write`): the host skips every other result without serializing it.
-pub const CANDIDATE_TOOLS: [&str; 3] = ["bash", "edit", "write"];
+pub const CANDIDATE_TOOLS: [&str; 3] = sol_reducer::pi::CANDIDATE_TOOLS;
 
 /// [`CANDIDATE_TOOLS`], for the host's filter.
 #[napi(catch_unwind)]

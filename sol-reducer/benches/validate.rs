@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 use sol_core::message::ContentBlock;
 use sol_core::testing::MemoryFileSystem;
 use sol_reducer::archive::{archive_source, store_root};
-use sol_reducer::candidate::structured_exit_code;
 use sol_reducer::model::ReducerReply;
+use sol_reducer::pi::structured_exit_code;
 use sol_reducer::render::apply_reply;
 use sol_reducer::source::{FullOutput, prepare_source};
 use sol_reducer::{
@@ -249,6 +249,7 @@ fn reduce_fixture(name: &str) -> (u64, u64) {
         exit_code: event
             .get("structuredContent")
             .and_then(structured_exit_code),
+        os_temp_dir: None,
     };
     let source = prepare_source(
         select_candidate(&view).expect("a candidate"),

@@ -8,8 +8,7 @@
 //!
 //! 1. [`select_candidate`](crate::select_candidate) (no I/O, nothing journaled when the
 //!    result is not a candidate);
-//! 2. read Pi's full-output file when the candidate names a trusted one
-//!    ([`read_full_output`]);
+//! 2. read the full-output file the host trusts, if any ([`read_full_output`]);
 //! 3. [`prepare_source`](crate::prepare_source): size bounds, exit signal, secret gate;
 //! 4. archive the log and journal `candidate`, before any model call;
 //! 5. reuse a cached receipt after verifying it against the archive, or call the model and
@@ -25,7 +24,7 @@ use sol_core::{FileSystem, ModelClient, SessionStore};
 
 use crate::ENTRY_TYPE;
 use crate::cache::ReceiptCache;
-use crate::candidate::ToolResultView;
+use crate::candidate::CandidateInput;
 use crate::model::ReducerReply;
 pub use crate::step::{Decision, Done, ReduceContext, read_full_output};
 use crate::step::{Reduction, Start};
@@ -43,8 +42,11 @@ pub struct Ports<'a> {
 
 /// Runs the reducer on one tool result; see the module documentation. `cache`, when given,
 /// is consulted before the model call and filled after a fresh receipt is applied.
-pub fn reduce(
-    result: &ToolResultView<'_>,
+///
+/// `result` is a harness-neutral [`crate::ShellResult`], or Pi's tool result
+/// ([`crate::pi::ToolResultView`]).
+pub fn reduce<R: CandidateInput + ?Sized>(
+    result: &R,
     ports: &Ports<'_>,
     context: &ReduceContext<'_>,
     cache: Option<&mut ReceiptCache>,
@@ -54,8 +56,8 @@ pub fn reduce(
 
 /// [`reduce`], returning the whole [`Done`]: the decision, every record appended (those of
 /// both steps, in order) and the step's account.
-pub fn reduce_step(
-    result: &ToolResultView<'_>,
+pub fn reduce_step<R: CandidateInput + ?Sized>(
+    result: &R,
     ports: &Ports<'_>,
     context: &ReduceContext<'_>,
     mut cache: Option<&mut ReceiptCache>,
@@ -77,7 +79,7 @@ pub fn reduce_step(
             let answer = ports
                 .model
                 .complete(&ask.request)
-                .map(|reply| ReducerReply::from_text(reply.text, context.route));
+                .map(|reply| ReducerReply::from_model_reply(reply, context.route));
             let mut done = ask.reduction.finish(answer, context.timestamp, cache);
             journal(&done.journal);
             let mut records = ask.journal;

@@ -25,30 +25,114 @@
 //!
 //! # The pipeline
 //!
-//! For each tool result, in this order (each step can end in a [`Fallback`], which leaves
-//! the result untouched and names a [`ReasonCode`]):
+//! For each result, in this order (each step can end in a [`Fallback`], which leaves the
+//! result untouched and names a [`ReasonCode`]):
 //!
-//! 1. [`candidate`]: a direct `bash` result or a fused `edit`/`write` result whose command
-//!    is a build or test command ([`command`]); codemode script calls and the `codemode`
-//!    tool never are. The exit signal is read from the result ([`exit`]).
-//! 2. [`source`]: the exact log (Pi's full-output file when it is a trusted
-//!    `pi-bash-*.log` in the temp directory), between 4,096 bytes and 600,000 characters,
-//!    with an exit signal that agrees with `isError`, and no likely secret ([`secret`]).
+//! 1. [`candidate`]: a [`ShellResult`] (the harness-neutral input: command, [`ExitStatus`],
+//!    output, optionally a full-output log the host trusts) whose command is one of the
+//!    [`Policy`]'s build or test commands ([`command::CommandSet`], the specification's list
+//!    by default). Pi's tool results go through the [`pi`] adapter: a direct `bash` result or
+//!    a fused `edit`/`write` result; codemode script calls and the `codemode` tool never are.
+//!    The adapter reads Pi's exit signals ([`pi::exit`]) and its trusted `pi-bash-*.log`.
+//! 2. [`source`]: the exact log (the full-output log when there is one), between 4,096 bytes
+//!    and 600,000 characters, with an exit signal that agrees with the failure flag (only a Pi
+//!    result can disagree), and no likely secret ([`secret`]).
 //! 3. [`archive`]: the log is stored content-addressed before any model call.
 //! 4. [`prompt`] and [`model`]: the request for the reducer model, the log framed as
 //!    untrusted data; or a verified receipt from the [`cache`].
 //! 5. [`receipt`]: the reply must be a schema-valid receipt whose every quote is in the log
 //!    byte for byte, with failure evidence for a failed command: each failing test the log
 //!    names, or what else identifies the failure ([`failure`]).
-//! 6. [`render`]: the receipt text, the projected content (only the log is replaced) and
+//! 6. [`render`]: the receipt text (naming the policy's shell tool for reading the archive
+//!    back), the projected content (only the log is replaced) and
 //!    `details.evidencePreservingReducer`; [`journal`] records and the TUI [`notice`].
 //!
 //! [`step::Reduction`] runs all of it as a sans-IO step: `start` returns the decision or the
 //! model request, `finish` takes the reply and returns the decision, each with its journal
 //! records and a `sol_core::StepAccount`. [`driver::reduce`] drives it over the ports for a
-//! Rust host; a Pi extension drives it around its own asynchronous model call.
+//! blocking Rust host; an asynchronous host (the Pi extension, or any `async` Rust host)
+//! drives the same two steps around its own model call.
 //!
-//! # Example: a failing `cargo test` reduced by a scripted model
+//! # Any harness: a shell result in
+//!
+//! ```
+//! use sol_reducer::camino::Utf8Path;
+//! use sol_reducer::sol_core::testing::{MemoryFileSystem, MemorySessionStore, ScriptedModelClient};
+//! use sol_reducer::driver::{reduce, Decision, Ports, ReduceContext};
+//! use sol_reducer::{ExitStatus, Policy, ReasonCode, Route, ShellResult};
+//!
+//! let output = "a.c:3:1: error: expected ';' before '}' token\n".repeat(100);
+//! let model = ScriptedModelClient::new(); // no receipt queued: the call fails
+//! let (fs, session) = (MemoryFileSystem::new(), MemorySessionStore::new());
+//! let ports = Ports { fs: &fs, model: &model, session: &session };
+//! let route = Route::new("my-provider", "my-small-model");
+//! let policy = Policy { shell_tool: "shell".into(), ..Policy::default() };
+//! let context = ReduceContext {
+//!     route: &route,
+//!     runtime_root: Utf8Path::new("/var/lib/my-agent/session-1"),
+//!     timestamp: "2025-06-01T12:00:00.000Z",
+//!     policy: &policy,
+//! };
+//! let run = ShellResult {
+//!     call_id: "7", command: "make", exit: ExitStatus::Code(2), output: &output,
+//!     full_output_log: None,
+//! };
+//! // Any doubt keeps the result as it was.
+//! assert_eq!(reduce(&run, &ports, &context, None), Decision::Unchanged(ReasonCode::ModelCallException));
+//! ```
+//!
+//! # An asynchronous host
+//!
+//! The pending reduction and its request are `Send + 'static`, so an `async` host can hold
+//! them across its own model call (here under a tiny executor; any runtime works the same):
+//!
+//! ```
+//! use sol_reducer::camino::Utf8Path;
+//! use sol_reducer::sol_core::testing::MemoryFileSystem;
+//! use sol_reducer::sol_core::{ModelError, ModelReply, ModelRequest};
+//! use sol_reducer::serde_json::json;
+//! use sol_reducer::step::{Reduction, Start};
+//! use sol_reducer::{ExitStatus, Policy, ReduceContext, ReducerReply, Route, ShellResult};
+//!
+//! /// The host's own asynchronous model client.
+//! async fn ask_model(_request: ModelRequest, log_sha256: String) -> Result<ModelReply, ModelError> {
+//!     let receipt = json!({
+//!         "schema": "sol-pi-evidence-receipt/1", "source_sha256": log_sha256,
+//!         "status": "failure", "uncertain": false,
+//!         "evidence": [{"kind": "failure", "quote": "test parser::rejects_empty ... FAILED"}],
+//!     });
+//!     Ok(ModelReply::text(receipt.to_string()).with_usage(1500, 90))
+//! }
+//!
+//! let log = format!("{}test parser::rejects_empty ... FAILED\n", "test a::b ... ok\n".repeat(300));
+//! let route = Route::new("my-provider", "my-small-model");
+//! let fs = MemoryFileSystem::new();
+//! let done = futures_executor::block_on(async {
+//!     let context = ReduceContext {
+//!         route: &route,
+//!         runtime_root: Utf8Path::new("/var/lib/my-agent/session-1"),
+//!         timestamp: "2025-06-01T12:00:00.000Z",
+//!         policy: Policy::pi(),
+//!     };
+//!     let run = ShellResult {
+//!         call_id: "7", command: "cargo test", exit: ExitStatus::Code(101), output: &log,
+//!         full_output_log: None,
+//!     };
+//!     let ask = match Reduction::start(&run, &context, &fs, None) {
+//!         Start::Done(done) => return done,
+//!         Start::AskModel(ask) => ask,
+//!     };
+//!     // (append ask.journal to the session here, before the call)
+//!     let reply = ask_model(ask.request, sol_reducer::sha256_hex(log.as_bytes())).await;
+//!     let answer = reply.map(|reply| ReducerReply::from_model_reply(reply, &route));
+//!     ask.reduction.finish(answer, "2025-06-01T12:00:02.000Z", None)
+//! });
+//! let replacement = done.decision.replacement().expect("a verified receipt");
+//! assert!(replacement.receipt_text.contains("\nreducer_total_tokens=1590\n"));
+//! assert_eq!((done.account.model_input_tokens, done.account.model_output_tokens), (1500, 90));
+//! ```
+//!
+//! # Example: Pi's failing `cargo test` result reduced by a scripted model
 //!
 //! ```
 //! use camino::Utf8Path;
@@ -56,7 +140,7 @@
 //! use sol_core::message::ContentBlock;
 //! use sol_core::testing::{MemoryFileSystem, MemorySessionStore, ScriptedModelClient};
 //! use sol_reducer::driver::{reduce, Decision, Ports, ReduceContext};
-//! use sol_reducer::{Route, ToolResultView};
+//! use sol_reducer::{Policy, Route, ToolResultView};
 //!
 //! let log = format!(
 //!     "{}test parser::rejects_empty ... FAILED\nerror: test failed, to rerun pass `--lib`\n",
@@ -77,7 +161,7 @@
 //! let context = ReduceContext {
 //!     route: &route,
 //!     runtime_root: Utf8Path::new("/s/sol-pi/abc"),
-//!     os_temp_dir: None,
+//!     policy: Policy::pi(),
 //!     timestamp: "2025-06-01T12:00:00.000Z",
 //! };
 //! let input = json!({"command": "cargo test"});
@@ -133,11 +217,12 @@ pub mod candidate;
 pub mod command;
 mod digest;
 pub mod driver;
-pub mod exit;
 pub mod failure;
 pub mod journal;
 pub mod model;
 pub mod notice;
+pub mod pi;
+pub mod policy;
 pub mod prompt;
 pub mod reason;
 pub mod receipt;
@@ -147,9 +232,11 @@ pub mod source;
 pub mod step;
 
 pub use cache::ReceiptCache;
-pub use candidate::{Candidate, ToolResultView, select_candidate};
+pub use candidate::{Candidate, CandidateInput, ExitStatus, ShellResult};
 pub use driver::{Ports, reduce};
 pub use model::{ReducerReply, Route, Usage};
+pub use pi::{ToolResultView, select_candidate};
+pub use policy::Policy;
 pub use reason::{Fallback, FallbackFacts, ReasonCode};
 pub use receipt::{ReceiptCheck, VerifiedReceipt, validate_receipt};
 pub use render::Replacement;
@@ -192,8 +279,8 @@ pub const MAX_SOURCE_CHARS: usize = 600_000;
 pub const MAX_FULL_OUTPUT_BYTES: u64 = 3 * MAX_SOURCE_CHARS as u64;
 /// Output-token limit of the reducer model call.
 pub const MAX_OUTPUT_TOKENS: u32 = 2048;
-/// Timeout of the reducer model call, in milliseconds.
-pub const MODEL_TIMEOUT_MS: u64 = 90_000;
+/// Timeout of the reducer model call.
+pub const MODEL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(90);
 /// Largest reply that is parsed, in bytes: far above any valid receipt (12 quotes of 600
 /// characters, escaped), far below what would make parsing costly.
 pub const MAX_REPLY_BYTES: usize = 64 * 1024;
@@ -206,7 +293,8 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     digest::sha256_hex(bytes)
 }
 
-/// The README example, compiled and run as a doctest so that it cannot drift.
-#[cfg(doctest)]
+/// The README example, compiled and run as a doctest so that it cannot drift (it uses the
+/// real ports of the `host` feature).
+#[cfg(all(doctest, feature = "host"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

@@ -11,17 +11,17 @@
 //!
 //! let route = Route::from_config(&SolPiConfig::default());
 //! assert_eq!(route.to_string(), "openai-codex/gpt-5.6-luna");
-//! let fallback = fallback_for_model_error(&ModelError::TimedOut { after_ms: 90_000 });
+//! let fallback = fallback_for_model_error(&ModelError::TimedOut { after: sol_reducer::MODEL_TIMEOUT });
 //! assert_eq!(fallback.reason, ReasonCode::ModelCallTimeout);
 //! ```
 
 use serde::{Deserialize, Serialize};
-use sol_core::{ModelError, ModelRequest, SolPiConfig};
+use sol_core::{ModelError, ModelReply, ModelRequest, SolPiConfig};
 
 use crate::prompt::{SYSTEM_PROMPT, user_text};
 use crate::reason::{Fallback, ReasonCode};
 use crate::source::Source;
-use crate::{MAX_OUTPUT_TOKENS, MODEL_TIMEOUT_MS};
+use crate::{MAX_OUTPUT_TOKENS, MODEL_TIMEOUT};
 
 /// The reducer model: a provider id and a model id in the host's model registry.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -58,7 +58,7 @@ impl std::fmt::Display for Route {
 
 /// The request for `source`: the reducer instructions, the framed log, at most
 /// [`MAX_OUTPUT_TOKENS`] output tokens (a host caps this at the model's own limit) and a
-/// [`MODEL_TIMEOUT_MS`] timeout. A Pi host also sets `cacheRetention: "none"`.
+/// [`MODEL_TIMEOUT`] timeout. A Pi host also sets `cacheRetention: "none"`.
 pub fn model_request(source: &Source, route: &Route) -> ModelRequest {
     ModelRequest {
         provider: route.provider.clone(),
@@ -66,7 +66,7 @@ pub fn model_request(source: &Source, route: &Route) -> ModelRequest {
         system_prompt: SYSTEM_PROMPT.to_owned(),
         user_text: user_text(source),
         max_output_tokens: MAX_OUTPUT_TOKENS,
-        timeout_ms: MODEL_TIMEOUT_MS,
+        timeout: MODEL_TIMEOUT,
     }
 }
 
@@ -106,7 +106,22 @@ pub struct ReducerReply {
 }
 
 impl ReducerReply {
-    /// A reply from a [`sol_core::ModelClient`], which reports only text.
+    /// A reply from a [`sol_core::ModelClient`]: its text, and its usage when the host
+    /// knows it (the total is input plus output; no cache figures).
+    pub fn from_model_reply(reply: ModelReply, route: &Route) -> ReducerReply {
+        let usage = reply.usage.map_or_else(Usage::default, |usage| Usage {
+            input: usage.input_tokens,
+            output: usage.output_tokens,
+            total_tokens: usage.input_tokens.saturating_add(usage.output_tokens),
+            ..Usage::default()
+        });
+        ReducerReply {
+            usage,
+            ..ReducerReply::from_text(reply.text, route)
+        }
+    }
+
+    /// A reply of text alone, with no usage.
     pub fn from_text(text: impl Into<String>, route: &Route) -> ReducerReply {
         ReducerReply {
             text: text.into(),

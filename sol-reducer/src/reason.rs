@@ -16,7 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::exit::ExitSignal;
+use crate::candidate::ExitSignal;
 use crate::model::Usage;
 use crate::secret::SecretKind;
 
@@ -266,9 +266,9 @@ pub struct FallbackFacts {
     /// The exit signal read from the result.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_signal: Option<ExitSignal>,
-    /// Pi 1.x's structured exit code.
+    /// The result's exit code (Pi 1.x: the structured one).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub exit_code: Option<i64>,
+    pub exit_code: Option<i32>,
     /// The secret rule that fired (never the secret).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub secret_kind: Option<SecretKind>,

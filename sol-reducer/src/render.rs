@@ -24,8 +24,16 @@ use crate::{DETAILS_KEY, JOURNAL_SCHEMA, RECEIPT_PREFIX};
 
 /// The `authority=` line: the agent, not the reducer, judges the log.
 pub const AUTHORITY_LINE: &str = "authority=Sol retains diagnosis, repair, reruns and the pass/fail judgment; this receipt only quotes lines verified byte for byte against source_artifact.";
-/// The `readback=` line: how to get exact context back.
+/// The `readback=` line with Pi's shell tool: how to get exact context back.
 pub const READBACK_LINE: &str = "readback=For exact context, read source_artifact through bash with an explicit line or byte range (sed -n 'FIRST,LASTp', head -c, tail -c), not the whole file at once.";
+
+/// The `readback=` line naming `shell_tool`, the model-facing tool that runs shell commands
+/// ([`READBACK_LINE`] for Pi's `bash`).
+pub fn readback_line(shell_tool: &str) -> String {
+    format!(
+        "readback=For exact context, read source_artifact through {shell_tool} with an explicit line or byte range (sed -n 'FIRST,LASTp', head -c, tail -c), not the whole file at once."
+    )
+}
 
 /// Who wrote a receipt and what it cost.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,7 +94,7 @@ pub fn receipt_text(
         ));
     }
     lines.push(AUTHORITY_LINE.to_owned());
-    lines.push(READBACK_LINE.to_owned());
+    lines.push(readback_line(&source.candidate().readback_tool));
     lines.join("\n")
 }
 
@@ -132,7 +140,7 @@ pub fn project_content(source: &Source, receipt: &str) -> Vec<ContentBlock> {
     };
     let candidate = source.candidate();
     match &candidate.shape {
-        CandidateShape::Bash => vec![ContentBlock::text(replacement)],
+        CandidateShape::Output | CandidateShape::Bash => vec![ContentBlock::text(replacement)],
         CandidateShape::Fused {
             block,
             head,
@@ -148,7 +156,7 @@ pub fn project_content(source: &Source, receipt: &str) -> Vec<ContentBlock> {
     }
 }
 
-/// A reduced tool result, ready to return to Pi.
+/// A reduced tool result, ready to return to the host.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Replacement {
     /// The projected content.

@@ -4,7 +4,7 @@
 //! ```
 //! use serde_json::json;
 //! use sol_core::message::ContentBlock;
-//! use sol_reducer::candidate::{select_candidate, ToolResultView};
+//! use sol_reducer::pi::{select_candidate, ToolResultView};
 //! use sol_reducer::source::{prepare_source, FullOutput};
 //! use sol_reducer::ReasonCode;
 //!
@@ -29,13 +29,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::candidate::Candidate;
 use crate::digest::{line_count, sha256_hex, utf16_len};
-use crate::exit::split_status_line;
 use crate::reason::{Fallback, ReasonCode};
 use crate::receipt::ReceiptStatus;
 use crate::secret::find_likely_secret;
 use crate::{MAX_SOURCE_CHARS, MIN_SOURCE_BYTES};
 
-/// What the host did about Pi's full-output file.
+/// What the host did about the candidate's full-output file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FullOutput {
     /// There is no trusted full-output file; the inline log is the exact log.
@@ -53,7 +52,7 @@ pub enum FullOutput {
 pub enum SourceOrigin {
     /// The result's own text.
     Inline,
-    /// Pi's untruncated full-output file.
+    /// The host's untruncated full-output file (Pi's `pi-bash-*.log`).
     FullOutputFile,
 }
 
@@ -82,7 +81,7 @@ impl Source {
     }
 
     /// Pi's runtime status line split off a failed result's text, re-appended after the
-    /// receipt.
+    /// receipt ([`Candidate::split_inline_log`]).
     pub fn status_line(&self) -> Option<&str> {
         self.status_line.as_deref()
     }
@@ -133,14 +132,10 @@ impl Source {
 /// [`MAX_SOURCE_CHARS`] UTF-16 units, an exit signal that agrees with `isError`, and no
 /// likely secret.
 ///
-/// A failed result's trailing runtime status line is always taken from the inline text
+/// A failed Pi result's trailing runtime status line is always taken from the inline text
 /// (Pi's full-output file does not contain it).
 pub fn prepare_source(candidate: Candidate, full_output: FullOutput) -> Result<Source, Fallback> {
-    let (inline_log, status_line) = if candidate.is_error {
-        split_status_line(&candidate.inline_log)
-    } else {
-        (candidate.inline_log.as_str(), None)
-    };
+    let (inline_log, status_line) = candidate.split_inline_log();
     let status_line = status_line.map(str::to_owned);
     let (body, origin) = match full_output {
         FullOutput::NotRead => (inline_log.to_owned(), SourceOrigin::Inline),

@@ -48,7 +48,7 @@
 //! let context = ReduceContext {
 //!     route: &route,
 //!     runtime_root: Utf8Path::new("/s/sol-pi/abc"),
-//!     os_temp_dir: None,
+//!     policy: sol_reducer::Policy::pi(),
 //!     timestamp: "2025-06-01T12:00:00.000Z",
 //! };
 //! let (fs, mut cache) = (MemoryFileSystem::new(), ReceiptCache::new());
@@ -90,13 +90,14 @@ use sol_core::{FileKind, FileSystem, ModelError, ModelRequest, StepAccount};
 use crate::MAX_FULL_OUTPUT_BYTES;
 use crate::archive::{ArchivedLog, archive_source, read_archived, store_root};
 use crate::cache::{CacheKey, CachedReceipt, ReceiptCache, reuse_cached};
-use crate::candidate::{Candidate, ToolResultView, select_candidate};
+use crate::candidate::{Candidate, CandidateInput};
 use crate::digest::utf16_len;
 use crate::journal::{
     JournalHeader, applied_record, cache_hit_record, candidate_record, fallback_record,
     provider_response_record, run_id,
 };
 use crate::model::{ReducerReply, Route, fallback_for_model_error, model_request};
+use crate::policy::Policy;
 use crate::reason::{Fallback, ReasonCode};
 use crate::render::{Replacement, apply_reply};
 use crate::source::{FullOutput, Source, prepare_source};
@@ -106,14 +107,15 @@ use crate::source::{FullOutput, Source, prepare_source};
 pub struct ReduceContext<'a> {
     /// The reducer model.
     pub route: &'a Route,
-    /// The session's runtime root (`<sessionDir>/sol-pi/<sessionId>`); the archive lives
-    /// in its `evidence-preserving-reducer` directory.
+    /// The directory the host keeps this session's reducer data under (Pi:
+    /// `<sessionDir>/sol-pi/<sessionId>`); the archive lives in its
+    /// `evidence-preserving-reducer` directory, and the journal's `runId` is its hash.
     pub runtime_root: &'a Utf8Path,
-    /// The real OS temp directory, where Pi writes full-output files; `None` never reads
-    /// one.
-    pub os_temp_dir: Option<&'a Utf8Path>,
-    /// The time of the decision, for journal records.
+    /// The time of the decision, for journal records, as the host formats it.
     pub timestamp: &'a str,
+    /// Which commands are candidates, and the shell tool the receipt names
+    /// ([`Policy::pi`] for Pi's).
+    pub policy: &'a Policy,
 }
 
 /// What to do with a tool result.
@@ -185,15 +187,11 @@ pub struct Reduction {
     run_id: String,
 }
 
-/// Reads Pi's full-output file for `candidate` when it names a trusted one: a regular file
-/// (checked without following links), read without following a link, within
+/// Reads the full-output file the host trusts for `candidate`, when there is one: a
+/// regular file (checked without following links), read without following a link, within
 /// [`MAX_FULL_OUTPUT_BYTES`], in UTF-8.
-pub fn read_full_output(
-    fs: &dyn FileSystem,
-    candidate: &Candidate,
-    os_temp_dir: &Utf8Path,
-) -> FullOutput {
-    let Some(path) = candidate.trusted_full_output_path(os_temp_dir) else {
+pub fn read_full_output(fs: &dyn FileSystem, candidate: &Candidate) -> FullOutput {
+    let Some(path) = candidate.full_output_log.as_deref() else {
         return FullOutput::NotRead;
     };
     match fs.metadata(path) {
@@ -258,8 +256,11 @@ impl Reduction {
     /// archive and `candidate` record, then a cached receipt verified again against the
     /// archive (a failed one is evicted), or the model request. `cache`, when given, is
     /// consulted here and filled by [`Reduction::finish`].
-    pub fn start(
-        result: &ToolResultView<'_>,
+    ///
+    /// `result` is a harness-neutral [`crate::ShellResult`], or Pi's tool result
+    /// ([`crate::pi::ToolResultView`]).
+    pub fn start<R: CandidateInput + ?Sized>(
+        result: &R,
         context: &ReduceContext<'_>,
         fs: &dyn FileSystem,
         cache: Option<&mut ReceiptCache>,
@@ -272,21 +273,18 @@ impl Reduction {
         let stop = |fallback: Fallback, journal: Vec<Value>| {
             Start::Done(unchanged(
                 &header,
-                result.tool_call_id,
+                result.call_id(),
                 &fallback,
                 journal,
                 StepAccount::default(),
             ))
         };
 
-        let candidate = match select_candidate(result) {
+        let candidate = match result.select(context.policy) {
             Ok(candidate) => candidate,
             Err(fallback) => return stop(fallback, Vec::new()),
         };
-        let full_output = match context.os_temp_dir {
-            Some(temp) => read_full_output(fs, &candidate, temp),
-            None => FullOutput::NotRead,
-        };
+        let full_output = read_full_output(fs, &candidate);
         let source = match prepare_source(candidate, full_output) {
             Ok(source) => source,
             Err(fallback) => return stop(fallback, Vec::new()),

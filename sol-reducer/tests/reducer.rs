@@ -35,6 +35,8 @@ mod receipt;
 mod render;
 #[path = "reducer/secret.rs"]
 mod secret;
+#[path = "reducer/shell.rs"]
+mod shell;
 #[path = "reducer/snapshots.rs"]
 mod snapshots;
 #[path = "reducer/source.rs"]

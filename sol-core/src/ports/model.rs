@@ -1,6 +1,10 @@
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
-/// Completes one prompt with a model chosen by provider and model id.
+/// Completes one prompt with a model chosen by provider and model id, blocking until the
+/// reply. An asynchronous host does not need this trait: the mechanisms that call a model
+/// hand it a [`ModelRequest`] as a value and take the reply back in a later step.
 pub trait ModelClient {
     /// Sends `request` and waits for the whole reply.
     fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ModelError>;
@@ -20,8 +24,29 @@ pub struct ModelRequest {
     pub user_text: String,
     /// Upper bound on the reply's length.
     pub max_output_tokens: u32,
-    /// Give up after this many milliseconds.
-    pub timeout_ms: u64,
+    /// Give up after this long (serialized as `timeoutMs`, whole milliseconds).
+    #[serde(rename = "timeoutMs", with = "millis")]
+    pub timeout: Duration,
+}
+
+/// A [`Duration`] as whole milliseconds, the unit JavaScript hosts use.
+mod millis {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(
+        duration: &Duration,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Duration, D::Error> {
+        u64::deserialize(deserializer).map(Duration::from_millis)
+    }
 }
 
 /// A model's reply.
@@ -30,6 +55,40 @@ pub struct ModelRequest {
 pub struct ModelReply {
     /// The reply's text blocks, concatenated.
     pub text: String,
+    /// The tokens the call used, when the host knows them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<ModelUsage>,
+}
+
+impl ModelReply {
+    /// A reply of `text` whose usage is not known.
+    pub fn text(text: impl Into<String>) -> ModelReply {
+        ModelReply {
+            text: text.into(),
+            usage: None,
+        }
+    }
+
+    /// This reply, with the tokens the call used.
+    pub fn with_usage(self, input_tokens: u64, output_tokens: u64) -> ModelReply {
+        ModelReply {
+            usage: Some(ModelUsage {
+                input_tokens,
+                output_tokens,
+            }),
+            ..self
+        }
+    }
+}
+
+/// The tokens one model call used, as the provider reported them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelUsage {
+    /// Tokens of the request.
+    pub input_tokens: u64,
+    /// Tokens of the reply.
+    pub output_tokens: u64,
 }
 
 /// A model call that produced no reply.
@@ -44,10 +103,10 @@ pub enum ModelError {
         model: String,
     },
     /// No reply within the request's timeout.
-    #[error("model call timed out after {after_ms} ms")]
+    #[error("model call timed out after {} ms", .after.as_millis())]
     TimedOut {
         /// The timeout that expired.
-        after_ms: u64,
+        after: Duration,
     },
     /// The user aborted the turn.
     #[error("model call was aborted")]

@@ -167,9 +167,22 @@ impl ScriptedModelClient {
         Self::default()
     }
 
-    /// Queues a reply with `text`.
+    /// Queues a reply with `text` and no usage.
     pub fn with_reply(self, text: impl Into<String>) -> Self {
-        self.push(Ok(ModelReply { text: text.into() }));
+        self.push(Ok(ModelReply::text(text)));
+        self
+    }
+
+    /// Queues a reply with `text` that used these tokens.
+    pub fn with_reply_using(
+        self,
+        text: impl Into<String>,
+        input_tokens: u64,
+        output_tokens: u64,
+    ) -> Self {
+        self.push(Ok(
+            ModelReply::text(text).with_usage(input_tokens, output_tokens)
+        ));
         self
     }
 

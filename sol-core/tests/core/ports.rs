@@ -11,8 +11,8 @@ use sol_core::testing::{
 };
 use sol_core::{
     FileKind, FileMetadata, FileSystem, FsErrorKind, ModelClient, ModelError, ModelReply,
-    ModelRequest, SessionStore, SessionStoreError, Shell, ShellError, ShellExit, ShellOutcome,
-    ShellRequest,
+    ModelRequest, ModelUsage, SessionStore, SessionStoreError, Shell, ShellError, ShellExit,
+    ShellOutcome, ShellRequest,
 };
 
 fn p(path: &str) -> &Utf8Path {
@@ -448,7 +448,7 @@ fn model_request() -> ModelRequest {
         system_prompt: "Write a receipt.".to_owned(),
         user_text: "log".to_owned(),
         max_output_tokens: 2048,
-        timeout_ms: 90_000,
+        timeout: Duration::from_secs(90),
     }
 }
 
@@ -456,24 +456,66 @@ fn model_request() -> ModelRequest {
 fn scripted_model_client_answers_in_order_then_fails() {
     let client = ScriptedModelClient::new()
         .with_reply("{\"schema\":\"x\"}")
-        .with_error(ModelError::TimedOut { after_ms: 90_000 });
+        .with_error(ModelError::TimedOut {
+            after: Duration::from_secs(90),
+        })
+        .with_reply_using("{}", 1200, 80);
     assert_eq!(
         client.complete(&model_request()),
         Ok(ModelReply {
-            text: "{\"schema\":\"x\"}".to_owned()
+            text: "{\"schema\":\"x\"}".to_owned(),
+            usage: None,
         })
     );
     assert_eq!(
         client.complete(&model_request()),
-        Err(ModelError::TimedOut { after_ms: 90_000 })
+        Err(ModelError::TimedOut {
+            after: Duration::from_secs(90)
+        })
+    );
+    assert_eq!(
+        client.complete(&model_request()),
+        Ok(ModelReply {
+            text: "{}".to_owned(),
+            usage: Some(ModelUsage {
+                input_tokens: 1200,
+                output_tokens: 80,
+            }),
+        })
     );
     assert!(matches!(
         client.complete(&model_request()),
         Err(ModelError::Failed { .. })
     ));
-    assert_eq!(client.requests(), vec![model_request(); 3]);
+    assert_eq!(client.requests(), vec![model_request(); 4]);
+    let request = serde_json::to_value(model_request()).expect("serializable");
+    assert_eq!(request["maxOutputTokens"], json!(2048));
+    assert_eq!(request["timeoutMs"], json!(90_000));
     assert_eq!(
-        serde_json::to_value(model_request()).expect("serializable")["maxOutputTokens"],
-        json!(2048)
+        serde_json::from_value::<ModelRequest>(request).expect("round trip"),
+        model_request()
+    );
+}
+
+#[test]
+fn a_model_reply_serializes_its_usage_only_when_known() {
+    let bare = ModelReply::text("ok");
+    assert_eq!(
+        serde_json::to_value(&bare).expect("serializable"),
+        json!({"text": "ok"})
+    );
+    let counted = ModelReply::text("ok").with_usage(10, 2);
+    let value = serde_json::to_value(&counted).expect("serializable");
+    assert_eq!(
+        value,
+        json!({"text": "ok", "usage": {"inputTokens": 10, "outputTokens": 2}})
+    );
+    assert_eq!(
+        serde_json::from_value::<ModelReply>(json!({"text": "ok"})).expect("no usage"),
+        bare
+    );
+    assert_eq!(
+        serde_json::from_value::<ModelReply>(value).expect("usage"),
+        counted
     );
 }

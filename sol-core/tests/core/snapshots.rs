@@ -194,7 +194,10 @@ fn port_error_messages() {
             model: "gpt-5.6-luna".to_owned(),
         }
         .to_string(),
-        ModelError::TimedOut { after_ms: 90_000 }.to_string(),
+        ModelError::TimedOut {
+            after: std::time::Duration::from_secs(90),
+        }
+        .to_string(),
         ModelError::Aborted.to_string(),
         ModelError::Failed {
             message: "HTTP 500".to_owned(),

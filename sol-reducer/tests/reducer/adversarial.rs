@@ -198,7 +198,9 @@ fn model_errors_fall_back_with_their_reason() {
             "reducer-model-unavailable",
         ),
         (
-            ModelError::TimedOut { after_ms: 90_000 },
+            ModelError::TimedOut {
+                after: sol_reducer::MODEL_TIMEOUT,
+            },
             "model-call-timeout",
         ),
         (ModelError::Aborted, "model-call-aborted"),

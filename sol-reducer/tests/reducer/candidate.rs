@@ -5,12 +5,13 @@ use camino::Utf8Path;
 use serde_json::json;
 use sol_core::message::ContentBlock;
 use sol_reducer::ReasonCode;
-use sol_reducer::candidate::{
-    CandidateShape, inline_full_output_path, is_trusted_full_output_path, select_candidate,
-    structured_exit_code,
-};
+use sol_reducer::candidate::CandidateShape;
 use sol_reducer::command::{has_failure_signal, is_diagnostic_command};
-use sol_reducer::exit::{ExitSignal, ThenRunMarker};
+use sol_reducer::pi::exit::{ExitSignal, ThenRunMarker};
+use sol_reducer::pi::{
+    ToolResultView, full_output_hint, inline_full_output_path, is_trusted_full_output_path,
+    select_candidate, structured_exit_code,
+};
 
 use crate::support::{bash, fused};
 
@@ -326,15 +327,23 @@ fn the_structured_exit_code_is_read_from_pi_1x_structured_content() {
 fn the_full_output_hint_prefers_details_then_the_inline_notice() {
     let text = "tail of log\n\n[Showing lines 1801-3800 of 3800 (50.0KB limit). Full output: /tmp/pi-bash-9f2c.log]";
     let mut result = bash("make", text, false);
-    let candidate = select_candidate(&result.view()).expect("a candidate");
     assert_eq!(
-        candidate.full_output_hint.as_deref(),
+        full_output_hint(&result.view()).as_deref(),
         Some(Utf8Path::new("/tmp/pi-bash-9f2c.log"))
     );
     result.details = Some(json!({"fullOutputPath": "/tmp/pi-bash-0001.log", "truncation": {}}));
-    let candidate = select_candidate(&result.view()).expect("a candidate");
     assert_eq!(
-        candidate.full_output_hint.as_deref(),
+        full_output_hint(&result.view()).as_deref(),
+        Some(Utf8Path::new("/tmp/pi-bash-0001.log"))
+    );
+    let temp = Some(Utf8Path::new("/tmp"));
+    let candidate = select_candidate(&ToolResultView {
+        os_temp_dir: temp,
+        ..result.view()
+    })
+    .expect("a candidate");
+    assert_eq!(
+        candidate.full_output_log.as_deref(),
         Some(Utf8Path::new("/tmp/pi-bash-0001.log"))
     );
     assert_eq!(
@@ -392,10 +401,12 @@ fn only_pi_bash_logs_directly_in_the_temp_dir_are_trusted() {
 #[test]
 fn the_candidate_applies_the_trust_check_to_its_hint() {
     let result = bash("make", "x\nFull output: /home/dev/pi-bash-1.log", false);
-    let candidate = select_candidate(&result.view()).expect("a candidate");
-    assert!(candidate.full_output_hint.is_some());
-    assert_eq!(
-        candidate.trusted_full_output_path(Utf8Path::new("/tmp")),
-        None
-    );
+    assert!(full_output_hint(&result.view()).is_some());
+    let temp = Some(Utf8Path::new("/tmp"));
+    let candidate = select_candidate(&ToolResultView {
+        os_temp_dir: temp,
+        ..result.view()
+    })
+    .expect("a candidate");
+    assert_eq!(candidate.full_output_log, None);
 }

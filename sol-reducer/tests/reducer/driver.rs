@@ -49,7 +49,7 @@ fn a_failing_bash_log_is_replaced_by_its_receipt() {
     );
     assert!(request.user_text.contains("<untrusted_log>\n"));
     assert_eq!(request.max_output_tokens, 2048);
-    assert_eq!(request.timeout_ms, 90_000);
+    assert_eq!(request.timeout, std::time::Duration::from_secs(90));
 
     // The archive holds the log, private, and the journal tells the story.
     let path = archive_path(&log);
@@ -360,8 +360,8 @@ fn a_missing_session_does_not_change_the_decision() {
     let context = ReduceContext {
         route: &route,
         runtime_root: Utf8Path::new(ROOT),
-        os_temp_dir: None,
         timestamp: TIMESTAMP,
+        policy: sol_reducer::Policy::pi(),
     };
     let result = bash("cargo test", &log, true);
     assert!(

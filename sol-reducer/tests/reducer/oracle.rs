@@ -1,7 +1,6 @@
 //! The driver as it was before the step API, kept as the oracle of the step properties
 //! (`step.rs`): the same calls in the same order, over the ports, with no step in between.
 
-use camino::Utf8Path;
 use serde_json::Value;
 use sol_core::{FileKind, FileSystem};
 use sol_reducer::archive::{archive_source, read_archived, store_root};
@@ -19,12 +18,8 @@ use sol_reducer::{
     ToolResultView, select_candidate,
 };
 
-fn read_full_output(
-    fs: &dyn FileSystem,
-    candidate: &Candidate,
-    os_temp_dir: &Utf8Path,
-) -> FullOutput {
-    let Some(path) = candidate.trusted_full_output_path(os_temp_dir) else {
+fn read_full_output(fs: &dyn FileSystem, candidate: &Candidate) -> FullOutput {
+    let Some(path) = candidate.full_output_log.as_deref() else {
         return FullOutput::NotRead;
     };
     match fs.metadata(path) {
@@ -69,10 +64,7 @@ pub(crate) fn reduce(
         Ok(candidate) => candidate,
         Err(fallback) => return unchanged(fallback),
     };
-    let full_output = match context.os_temp_dir {
-        Some(temp) => read_full_output(ports.fs, &candidate, temp),
-        None => FullOutput::NotRead,
-    };
+    let full_output = read_full_output(ports.fs, &candidate);
     let source = match prepare_source(candidate, full_output) {
         Ok(source) => source,
         Err(fallback) => return unchanged(fallback),

@@ -5,9 +5,9 @@ use proptest::prelude::*;
 use proptest::sample::select;
 use serde_json::{Value, json};
 use sol_core::message::ContentBlock;
-use sol_reducer::candidate::{is_trusted_full_output_path, select_candidate};
-use sol_reducer::exit::{StatusLine, bash_exit_signal, split_status_line};
 use sol_reducer::notice::format_bytes;
+use sol_reducer::pi::exit::{StatusLine, bash_exit_signal, split_status_line};
+use sol_reducer::pi::{is_trusted_full_output_path, select_candidate};
 use sol_reducer::secret::find_likely_secret;
 use sol_reducer::{Decision, ReceiptCheck, ToolResultView, sha256_hex, validate_receipt};
 
@@ -183,7 +183,7 @@ proptest! {
     #[test]
     fn exit_signal_reading_never_panics(
         text in "\\PC{0,60}(\n\nCommand (exited with code -?[0-9]{1,25}|timed out after [0-9.]{1,5} seconds|aborted))?\n{0,2}",
-        code in prop::option::of(any::<i64>()),
+        code in prop::option::of(any::<i32>()),
         tool in select(vec!["bash", "edit", "write"]),
         marker in select(vec!["", "[then_run:succeeded]", "[then_run:failed]", "[then_run:skipped]"]),
         is_error in any::<bool>(),

@@ -28,7 +28,7 @@ fn user_text_of_the_pytest_fixture() {
     let source = prepare_source(candidate, FullOutput::NotRead).expect("a source");
     let request = model_request(&source, &route());
     assert_eq!(request.max_output_tokens, 2048);
-    assert_eq!(request.timeout_ms, 90_000);
+    assert_eq!(request.timeout, std::time::Duration::from_secs(90));
     assert_text_snapshot!("user_text_pytest", request.user_text);
 }
 
@@ -126,7 +126,9 @@ fn journal_fallback_records() {
             provider: "openai-codex".into(),
             model: "gpt-5.6-luna".into(),
         },
-        ModelError::TimedOut { after_ms: 90_000 },
+        ModelError::TimedOut {
+            after: sol_reducer::MODEL_TIMEOUT,
+        },
         ModelError::Aborted,
         ModelError::Failed {
             message: "No API key found for openai-codex".into(),

@@ -136,7 +136,7 @@ fn answer(reply: Reply, request: &ModelRequest) -> Result<String, ModelError> {
             model: request.model.clone(),
         }),
         Reply::Slow => Err(ModelError::TimedOut {
-            after_ms: request.timeout_ms,
+            after: request.timeout,
         }),
         Reply::Aborted => Err(ModelError::Aborted),
         Reply::Failed => Err(ModelError::Failed {
@@ -169,7 +169,7 @@ impl ModelClient for ScriptModel {
             .borrow_mut()
             .pop_front()
             .unwrap_or(Reply::Failed);
-        answer(reply, request).map(|text| ModelReply { text })
+        answer(reply, request).map(ModelReply::text)
     }
 }
 
@@ -285,8 +285,8 @@ fn context(route: &Route) -> ReduceContext<'_> {
     ReduceContext {
         route,
         runtime_root: Utf8Path::new(ROOT),
-        os_temp_dir: Some(Utf8Path::new(TEMP)),
         timestamp: TIMESTAMP,
+        policy: sol_reducer::Policy::pi(),
     }
 }
 

@@ -10,7 +10,7 @@ use sol_core::message::ContentBlock;
 use sol_core::testing::{MemoryFileSystem, MemorySessionStore, ScriptedModelClient};
 use sol_reducer::archive::object_path;
 use sol_reducer::driver::{Decision, Ports, ReduceContext, reduce};
-use sol_reducer::{ENTRY_TYPE, ReceiptCache, Route, ToolResultView, sha256_hex};
+use sol_reducer::{ENTRY_TYPE, Policy, ReceiptCache, Route, ToolResultView, sha256_hex};
 
 /// The runtime root every test uses.
 pub(crate) const ROOT: &str = "/home/dev/.pi/agent/sessions/--work-app--/sol-pi/session-a";
@@ -34,7 +34,7 @@ pub(crate) struct OwnedResult {
     pub(crate) details: Option<Value>,
     pub(crate) is_error: bool,
     pub(crate) parent_tool_call_id: Option<String>,
-    pub(crate) exit_code: Option<i64>,
+    pub(crate) exit_code: Option<i32>,
 }
 
 impl OwnedResult {
@@ -48,6 +48,7 @@ impl OwnedResult {
             is_error: self.is_error,
             parent_tool_call_id: self.parent_tool_call_id.as_deref(),
             exit_code: self.exit_code,
+            os_temp_dir: Some(Utf8Path::new(TEMP)),
         }
     }
 
@@ -184,8 +185,7 @@ impl Harness {
     }
 
     pub(crate) fn replying(self, reply: impl Into<String>) -> Harness {
-        self.model
-            .push(Ok(sol_core::ModelReply { text: reply.into() }));
+        self.model.push(Ok(sol_core::ModelReply::text(reply)));
         self
     }
 
@@ -206,10 +206,14 @@ impl Harness {
         let context = ReduceContext {
             route: &self.route,
             runtime_root: Utf8Path::new(ROOT),
-            os_temp_dir: self.os_temp_dir.as_deref(),
             timestamp: TIMESTAMP,
+            policy: Policy::pi(),
         };
-        reduce(&result.view(), &ports, &context, cache)
+        let view = ToolResultView {
+            os_temp_dir: self.os_temp_dir.as_deref(),
+            ..result.view()
+        };
+        reduce(&view, &ports, &context, cache)
     }
 
     /// Every journal record, oldest first (all of the reducer's entry type).
@@ -297,7 +301,7 @@ pub(crate) fn fixture(name: &str) -> Fixture {
         parent_tool_call_id: None,
         exit_code: event
             .get("structuredContent")
-            .and_then(sol_reducer::candidate::structured_exit_code),
+            .and_then(sol_reducer::pi::structured_exit_code),
     };
     Fixture {
         name: name.to_owned(),

@@ -1,5 +1,5 @@
-//! How a command ended, read from the result text Pi returns, and the runtime status line
-//! that is kept after a receipt.
+//! Pi's conventions for how a command ended, read from the result text Pi returns, and the
+//! runtime status line that is kept after a receipt.
 //!
 //! Pi reports the end of a command in the tool result itself: Pi 1.x bash results carry
 //! `structuredContent.exit_code`; every version appends a status line such as
@@ -9,7 +9,7 @@
 //! flag, so a failed command can never receive a `status=success` receipt.
 //!
 //! ```
-//! use sol_reducer::exit::{bash_exit_signal, split_status_line, ExitSignal};
+//! use sol_reducer::pi::exit::{bash_exit_signal, split_status_line, ExitSignal};
 //!
 //! let text = "running 3 tests\n\n\nCommand exited with code 101";
 //! assert_eq!(bash_exit_signal(None, text), ExitSignal::Failed);
@@ -25,33 +25,12 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
+pub use crate::candidate::ExitSignal;
+
 /// The marker Action Fusion writes before a successful command's output.
 pub const THEN_RUN_SUCCEEDED: &str = "[then_run:succeeded]";
 /// The marker Action Fusion writes before a failed command's output.
 pub const THEN_RUN_FAILED: &str = "[then_run:failed]";
-
-/// What the result says about how its command ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum ExitSignal {
-    /// The command ended successfully.
-    Succeeded,
-    /// The command failed: a non-zero exit, a timeout, an abort or a kill.
-    Failed,
-    /// The result carries no signal; its `isError` flag alone decides.
-    Unknown,
-}
-
-impl ExitSignal {
-    /// Whether this signal contradicts a result's `isError` flag.
-    pub fn contradicts(self, is_error: bool) -> bool {
-        match self {
-            ExitSignal::Succeeded => is_error,
-            ExitSignal::Failed => !is_error,
-            ExitSignal::Unknown => false,
-        }
-    }
-}
 
 /// Which `[then_run:…]` marker a fused result carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -90,8 +69,8 @@ impl ThenRunMarker {
 /// A final status line Pi appends to a command's output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StatusLine {
-    /// `Command exited with code N`; `None` when N does not fit an `i64` (it is non-zero).
-    Exited(Option<i64>),
+    /// `Command exited with code N`; `None` when N does not fit an `i32` (it is non-zero).
+    Exited(Option<i32>),
     /// `Command timed out after N seconds`.
     TimedOut,
     /// `Command aborted`.
@@ -144,7 +123,7 @@ pub fn trailing_status(text: &str) -> Option<StatusLine> {
 /// The exit signal of a `bash` result, in the order the requirement gives: Pi 1.x's
 /// structured exit code when present, else a trailing status line, else
 /// [`ExitSignal::Unknown`].
-pub fn bash_exit_signal(structured_exit_code: Option<i64>, text: &str) -> ExitSignal {
+pub fn bash_exit_signal(structured_exit_code: Option<i32>, text: &str) -> ExitSignal {
     match (structured_exit_code, trailing_status(text)) {
         (Some(0), _) => ExitSignal::Succeeded,
         (Some(_), _) => ExitSignal::Failed,
