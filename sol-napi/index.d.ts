@@ -688,6 +688,8 @@ export interface OccObservedMessage {
   tokens: number
   /** The message's `timestamp` field when it is a number or a string. */
   timestamp?: number | string
+  /** The whole message when it has no such timestamp: its identity comes from its content. */
+  message?: unknown
 }
 
 /** How `sol-occ` identifies host-sized messages (for the host's size check). */
@@ -739,8 +741,8 @@ export interface OccSizedMessage {
   role: string
   /** Pi's estimate of the message. */
   tokens: number
-  /** Its identity across views, if it has one. */
-  key?: string
+  /** Its identity across views. */
+  key: string
 }
 
 /** How `sol-occ` sizes these messages; the host's own sizing must give the same. */

@@ -12,6 +12,7 @@
 //! `sol_occ::tokens` and reports their total; the sized list of its latest
 //! observation crosses only with a boundary measurement.
 
+use sol_occ::session::StopReason;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use napi::{Error, Result};
@@ -194,6 +195,9 @@ pub struct OccObservedMessage {
     /// The message's `timestamp` field when it is a number or a string.
     #[napi(ts_type = "number | string")]
     pub timestamp: Option<Value>,
+    /// The whole message when it has no such timestamp: its identity comes from its content.
+    #[napi(ts_type = "unknown")]
+    pub message: Option<Value>,
 }
 
 /// One message as `sol-occ` sizes it from the whole message (for the host's size check).
@@ -203,8 +207,8 @@ pub struct OccSizedMessage {
     pub role: String,
     /// Pi's estimate of the message.
     pub tokens: f64,
-    /// Its identity across views, if it has one.
-    pub key: Option<String>,
+    /// Its identity across views.
+    pub key: String,
 }
 
 impl From<SizedMessage> for OccSizedMessage {
@@ -254,10 +258,12 @@ fn observed_list(observed: Vec<OccObservedMessage>) -> Vec<SizedMessage> {
     observed
         .into_iter()
         .map(|message| {
+            let content = message.message.map(AgentMessage::from_value);
             SizedMessage::from_parts(
                 &message.role,
                 tokens_of(message.tokens),
                 message.timestamp.as_ref(),
+                content.as_ref(),
             )
         })
         .collect()
@@ -657,7 +663,7 @@ impl Occ {
     pub fn turn_end(&self, turn: OccTurnEndInput) -> OccStep {
         quiet(|| {
             let turn = TurnEnd {
-                stop_reason: turn.stop_reason,
+                stop_reason: turn.stop_reason.as_deref().map(StopReason::parse),
                 aborted: turn.aborted,
                 tool_results: turn
                     .tool_results

@@ -273,12 +273,82 @@ pub struct TurnToolResult {
     pub is_error: bool,
 }
 
+/// Why the assistant message that ends a turn stopped.
+///
+/// Pi's `stopReason` strings are read in one place, [`StopReason::parse`], and written back
+/// by [`StopReason::name`]: `parse(name)` gives the reason back for every variant, and
+/// `name(parse(s))` gives `s` back for every string. Only [`StopReason::Error`] and
+/// [`StopReason::Aborted`] keep a plan boundary from being evaluated.
+///
+/// ```
+/// use sol_occ::session::StopReason;
+///
+/// assert_eq!(StopReason::parse("toolUse"), StopReason::ToolUse);
+/// assert_eq!(StopReason::parse("refusal"), StopReason::Unknown("refusal".into()));
+/// assert_eq!(StopReason::Length.name(), "length");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum StopReason {
+    /// The model called tools (`toolUse`).
+    ToolUse,
+    /// The model finished its answer (`stop`).
+    Stop,
+    /// The reply hit its token limit (`length`).
+    Length,
+    /// The provider reported an error (`error`).
+    Error,
+    /// The run was aborted (`aborted`).
+    Aborted,
+    /// Any other reason, as the host named it. Built by [`StopReason::parse`] only for
+    /// names that are none of the above.
+    Unknown(String),
+}
+
+impl StopReason {
+    /// Reads Pi's `stopReason` string.
+    pub fn parse(name: &str) -> StopReason {
+        match name {
+            "toolUse" => StopReason::ToolUse,
+            "stop" => StopReason::Stop,
+            "length" => StopReason::Length,
+            "error" => StopReason::Error,
+            "aborted" => StopReason::Aborted,
+            other => StopReason::Unknown(other.to_owned()),
+        }
+    }
+
+    /// Pi's name of the reason.
+    pub fn name(&self) -> &str {
+        match self {
+            StopReason::ToolUse => "toolUse",
+            StopReason::Stop => "stop",
+            StopReason::Length => "length",
+            StopReason::Error => "error",
+            StopReason::Aborted => "aborted",
+            StopReason::Unknown(name) => name,
+        }
+    }
+}
+
+impl From<String> for StopReason {
+    fn from(name: String) -> StopReason {
+        StopReason::parse(&name)
+    }
+}
+
+impl From<StopReason> for String {
+    fn from(reason: StopReason) -> String {
+        reason.name().to_owned()
+    }
+}
+
 /// The data of a `turn_end` event.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnEnd {
-    /// The assistant message's stop reason.
-    pub stop_reason: Option<String>,
+    /// The assistant message's stop reason, when the host has one.
+    pub stop_reason: Option<StopReason>,
     /// Whether the context's signal is aborted.
     pub aborted: bool,
     /// The turn's tool results.
@@ -649,6 +719,7 @@ pub struct OccSession {
     retry_blocked: bool,
     capabilities: PiCapabilities,
     sent: Option<SentContinuation>,
+    plan_tool: String,
 }
 
 impl OccSession {
@@ -667,7 +738,30 @@ impl OccSession {
             retry_blocked: false,
             capabilities: PiCapabilities::default(),
             sent: None,
+            plan_tool: TOOL_NAME.to_owned(),
         }
+    }
+
+    /// The same session with the plan tool registered under another model-facing name
+    /// (Pi's is [`TOOL_NAME`], the default). The name is the one the continuation texts
+    /// tell the model to call, and a turn's tool results with this name are plan calls
+    /// rather than other work.
+    ///
+    /// ```
+    /// use sol_occ::{OccSession, settings::OccOptions};
+    ///
+    /// let occ = OccSession::new(OccOptions::default()).with_plan_tool_name("set_plan");
+    /// assert_eq!(occ.plan_tool_name(), "set_plan");
+    /// assert_eq!(OccSession::new(OccOptions::default()).plan_tool_name(), "update_plan");
+    /// ```
+    pub fn with_plan_tool_name(mut self, name: impl Into<String>) -> OccSession {
+        self.plan_tool = name.into();
+        self
+    }
+
+    /// The plan tool's model-facing name.
+    pub fn plan_tool_name(&self) -> &str {
+        &self.plan_tool
     }
 
     /// A session for a Pi with these capabilities ([`OccSession::new`] assumes none).
@@ -888,23 +982,23 @@ impl OccSession {
         let did_work = turn
             .tool_results
             .iter()
-            .any(|result| result.tool_name != TOOL_NAME && !result.is_error);
+            .any(|result| result.tool_name != self.plan_tool && !result.is_error);
         if did_work {
             self.retry_blocked = false;
         }
         let Some(call_id) = self.pending_boundary.take() else {
             return TurnEndOutcome::NoBoundary;
         };
-        let stop = turn.stop_reason.as_deref();
+        let stop = turn.stop_reason.as_ref();
         let plan_result = turn
             .tool_results
             .iter()
             .find(|result| result.tool_call_id == call_id);
         let skip = if self.phase != Phase::Idle {
             Some(BoundarySkip::CompactionInProgress)
-        } else if stop == Some("error") {
+        } else if stop == Some(&StopReason::Error) {
             Some(BoundarySkip::TurnFailed)
-        } else if stop == Some("aborted") || turn.aborted {
+        } else if stop == Some(&StopReason::Aborted) || turn.aborted {
             Some(BoundarySkip::TurnAborted)
         } else if plan_result.is_none() {
             Some(BoundarySkip::PlanResultMissing)
@@ -1093,8 +1187,9 @@ impl OccSession {
                     .saturating_sub(estimate_utf8_tokens(summary));
                 let mut follow_up =
                     CompactionFollowUp::nothing(CompactionOutcome::Completed { removed_tokens });
-                follow_up.continuation =
-                    Some(Continuation::new(text::continuation_after_compaction(plan)));
+                follow_up.continuation = Some(Continuation::new(
+                    text::continuation_after_compaction(plan, &self.plan_tool),
+                ));
                 follow_up.savings_notice = (removed_tokens > 0).then(|| SavingsNotice {
                     removed_tokens,
                     notice: text::savings_notice(removed_tokens),
@@ -1115,9 +1210,12 @@ impl OccSession {
                         self.retry_blocked = true;
                         let mut follow_up =
                             CompactionFollowUp::nothing(CompactionOutcome::Skipped { refusal });
-                        follow_up.continuation = Some(Continuation::new(
-                            text::continuation_after_skip(refusal.describe(), plan),
-                        ));
+                        follow_up.continuation =
+                            Some(Continuation::new(text::continuation_after_skip(
+                                refusal.describe(),
+                                plan,
+                                &self.plan_tool,
+                            )));
                         follow_up.skip_entry = Some(CustomEntry {
                             custom_type: text::SKIP_ENTRY_TYPE,
                             data: skip_entry_data(refusal.code(), message, &self.state, &selection),
@@ -1128,8 +1226,9 @@ impl OccSession {
                     CompactionErrorKind::Failed => {
                         self.retry_blocked = true;
                         let mut follow_up = CompactionFollowUp::nothing(CompactionOutcome::Failed);
-                        follow_up.continuation =
-                            Some(Continuation::new(text::continuation_after_failure(plan)));
+                        follow_up.continuation = Some(Continuation::new(
+                            text::continuation_after_failure(plan, &self.plan_tool),
+                        ));
                         follow_up.error = Some(text::compaction_failed_error(message));
                         follow_up
                     }

@@ -5,6 +5,7 @@
 use proptest::prelude::*;
 use proptest::sample::select;
 use serde_json::Value;
+use sol_occ::session::StopReason;
 use sol_occ::session::{
     CompactionOutcome, CompactionResult, CompactionTrigger, ContextEvent, InputEvent, Observation,
     OccSession, RequestMark, SELECTION_DROPPED_NOT_IDLE, SettledAction, TurnEnd, TurnToolResult,
@@ -212,7 +213,7 @@ fn apply(driver: &mut Driver, event: &Event, tally: &mut Tally) {
                 });
             }
             occ.turn_end(&TurnEnd {
-                stop_reason: stop.map(str::to_owned),
+                stop_reason: stop.map(StopReason::parse),
                 aborted: *aborted,
                 tool_results,
             });
@@ -438,7 +439,7 @@ fn probe_boundary(
     )
     .ok()?;
     occ.turn_end(&TurnEnd {
-        stop_reason: Some("toolUse".into()),
+        stop_reason: Some(StopReason::parse("toolUse")),
         aborted: false,
         tool_results: vec![TurnToolResult {
             tool_call_id: "probe-2".into(),

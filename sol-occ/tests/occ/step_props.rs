@@ -7,6 +7,7 @@
 
 use proptest::prelude::*;
 use sol_core::StepAccount;
+use sol_occ::session::StopReason;
 use sol_occ::session::{
     CompactionOutcome, CustomEntry, Effect, OccSession, PiCapabilities, SettledAction, Step,
     TurnEnd, TurnEndOutcome, TurnToolResult,
@@ -58,7 +59,7 @@ fn turn(event: &Event) -> Option<TurnEnd> {
         });
     }
     Some(TurnEnd {
-        stop_reason: stop.map(str::to_owned),
+        stop_reason: stop.map(StopReason::parse),
         aborted: *aborted,
         tool_results,
     })

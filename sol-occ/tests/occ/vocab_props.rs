@@ -203,3 +203,56 @@ fn recorded_pi_entries_are_typed_and_read_like_their_json() {
     }
     assert_text_snapshot!("recorded_pi_entry_kinds", kinds.join("\n"));
 }
+
+/// Pi's stop reasons and any other string a host may name.
+fn stop_reason_name() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::sample::select(vec!["toolUse", "stop", "length", "error", "aborted"])
+            .prop_map(str::to_owned),
+        ".{0,12}",
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn stop_reasons_parse_and_name_round_trip(name in stop_reason_name()) {
+        use sol_occ::session::StopReason;
+        let reason = StopReason::parse(&name);
+        prop_assert_eq!(reason.name(), name.as_str());
+        prop_assert_eq!(StopReason::parse(reason.name()), reason.clone());
+        // The serde form is the name.
+        let json = serde_json::to_value(&reason).expect("a string");
+        prop_assert_eq!(&json, &json!(name));
+        prop_assert_eq!(serde_json::from_value::<StopReason>(json).expect("a reason"), reason);
+    }
+
+    #[test]
+    fn host_sized_messages_are_identified_as_the_whole_message_is(value in message_value()) {
+        // The host hands over the raw role and timestamp, and the whole message only when
+        // the timestamp is not a number or a string: the identity is the same.
+        let message = AgentMessage::from_value(value.clone());
+        let whole = SizedMessage::from_message(&message);
+        let role = value.get("role").and_then(Value::as_str).unwrap_or("");
+        let timestamp = value.get("timestamp").filter(|t| t.is_number() || t.is_string());
+        let content = timestamp.is_none().then_some(&message);
+        let parts = SizedMessage::from_parts(role, whole.tokens, timestamp, content);
+        prop_assert_eq!(parts, whole);
+    }
+
+    #[test]
+    fn content_keys_ignore_the_order_of_object_fields(value in json_value()) {
+        fn reversed(value: &Value) -> Value {
+            match value {
+                Value::Object(fields) => Value::Object(
+                    fields.iter().rev().map(|(k, v)| (k.clone(), reversed(v))).collect(),
+                ),
+                Value::Array(items) => Value::Array(items.iter().map(reversed).collect()),
+                other => other.clone(),
+            }
+        }
+        use sol_occ::tokens::content_key;
+        prop_assert_eq!(content_key("user", &value), content_key("user", &reversed(&value)));
+    }
+}
