@@ -112,8 +112,16 @@ export function registerOnlineContextCompact(
 			return true;
 		}) ?? false;
 
+	/**
+	 * The step of a restore: saved state that could not be read is a warning, shown once
+	 * (a notice in the terminal, else stderr); the session keeps going and its file is unchanged.
+	 */
+	function restored(c: ExtensionContext, step: Step | undefined) {
+		for (const effect of step?.effects ?? []) if (effect.kind === "warn") warnings.warn(c, effect.text);
+	}
+
 	function ensureRestored(c: ExtensionContext) {
-		if (occ.needsRestore()) occ.restore(branch(c));
+		if (occ.needsRestore()) restored(c, occ.restore(branch(c)));
 	}
 
 	/** The measurements of a boundary decision. */
@@ -232,7 +240,7 @@ export function registerOnlineContextCompact(
 		return undefined;
 	}
 
-	occ.sessionStart(branch(ctx), observe(sessionMessages(ctx)));
+	restored(ctx, occ.sessionStart(branch(ctx), observe(sessionMessages(ctx))));
 
 	pi.registerTool({
 		name: texts.toolName,
@@ -269,11 +277,11 @@ export function registerOnlineContextCompact(
 	});
 
 	pi.on("session_start", (_event, c) => {
-		guard(c, () => occ.sessionStart(branch(c), observe(sessionMessages(c))));
+		guard(c, () => restored(c, occ.sessionStart(branch(c), observe(sessionMessages(c)))));
 	});
 
 	pi.on("session_tree", (_event, c) => {
-		guard(c, () => occ.sessionTree(branch(c), observe(sessionMessages(c))));
+		guard(c, () => restored(c, occ.sessionTree(branch(c), observe(sessionMessages(c)))));
 	});
 
 	pi.on("session_shutdown", (_event, c) => {

@@ -536,25 +536,26 @@ impl Occ {
         quiet(|| self.session().needs_restore())
     }
 
-    /// Restores the persisted state from `getBranch()` (root first).
+    /// Restores the persisted state from `getBranch()` (root first); `warn` when saved
+    /// snapshots newer than the restored one could not be read.
     #[napi(catch_unwind, ts_args_type = "branch: ReadonlyArray<unknown>")]
-    pub fn restore(&self, branch: Vec<Value>) {
-        quiet(|| self.session().restore(&entries(branch)));
+    pub fn restore(&self, branch: Vec<Value>) -> OccStep {
+        quiet(|| step_of(self.session().on_restore(&entries(branch))))
     }
 
     /// `session_start`: restore, observe the session's messages (their total size, as the
-    /// host sized them), clear transient state.
+    /// host sized them), clear transient state; `warn` as for `restore`.
     #[napi(
         catch_unwind,
         ts_args_type = "branch: ReadonlyArray<unknown>, observedTokens: number"
     )]
-    pub fn session_start(&self, branch: Vec<Value>, observed_tokens: f64) {
+    pub fn session_start(&self, branch: Vec<Value>, observed_tokens: f64) -> OccStep {
         quiet(|| {
-            self.session().session_start(
+            step_of(self.session().on_session_start(
                 &entries(branch),
                 Observation::Total(tokens_of(observed_tokens)),
-            );
-        });
+            ))
+        })
     }
 
     /// `session_tree`: the same for the new leaf.
@@ -562,13 +563,13 @@ impl Occ {
         catch_unwind,
         ts_args_type = "branch: ReadonlyArray<unknown>, observedTokens: number"
     )]
-    pub fn session_tree(&self, branch: Vec<Value>, observed_tokens: f64) {
+    pub fn session_tree(&self, branch: Vec<Value>, observed_tokens: f64) -> OccStep {
         quiet(|| {
-            self.session().session_tree(
+            step_of(self.session().on_session_tree(
                 &entries(branch),
                 Observation::Total(tokens_of(observed_tokens)),
-            );
-        });
+            ))
+        })
     }
 
     /// `session_shutdown`.

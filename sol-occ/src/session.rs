@@ -81,7 +81,7 @@ use crate::plan::{
     parse_update_plan, remaining_steps,
 };
 use crate::settings::{CompactionSettings, OccOptions, positive_safe_integer};
-use crate::state::{CacheDebt, OccState, STATE_ENTRY_TYPE, restore_state};
+use crate::state::{CacheDebt, OccState, STATE_ENTRY_TYPE, StateError, restore_from_branch};
 use crate::text;
 use crate::tokens::{SizedMessage, estimate_utf8_tokens};
 
@@ -815,9 +815,62 @@ impl OccSession {
     }
 
     /// Restores the state from the branch (root first) without touching transient state.
-    pub fn restore(&mut self, branch: &[SessionEntry]) {
-        self.state = restore_state(branch);
+    /// Returns why each snapshot newer than the restored one could not be read
+    /// ([`crate::state::restore_from_branch`]); [`OccSession::on_restore`] turns them into
+    /// a warning.
+    pub fn restore(&mut self, branch: &[SessionEntry]) -> Vec<StateError> {
+        let restored = restore_from_branch(branch);
+        self.state = restored.state;
         self.restored = true;
+        restored.rejected
+    }
+
+    /// A session that starts from a state the host saved itself (for example
+    /// [`OccState::to_value`] written to its own store), without a branch of session
+    /// entries: nothing is left to restore.
+    ///
+    /// ```
+    /// use sol_occ::{OccSession, OccState, settings::OccOptions};
+    ///
+    /// let saved = OccState { request_count: 4, ..OccState::default() };
+    /// let occ = OccSession::from_state(OccOptions::default(), saved.clone());
+    /// assert_eq!(occ.state(), &saved);
+    /// assert!(!occ.needs_restore());
+    /// ```
+    pub fn from_state(options: OccOptions, state: OccState) -> OccSession {
+        OccSession {
+            state,
+            restored: true,
+            ..OccSession::new(options)
+        }
+    }
+
+    /// [`OccSession::from_state`] from the saved JSON value.
+    ///
+    /// # Errors
+    ///
+    /// The [`StateError`] of a value that is not a valid snapshot (a bare snapshot is the
+    /// expected input here, not an error).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use sol_occ::{OccSession, OccState, settings::OccOptions, state::StateError};
+    ///
+    /// let saved = OccState { request_count: 4, ..OccState::default() }.to_value();
+    /// let occ = OccSession::from_state_value(OccOptions::default(), &saved)?;
+    /// assert_eq!(occ.state().request_count, 4);
+    /// let damaged = json!({"version": 1, "plan": "not a list"});
+    /// assert!(matches!(
+    ///     OccSession::from_state_value(OccOptions::default(), &damaged),
+    ///     Err(StateError::Plan(_))
+    /// ));
+    /// # Ok::<(), StateError>(())
+    /// ```
+    pub fn from_state_value(options: OccOptions, state: &Value) -> Result<OccSession, StateError> {
+        Ok(OccSession::from_state(
+            options,
+            OccState::from_value(state)?,
+        ))
     }
 
     /// The snapshot to append as a [`crate::state::STATE_ENTRY_TYPE`] entry, if the state
@@ -837,15 +890,24 @@ impl OccSession {
 
     /// `session_start`: restores the branch's state, observes the session's messages
     /// (`buildSessionContext().messages`) and clears the transient state.
-    pub fn session_start(&mut self, branch: &[SessionEntry], messages: impl Into<Observation>) {
-        self.restore(branch);
+    pub fn session_start(
+        &mut self,
+        branch: &[SessionEntry],
+        messages: impl Into<Observation>,
+    ) -> Vec<StateError> {
+        let rejected = self.restore(branch);
         self.observed = messages.into();
         self.clear_transient();
+        rejected
     }
 
     /// `session_tree`: the same as [`OccSession::session_start`] for the new leaf.
-    pub fn session_tree(&mut self, branch: &[SessionEntry], messages: impl Into<Observation>) {
-        self.session_start(branch, messages);
+    pub fn session_tree(
+        &mut self,
+        branch: &[SessionEntry],
+        messages: impl Into<Observation>,
+    ) -> Vec<StateError> {
+        self.session_start(branch, messages)
     }
 
     /// `session_shutdown`: clears the transient state; a running compaction will produce no
@@ -1253,6 +1315,16 @@ fn skip_entry_data(reason: &str, message: &str, state: &OccState, selection: &Se
     })
 }
 
+/// The warning about snapshots that could not be read, if there are any.
+fn unreadable_state(rejected: &[StateError]) -> Vec<Effect> {
+    if rejected.is_empty() {
+        return Vec::new();
+    }
+    vec![Effect::Warn {
+        text: text::unreadable_state_warning(rejected),
+    }]
+}
+
 /// What the host's Pi does itself, passed once at construction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -1346,6 +1418,37 @@ impl OccSession {
                 data: state.to_value(),
             }));
         }
+    }
+
+    /// [`OccSession::restore`] as a step: [`Effect::Warn`] with
+    /// [`text::unreadable_state_warning`] when snapshots newer than the restored state could
+    /// not be read, else nothing. The host shows the warning and keeps going; the session
+    /// file is not changed.
+    pub fn on_restore(&mut self, branch: &[SessionEntry]) -> Step {
+        let rejected = self.restore(branch);
+        Step::of(unreadable_state(&rejected))
+    }
+
+    /// `session_start` ([`OccSession::session_start`]): the warning of
+    /// [`OccSession::on_restore`], if any.
+    pub fn on_session_start(
+        &mut self,
+        branch: &[SessionEntry],
+        messages: impl Into<Observation>,
+    ) -> Step {
+        let rejected = self.session_start(branch, messages);
+        Step::of(unreadable_state(&rejected))
+    }
+
+    /// `session_tree` ([`OccSession::session_tree`]): the warning of
+    /// [`OccSession::on_restore`], if any.
+    pub fn on_session_tree(
+        &mut self,
+        branch: &[SessionEntry],
+        messages: impl Into<Observation>,
+    ) -> Step {
+        let rejected = self.session_tree(branch, messages);
+        Step::of(unreadable_state(&rejected))
     }
 
     /// `update_plan`: the tool's result and the step (the snapshot, valid call or not).

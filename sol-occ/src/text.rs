@@ -259,6 +259,29 @@ pub fn continuation_after_skip(reason: &str, plan: &[PlanStep], tool: &str) -> S
     )
 }
 
+/// The warning when saved state snapshots on the branch could not be read: the session
+/// continues from the newest readable one (or from the start), and the entries stay in the
+/// session file untouched.
+pub fn unreadable_state_warning(errors: &[crate::state::StateError]) -> String {
+    let mut text = format!(
+        "{MECHANISM_LABEL}: {} saved state {} on this branch could not be read; continuing from the newest readable state (the session file is unchanged).",
+        errors.len(),
+        if errors.len() == 1 {
+            "entry"
+        } else {
+            "entries"
+        },
+    );
+    for error in errors {
+        text.push_str(&format!(
+            "\n- {} ({})",
+            one_line(&error.to_string()),
+            error.code()
+        ));
+    }
+    text
+}
+
 /// The TUI warning when Pi refused a boundary compaction.
 pub fn skip_warning(message: &str) -> String {
     format!(

@@ -121,8 +121,12 @@ fn aborted_builds_and_cache_warming_replays_are_not_counted() {
 #[test]
 fn session_events_clear_a_pending_mark() {
     let clear: [fn(&mut OccSession); 4] = [
-        |occ| occ.session_start(&[], Vec::new()),
-        |occ| occ.session_tree(&[], Vec::new()),
+        |occ| {
+            occ.session_start(&[], Vec::new());
+        },
+        |occ| {
+            occ.session_tree(&[], Vec::new());
+        },
         |occ| occ.session_compact(false, Vec::new()),
         OccSession::session_shutdown,
     ];

@@ -268,3 +268,17 @@ fn decision_record() {
         serde_json::to_string_pretty(&decision).expect("json")
     );
 }
+
+#[test]
+fn unreadable_state_warnings() {
+    use sol_occ::state::StateError;
+    let texts = [
+        text::unreadable_state_warning(&[StateError::Version(2)]),
+        text::unreadable_state_warning(&[
+            StateError::Plan("steps[0].id must not be empty".into()),
+            StateError::Malformed("invalid type: string \"x\",\nexpected u64".into()),
+            StateError::Bare,
+        ]),
+    ];
+    assert_text_snapshot!("unreadable_state_warnings", texts.join("\n---\n"));
+}

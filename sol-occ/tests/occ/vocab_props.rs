@@ -99,6 +99,31 @@ proptest! {
     }
 
     #[test]
+    fn restoring_reports_every_newer_snapshot_it_could_not_read(branch in branch_with_states()) {
+        // The same state as the silent reader, and one error per snapshot entry newer than
+        // the restored one: none is passed over without the host hearing of it.
+        let typed = SessionEntry::from_values(branch.clone());
+        let restored = sol_occ::state::restore_from_branch(&typed);
+        prop_assert_eq!(&restored.state, &oracle::restore_state(&branch));
+        let newer = typed
+            .iter()
+            .rev()
+            .map_while(|entry| match OccState::from_entry(entry) {
+                Some(Ok(_)) => None,
+                Some(Err(error)) => Some(Some(error)),
+                None => Some(None),
+            })
+            .flatten()
+            .collect::<Vec<StateError>>();
+        prop_assert_eq!(&restored.rejected, &newer);
+        // The effect step says so exactly when something was rejected.
+        let mut occ = sol_occ::OccSession::new(sol_occ::settings::OccOptions::default());
+        let step = occ.on_session_start(&typed, Vec::new());
+        prop_assert_eq!(step.effects.len(), usize::from(!newer.is_empty()));
+        prop_assert_eq!(occ.state(), &restored.state);
+    }
+
+    #[test]
     fn context_messages_are_sized_once_in_either_form(values in prop::collection::vec(message_value(), 0..6)) {
         let typed = typed_messages(&values);
         let sized = SizedMessage::from_messages(&typed);
