@@ -74,7 +74,7 @@
 //! assert!(result.details.boundary);
 //!
 //! let turn = TurnEnd {
-//!     stop_reason: Some("toolUse".into()),
+//!     stop_reason: Some(StopReason::ToolUse),
 //!     aborted: false,
 //!     tool_results: vec![TurnToolResult { tool_call_id: "call-2".into(), tool_name: "update_plan".into(), is_error: false }],
 //! };
