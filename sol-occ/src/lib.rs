@@ -140,7 +140,7 @@ pub mod tokens;
 
 use sol_core::{Mechanism, SolPiConfig};
 
-pub use economics::{Decision, DecisionReason};
+pub use economics::{BoundaryDecision, DecisionReason};
 pub use session::OccSession;
 pub use state::OccState;
 

@@ -73,7 +73,7 @@ use sol_core::StepAccount;
 use sol_core::message::AgentMessage;
 use sol_core::session::SessionEntry;
 
-use crate::economics::{Decision, EconomicsInput, EconomicsParams, MEMO_TOKENS, decide};
+use crate::economics::{BoundaryDecision, EconomicsInput, EconomicsParams, MEMO_TOKENS, decide};
 use crate::estimate::{NativeCutEstimate, NativeProjection, ObservedContext, estimate_native_cut};
 use crate::instructions::compaction_instructions;
 use crate::plan::{
@@ -109,7 +109,7 @@ enum Phase {
 
 #[derive(Debug, Clone, PartialEq)]
 struct Selection {
-    decision: Decision,
+    decision: BoundaryDecision,
     estimate: NativeCutEstimate,
 }
 
@@ -434,7 +434,7 @@ pub fn system_prompt_tokens(system_prompt: &str) -> u64 {
 #[serde(rename_all = "camelCase")]
 pub struct BoundaryEvaluation {
     /// The economics, possibly overruled as `native_not_compactable`.
-    pub decision: Decision,
+    pub decision: BoundaryDecision,
     /// The cut-point estimate behind the archive size.
     pub estimate: NativeCutEstimate,
     /// Whether the compaction is selected: the host saves the state and calls
