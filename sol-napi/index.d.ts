@@ -51,15 +51,18 @@ export declare class Occ {
   constructor(options: OccCreateOptions)
   /** Whether the state has not been restored from the branch yet. */
   needsRestore(): boolean
-  /** Restores the persisted state from `getBranch()` (root first). */
-  restore(branch: ReadonlyArray<unknown>): void
+  /**
+   * Restores the persisted state from `getBranch()` (root first); `warn` when saved
+   * snapshots newer than the restored one could not be read.
+   */
+  restore(branch: ReadonlyArray<unknown>): OccStep
   /**
    * `session_start`: restore, observe the session's messages (their total size, as the
-   * host sized them), clear transient state.
+   * host sized them), clear transient state; `warn` as for `restore`.
    */
-  sessionStart(branch: ReadonlyArray<unknown>, observedTokens: number): void
+  sessionStart(branch: ReadonlyArray<unknown>, observedTokens: number): OccStep
   /** `session_tree`: the same for the new leaf. */
-  sessionTree(branch: ReadonlyArray<unknown>, observedTokens: number): void
+  sessionTree(branch: ReadonlyArray<unknown>, observedTokens: number): OccStep
   /** `session_shutdown`. */
   sessionShutdown(): void
   /**
@@ -693,6 +696,8 @@ export interface OccObservedMessage {
   tokens: number
   /** The message's `timestamp` field when it is a number or a string. */
   timestamp?: number | string
+  /** The whole message when it has no such timestamp: its identity comes from its content. */
+  message?: unknown
 }
 
 /** How `sol-occ` identifies host-sized messages (for the host's size check). */
@@ -744,8 +749,8 @@ export interface OccSizedMessage {
   role: string
   /** Pi's estimate of the message. */
   tokens: number
-  /** Its identity across views, if it has one. */
-  key?: string
+  /** Its identity across views. */
+  key: string
 }
 
 /** How `sol-occ` sizes these messages; the host's own sizing must give the same. */

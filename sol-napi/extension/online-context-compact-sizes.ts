@@ -9,7 +9,8 @@
 // (integers outside the 32-bit range are floats there: `5000000000.0`, and
 // exponents start at 1e16). Only lengths are read; no string is built. The
 // identity of a message (role and timestamp) is formatted by Rust, from the raw
-// fields handed over with a boundary measurement.
+// fields handed over with a boundary measurement; a message without a timestamp
+// crosses whole then, and Rust digests its content.
 //
 // No imports: the size check test loads this file on its own.
 
@@ -21,6 +22,8 @@ export interface ObservedSizes {
 	roles: string[];
 	tokens: number[];
 	timestamps: Array<number | string | undefined>;
+	/** The messages without such a timestamp (their identity comes from their content). */
+	unstamped: Array<unknown>;
 	total: number;
 }
 
@@ -29,6 +32,7 @@ export interface ObservedMessage {
 	role: string;
 	tokens: number;
 	timestamp?: number | string;
+	message?: unknown;
 }
 
 const stringUnits = (value: unknown): number => (typeof value === "string" ? value.length : 0);
@@ -183,6 +187,7 @@ export function observeSizes(messages: readonly unknown[]): ObservedSizes {
 	const roles = new Array<string>(count);
 	const tokens = new Array<number>(count);
 	const timestamps = new Array<number | string | undefined>(count);
+	const unstamped = new Array<unknown>(count);
 	let total = 0;
 	for (let i = 0; i < count; i++) {
 		const message = messages[i];
@@ -191,16 +196,18 @@ export function observeSizes(messages: readonly unknown[]): ObservedSizes {
 		roles[i] = typeof fields.role === "string" ? fields.role : "";
 		tokens[i] = size;
 		const timestamp = fields.timestamp;
-		timestamps[i] = (typeof timestamp === "number" && Number.isFinite(timestamp)) || typeof timestamp === "string" ? timestamp : undefined;
+		const stamped = (typeof timestamp === "number" && Number.isFinite(timestamp)) || typeof timestamp === "string";
+		timestamps[i] = stamped ? timestamp : undefined;
+		if (!stamped) unstamped[i] = message;
 		total += size;
 	}
-	return { roles, tokens, timestamps, total };
+	return { roles, tokens, timestamps, unstamped, total };
 }
 
 /** The sized messages as they cross with a boundary measurement. */
 export function observedMessages(sizes: ObservedSizes): ObservedMessage[] {
 	return sizes.roles.map((role, i) => {
 		const timestamp = sizes.timestamps[i];
-		return timestamp === undefined ? { role, tokens: sizes.tokens[i] } : { role, tokens: sizes.tokens[i], timestamp };
+		return timestamp === undefined ? { role, tokens: sizes.tokens[i], message: sizes.unstamped[i] } : { role, tokens: sizes.tokens[i], timestamp };
 	});
 }

@@ -95,25 +95,21 @@ export function registerOnlineContextCompact(
 		return [];
 	}
 
-	/** Runs a handler body; a failure is reported once and changes nothing in Pi (fail safe: no compaction). */
-	function guard<T>(c: ExtensionContext | undefined, body: () => T): T | undefined {
-		try {
-			return body();
-		} catch (error) {
-			warnings.warn(c, addon.occInternalError(messageOf(error)));
-			return undefined;
-		}
+	// Handler bodies and the Pi calls of effects run under `warnings.guard`: a failure is
+	// reported once and changes nothing in Pi (fail safe: no compaction); a failed Pi call
+	// gives `false`, which ends its step.
+	const internalError = (detail: string): string => addon.occInternalError(detail);
+
+	/**
+	 * The step of a restore: saved state that could not be read is a warning, shown once
+	 * (a notice in the terminal, else stderr); the session keeps going and its file is unchanged.
+	 */
+	function restored(c: ExtensionContext, step: Step | undefined) {
+		for (const effect of step?.effects ?? []) if (effect.kind === "warn") warnings.warn(c, effect.text);
 	}
 
-	/** A Pi call of an effect: `false` when it failed (reported). */
-	const attempt = (c: ExtensionContext, call: () => void): boolean =>
-		guard(c, () => {
-			call();
-			return true;
-		}) ?? false;
-
 	function ensureRestored(c: ExtensionContext) {
-		if (occ.needsRestore()) occ.restore(branch(c));
+		if (occ.needsRestore()) restored(c, occ.restore(branch(c)));
 	}
 
 	/** The measurements of a boundary decision. */
@@ -173,7 +169,7 @@ export function registerOnlineContextCompact(
 				{ customType: continuation.customType, content: continuation.content, display: continuation.display },
 				{ triggerTurn: continuation.triggerTurn },
 			);
-			await apply(c, guard(c, () => occ.continuationSent(c.isIdle())), dispatch);
+			await apply(c, warnings.guard<Step | undefined>(c, internalError, undefined, () => occ.continuationSent(c.isIdle())), dispatch);
 		} finally {
 			// Still untaken: Pi deferred the turn (0.87+) or the send failed.
 			if (parent === next) parent = undefined;
@@ -187,23 +183,36 @@ export function registerOnlineContextCompact(
 	function perform(c: ExtensionContext, effect: NativeAddon.OccEffect, dispatch: Dispatch): boolean | Promise<void> {
 		switch (effect.kind) {
 			case "appendEntry":
-				return attempt(c, () => pi.appendEntry(effect.customType, effect.data));
+				return warnings.guard(c, internalError, false, () => {
+					pi.appendEntry(effect.customType, effect.data);
+					return true;
+				});
 			case "decision":
-				return attempt(c, () => pi.events.emit(OCC_DECISION_EVENT, effect.evaluation));
+				return warnings.guard(c, internalError, false, () => {
+					pi.events.emit(OCC_DECISION_EVENT, effect.evaluation);
+					return true;
+				});
 			case "abort":
-				return attempt(c, () => c.abort());
+				return warnings.guard(c, internalError, false, () => {
+					c.abort();
+					return true;
+				});
 			case "measure":
-				return apply(c, guard(c, () => occ.decideBoundary(measure(c))), dispatch) ?? true;
+				return apply(c, warnings.guard<Step | undefined>(c, internalError, undefined, () => occ.decideBoundary(measure(c))), dispatch) ?? true;
 			case "warn":
 				// Terminal only, like the savings notice.
-				return attempt(c, () => {
+				return warnings.guard(c, internalError, false, () => {
 					if (c.mode === "tui") c.ui.notify(effect.text, "warning");
+					return true;
 				});
 			case "savingsNotice":
-				return attempt(c, () => savings.showNotice(c, effect.notice));
+				return warnings.guard(c, internalError, false, () => {
+					savings.showNotice(c, effect.notice);
+					return true;
+				});
 			case "compact":
 				return compact(c, effect.customInstructions).then((result) =>
-					apply(c, guard(c, () => occ.compactionFinished(result)), dispatch),
+					apply(c, warnings.guard<Step | undefined>(c, internalError, undefined, () => occ.compactionFinished(result)), dispatch),
 				);
 			case "sendMessage":
 				return send(c, effect.continuation, dispatch);
@@ -232,7 +241,7 @@ export function registerOnlineContextCompact(
 		return undefined;
 	}
 
-	occ.sessionStart(branch(ctx), observe(sessionMessages(ctx)));
+	restored(ctx, occ.sessionStart(branch(ctx), observe(sessionMessages(ctx))));
 
 	pi.registerTool({
 		name: texts.toolName,
@@ -269,15 +278,15 @@ export function registerOnlineContextCompact(
 	});
 
 	pi.on("session_start", (_event, c) => {
-		guard(c, () => occ.sessionStart(branch(c), observe(sessionMessages(c))));
+		warnings.guard(c, internalError, undefined, () => restored(c, occ.sessionStart(branch(c), observe(sessionMessages(c)))));
 	});
 
 	pi.on("session_tree", (_event, c) => {
-		guard(c, () => occ.sessionTree(branch(c), observe(sessionMessages(c))));
+		warnings.guard(c, internalError, undefined, () => restored(c, occ.sessionTree(branch(c), observe(sessionMessages(c)))));
 	});
 
 	pi.on("session_shutdown", (_event, c) => {
-		guard(c, () => occ.sessionShutdown());
+		warnings.guard(c, internalError, undefined, () => occ.sessionShutdown());
 		savings.clear();
 		abandonCompaction?.();
 		const held = parent;
@@ -286,7 +295,7 @@ export function registerOnlineContextCompact(
 	});
 
 	pi.on("input", (event, c) => {
-		guard(c, () => {
+		warnings.guard(c, internalError, undefined, () => {
 			ensureRestored(c);
 			apply(c, occ.input(event.text, event.streamingBehavior));
 		});
@@ -295,7 +304,7 @@ export function registerOnlineContextCompact(
 
 	pi.on("context", (event, c) => {
 		// Observes only: the messages are never changed.
-		guard(c, () => {
+		warnings.guard(c, internalError, undefined, () => {
 			ensureRestored(c);
 			occ.context(c.signal?.aborted === true, observe(event.messages as unknown[]));
 		});
@@ -303,7 +312,7 @@ export function registerOnlineContextCompact(
 	});
 
 	pi.on("before_provider_request", (_event, c) => {
-		guard(c, () => {
+		warnings.guard(c, internalError, undefined, () => {
 			ensureRestored(c);
 			apply(c, occ.beforeProviderRequest(c.getContextUsage()?.tokens ?? undefined, c.getSystemPrompt()));
 		});
@@ -312,12 +321,12 @@ export function registerOnlineContextCompact(
 	});
 
 	pi.on("message_end", (event, c) => {
-		guard(c, () => occ.messageEnd(String((event.message as { role?: unknown }).role ?? "")));
+		warnings.guard(c, internalError, undefined, () => occ.messageEnd(String((event.message as { role?: unknown }).role ?? "")));
 		return undefined;
 	});
 
 	pi.on("turn_end", (event, c) => {
-		guard(c, () => {
+		warnings.guard(c, internalError, undefined, () => {
 			const message = event.message as { stopReason?: string };
 			const results = (event.toolResults ?? []) as Array<{ toolCallId: string; toolName: string; isError?: boolean }>;
 			// A boundary to evaluate asks for the measurements; a selected one saves the state, then aborts.
@@ -335,16 +344,16 @@ export function registerOnlineContextCompact(
 
 	pi.on("session_before_compact", (event, c) => {
 		// Only Pi's threshold compaction, and only while a boundary compaction is selected.
-		return guard(c, () => occ.shouldCancelCompaction(event.reason)) === true ? { cancel: true } : undefined;
+		return warnings.guard(c, internalError, false, () => occ.shouldCancelCompaction(event.reason)) ? { cancel: true } : undefined;
 	});
 
 	pi.on("session_before_tree", (_event, c) => {
 		// Pi 0.84.2 reports idle during an extension-requested compaction; 1.x refuses navigation itself.
-		return guard(c, () => occ.shouldCancelTreeNavigation()) === true ? { cancel: true } : undefined;
+		return warnings.guard(c, internalError, false, () => occ.shouldCancelTreeNavigation()) ? { cancel: true } : undefined;
 	});
 
 	pi.on("session_compact", (event, c) => {
-		guard(c, () => {
+		warnings.guard(c, internalError, undefined, () => {
 			ensureRestored(c);
 			apply(c, occ.sessionCompact(event.fromExtension === true, observe(sessionMessages(c))));
 		});
@@ -355,7 +364,7 @@ export function registerOnlineContextCompact(
 		const dispatch: Dispatch = { held: parent };
 		parent = undefined;
 		try {
-			await apply(c, guard(c, () => occ.agentSettled(c.isIdle())), dispatch);
+			await apply(c, warnings.guard<Step | undefined>(c, internalError, undefined, () => occ.agentSettled(c.isIdle())), dispatch);
 		} finally {
 			dispatch.held?.release();
 		}

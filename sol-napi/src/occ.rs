@@ -12,6 +12,7 @@
 //! `sol_occ::tokens` and reports their total; the sized list of its latest
 //! observation crosses only with a boundary measurement.
 
+use sol_occ::session::StopReason;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use napi::{Error, Result};
@@ -194,6 +195,9 @@ pub struct OccObservedMessage {
     /// The message's `timestamp` field when it is a number or a string.
     #[napi(ts_type = "number | string")]
     pub timestamp: Option<Value>,
+    /// The whole message when it has no such timestamp: its identity comes from its content.
+    #[napi(ts_type = "unknown")]
+    pub message: Option<Value>,
 }
 
 /// One message as `sol-occ` sizes it from the whole message (for the host's size check).
@@ -203,8 +207,8 @@ pub struct OccSizedMessage {
     pub role: String,
     /// Pi's estimate of the message.
     pub tokens: f64,
-    /// Its identity across views, if it has one.
-    pub key: Option<String>,
+    /// Its identity across views.
+    pub key: String,
 }
 
 impl From<SizedMessage> for OccSizedMessage {
@@ -254,10 +258,12 @@ fn observed_list(observed: Vec<OccObservedMessage>) -> Vec<SizedMessage> {
     observed
         .into_iter()
         .map(|message| {
+            let content = message.message.map(AgentMessage::from_value);
             SizedMessage::from_parts(
                 &message.role,
                 tokens_of(message.tokens),
                 message.timestamp.as_ref(),
+                content.as_ref(),
             )
         })
         .collect()
@@ -530,25 +536,26 @@ impl Occ {
         quiet(|| self.session().needs_restore())
     }
 
-    /// Restores the persisted state from `getBranch()` (root first).
+    /// Restores the persisted state from `getBranch()` (root first); `warn` when saved
+    /// snapshots newer than the restored one could not be read.
     #[napi(catch_unwind, ts_args_type = "branch: ReadonlyArray<unknown>")]
-    pub fn restore(&self, branch: Vec<Value>) {
-        quiet(|| self.session().restore(&entries(branch)));
+    pub fn restore(&self, branch: Vec<Value>) -> OccStep {
+        quiet(|| step_of(self.session().on_restore(&entries(branch))))
     }
 
     /// `session_start`: restore, observe the session's messages (their total size, as the
-    /// host sized them), clear transient state.
+    /// host sized them), clear transient state; `warn` as for `restore`.
     #[napi(
         catch_unwind,
         ts_args_type = "branch: ReadonlyArray<unknown>, observedTokens: number"
     )]
-    pub fn session_start(&self, branch: Vec<Value>, observed_tokens: f64) {
+    pub fn session_start(&self, branch: Vec<Value>, observed_tokens: f64) -> OccStep {
         quiet(|| {
-            self.session().session_start(
+            step_of(self.session().on_session_start(
                 &entries(branch),
                 Observation::Total(tokens_of(observed_tokens)),
-            );
-        });
+            ))
+        })
     }
 
     /// `session_tree`: the same for the new leaf.
@@ -556,13 +563,13 @@ impl Occ {
         catch_unwind,
         ts_args_type = "branch: ReadonlyArray<unknown>, observedTokens: number"
     )]
-    pub fn session_tree(&self, branch: Vec<Value>, observed_tokens: f64) {
+    pub fn session_tree(&self, branch: Vec<Value>, observed_tokens: f64) -> OccStep {
         quiet(|| {
-            self.session().session_tree(
+            step_of(self.session().on_session_tree(
                 &entries(branch),
                 Observation::Total(tokens_of(observed_tokens)),
-            );
-        });
+            ))
+        })
     }
 
     /// `session_shutdown`.
@@ -657,7 +664,7 @@ impl Occ {
     pub fn turn_end(&self, turn: OccTurnEndInput) -> OccStep {
         quiet(|| {
             let turn = TurnEnd {
-                stop_reason: turn.stop_reason,
+                stop_reason: turn.stop_reason.as_deref().map(StopReason::parse),
                 aborted: turn.aborted,
                 tool_results: turn
                     .tool_results

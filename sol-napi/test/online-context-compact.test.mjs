@@ -4,6 +4,8 @@
 // original prompt() returns, deferred decisions, native refusals, failures,
 // cancellation and Pi's threshold compaction while a boundary is selected.
 import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { test } from "node:test";
 
 import { ai, makeWorkspace, pi, piVersion } from "./support.mjs";
@@ -593,4 +595,65 @@ test(`Pi ${piVersion}: tree navigation is refused while the boundary compaction 
 	const after = await run.session.navigateTree(target);
 	assert.equal(after.cancelled, false);
 	assert.notEqual(run.sessionManager.getLeafId(), leaf);
+});
+
+/** Runs `body` with everything written to stderr collected. */
+async function collectingStderr(body) {
+	const lines = [];
+	const write = process.stderr.write;
+	process.stderr.write = (chunk, ...rest) => {
+		lines.push(String(chunk));
+		return write.call(process.stderr, chunk, ...rest);
+	};
+	try {
+		await body();
+	} finally {
+		process.stderr.write = write;
+	}
+	return lines;
+}
+
+test(`Pi ${piVersion}: a session file with a damaged state entry warns once, restores the newest readable state and loses nothing`, async (t) => {
+	const ws = makeWorkspace(t);
+	enableOcc(ws, 12.5);
+	const sessionDir = path.join(ws.agentDir, "sessions");
+	const first = await startOccSession({
+		...ws,
+		sessionManager: pi.SessionManager.create(ws.cwd, sessionDir),
+		script: [toolCall("update_plan", plan(["a", "in_progress"], ["b", "pending"]), "p1"), "planned"],
+	});
+	await first.session.prompt("plan it");
+	assert.deepEqual(first.errors, []);
+	const saved = lastState(first);
+	const file = first.sessionManager.getSessionFile();
+	const leaf = entries(first).at(-1).id;
+	first.close();
+	assert.deepEqual(saved.plan.map((step) => step.id), ["a", "b"]);
+
+	// A newer snapshot that no longer reads: its plan is not a list.
+	const damaged = { type: "custom", id: "damaged-state", parentId: leaf, timestamp: new Date().toISOString(), customType: STATE_TYPE, data: { ...saved, plan: "broken" } };
+	fs.appendFileSync(file, `${JSON.stringify(damaged)}\n`);
+
+	let second;
+	const stderr = await collectingStderr(async () => {
+		second = await startOccSession({
+			...ws,
+			sessionManager: pi.SessionManager.open(file, sessionDir),
+			script: [toolCall("update_plan", plan(["a", "in_progress"], ["b", "pending"]), "p2"), "continued"],
+		});
+		t.after(() => second.close());
+		await second.session.prompt("go on");
+	});
+	assert.deepEqual(second.errors, []);
+	const warnings = stderr.filter((line) => line.includes("saved state entry on this branch could not be read"));
+	assert.equal(warnings.length, 1, `one warning: ${stderr.join("")}`);
+	assert.ok(warnings[0].includes("invalid_state_plan"), warnings[0]);
+	// The older snapshot was restored and the session went on from it.
+	const now = lastState(second);
+	assert.deepEqual(now.plan.map((step) => step.id), ["a", "b"]);
+	assert.ok(now.requestCount > saved.requestCount, `${now.requestCount} > ${saved.requestCount}`);
+	// Nothing lost: the damaged entry is still in the session and its file.
+	assert.ok(entries(second).some((entry) => entry.id === "damaged-state"));
+	assert.ok(fs.readFileSync(file, "utf8").includes('"id":"damaged-state"'));
+	assert.equal(lastAssistantEntry(second) !== undefined, true);
 });

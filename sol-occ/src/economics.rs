@@ -222,7 +222,7 @@ impl Serialize for DecisionReason {
 /// The decision, echoing its inputs and every intermediate value.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Decision {
+pub struct BoundaryDecision {
     /// `W`.
     pub write_tokens: u64,
     /// `A`.
@@ -279,7 +279,7 @@ pub struct Decision {
     pub reason: DecisionReason,
 }
 
-impl Decision {
+impl BoundaryDecision {
     /// Turns a compacting decision into [`DecisionReason::NativeNotCompactable`]: the host
     /// found that Pi would remove nothing.
     pub fn overrule_not_compactable(&mut self) {
@@ -320,7 +320,7 @@ fn sanitize_amount(value: f64) -> f64 {
 
 /// Decides whether to compact at a plan boundary; see the module documentation and
 /// [`DecisionReason`] for the rules.
-pub fn decide(input: &EconomicsInput, params: &EconomicsParams) -> Decision {
+pub fn decide(input: &EconomicsInput, params: &EconomicsParams) -> BoundaryDecision {
     let write = input.write_tokens as f64;
     let context = input.context_tokens as f64;
     let ratio = input.cache_write_read_ratio.filter(|r| r.is_finite());
@@ -439,7 +439,7 @@ pub fn decide(input: &EconomicsInput, params: &EconomicsParams) -> Decision {
         DecisionReason::DeferredEconomic
     };
 
-    Decision {
+    BoundaryDecision {
         write_tokens: input.write_tokens,
         archive_tokens: input.archive_tokens,
         memo_tokens: input.memo_tokens,

@@ -258,9 +258,10 @@ impl ObservedContext {
         let mut total = 0u64;
         for message in messages {
             total = total.saturating_add(message.tokens);
-            if let Some(key) = &message.key {
-                by_key.entry(key.clone()).or_default().push(message.tokens);
-            }
+            by_key
+                .entry(message.key.clone())
+                .or_default()
+                .push(message.tokens);
         }
         ObservedContext { by_key, total }
     }
@@ -372,17 +373,15 @@ pub fn estimate_native_cut(
                 .messages
                 .iter()
                 .map(|message| {
-                    message.key.as_deref().map_or(0, |key| {
-                        let seen = group_len.entry(key).or_default();
-                        *seen += 1;
-                        *seen - 1
-                    })
+                    let seen = group_len.entry(message.key.as_str()).or_default();
+                    *seen += 1;
+                    *seen - 1
                 })
                 .collect()
         })
         .collect();
     let price = |message: &SizedMessage, occurrence: usize| -> Option<u64> {
-        let key = message.key.as_deref()?;
+        let key = message.key.as_str();
         let len = group_len.get(key).copied()?;
         observed
             .size_of(key, occurrence, len)

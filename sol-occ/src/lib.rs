@@ -74,7 +74,7 @@
 //! assert!(result.details.boundary);
 //!
 //! let turn = TurnEnd {
-//!     stop_reason: Some("toolUse".into()),
+//!     stop_reason: Some(StopReason::ToolUse),
 //!     aborted: false,
 //!     tool_results: vec![TurnToolResult { tool_call_id: "call-2".into(), tool_name: "update_plan".into(), is_error: false }],
 //! };
@@ -144,7 +144,7 @@ pub mod tokens;
 
 use sol_core::{Mechanism, SolPiConfig};
 
-pub use economics::{Decision, DecisionReason};
+pub use economics::{BoundaryDecision, DecisionReason};
 pub use session::OccSession;
 pub use state::OccState;
 

@@ -26,6 +26,7 @@
 //! `window − reserve` at the end of a turn); under Online Context Compact it is the fallback
 //! between boundaries.
 
+use crate::session::StopReason;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -439,7 +440,7 @@ fn start_turn(occ: &mut OccSession, message: &Value) -> TurnEnd {
         stop_reason: message
             .get("stopReason")
             .and_then(Value::as_str)
-            .map(str::to_owned),
+            .map(StopReason::parse),
         aborted: false,
         tool_results: Vec::new(),
     };

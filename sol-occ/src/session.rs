@@ -73,7 +73,7 @@ use sol_core::StepAccount;
 use sol_core::message::AgentMessage;
 use sol_core::session::SessionEntry;
 
-use crate::economics::{Decision, EconomicsInput, EconomicsParams, MEMO_TOKENS, decide};
+use crate::economics::{BoundaryDecision, EconomicsInput, EconomicsParams, MEMO_TOKENS, decide};
 use crate::estimate::{NativeCutEstimate, NativeProjection, ObservedContext, estimate_native_cut};
 use crate::instructions::compaction_instructions;
 use crate::plan::{
@@ -81,7 +81,7 @@ use crate::plan::{
     parse_update_plan, remaining_steps,
 };
 use crate::settings::{CompactionSettings, OccOptions, positive_safe_integer};
-use crate::state::{CacheDebt, OccState, STATE_ENTRY_TYPE, restore_state};
+use crate::state::{CacheDebt, OccState, STATE_ENTRY_TYPE, StateError, restore_from_branch};
 use crate::text;
 use crate::tokens::{SizedMessage, estimate_utf8_tokens};
 
@@ -109,7 +109,7 @@ enum Phase {
 
 #[derive(Debug, Clone, PartialEq)]
 struct Selection {
-    decision: Decision,
+    decision: BoundaryDecision,
     estimate: NativeCutEstimate,
 }
 
@@ -273,12 +273,82 @@ pub struct TurnToolResult {
     pub is_error: bool,
 }
 
+/// Why the assistant message that ends a turn stopped.
+///
+/// Pi's `stopReason` strings are read in one place, [`StopReason::parse`], and written back
+/// by [`StopReason::name`]: `parse(name)` gives the reason back for every variant, and
+/// `name(parse(s))` gives `s` back for every string. Only [`StopReason::Error`] and
+/// [`StopReason::Aborted`] keep a plan boundary from being evaluated.
+///
+/// ```
+/// use sol_occ::session::StopReason;
+///
+/// assert_eq!(StopReason::parse("toolUse"), StopReason::ToolUse);
+/// assert_eq!(StopReason::parse("refusal"), StopReason::Unknown("refusal".into()));
+/// assert_eq!(StopReason::Length.name(), "length");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum StopReason {
+    /// The model called tools (`toolUse`).
+    ToolUse,
+    /// The model finished its answer (`stop`).
+    Stop,
+    /// The reply hit its token limit (`length`).
+    Length,
+    /// The provider reported an error (`error`).
+    Error,
+    /// The run was aborted (`aborted`).
+    Aborted,
+    /// Any other reason, as the host named it. Built by [`StopReason::parse`] only for
+    /// names that are none of the above.
+    Unknown(String),
+}
+
+impl StopReason {
+    /// Reads Pi's `stopReason` string.
+    pub fn parse(name: &str) -> StopReason {
+        match name {
+            "toolUse" => StopReason::ToolUse,
+            "stop" => StopReason::Stop,
+            "length" => StopReason::Length,
+            "error" => StopReason::Error,
+            "aborted" => StopReason::Aborted,
+            other => StopReason::Unknown(other.to_owned()),
+        }
+    }
+
+    /// Pi's name of the reason.
+    pub fn name(&self) -> &str {
+        match self {
+            StopReason::ToolUse => "toolUse",
+            StopReason::Stop => "stop",
+            StopReason::Length => "length",
+            StopReason::Error => "error",
+            StopReason::Aborted => "aborted",
+            StopReason::Unknown(name) => name,
+        }
+    }
+}
+
+impl From<String> for StopReason {
+    fn from(name: String) -> StopReason {
+        StopReason::parse(&name)
+    }
+}
+
+impl From<StopReason> for String {
+    fn from(reason: StopReason) -> String {
+        reason.name().to_owned()
+    }
+}
+
 /// The data of a `turn_end` event.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TurnEnd {
-    /// The assistant message's stop reason.
-    pub stop_reason: Option<String>,
+    /// The assistant message's stop reason, when the host has one.
+    pub stop_reason: Option<StopReason>,
     /// Whether the context's signal is aborted.
     pub aborted: bool,
     /// The turn's tool results.
@@ -364,7 +434,7 @@ pub fn system_prompt_tokens(system_prompt: &str) -> u64 {
 #[serde(rename_all = "camelCase")]
 pub struct BoundaryEvaluation {
     /// The economics, possibly overruled as `native_not_compactable`.
-    pub decision: Decision,
+    pub decision: BoundaryDecision,
     /// The cut-point estimate behind the archive size.
     pub estimate: NativeCutEstimate,
     /// Whether the compaction is selected: the host saves the state and calls
@@ -649,6 +719,7 @@ pub struct OccSession {
     retry_blocked: bool,
     capabilities: PiCapabilities,
     sent: Option<SentContinuation>,
+    plan_tool: String,
 }
 
 impl OccSession {
@@ -667,7 +738,30 @@ impl OccSession {
             retry_blocked: false,
             capabilities: PiCapabilities::default(),
             sent: None,
+            plan_tool: TOOL_NAME.to_owned(),
         }
+    }
+
+    /// The same session with the plan tool registered under another model-facing name
+    /// (Pi's is [`TOOL_NAME`], the default). The name is the one the continuation texts
+    /// tell the model to call, and a turn's tool results with this name are plan calls
+    /// rather than other work.
+    ///
+    /// ```
+    /// use sol_occ::{OccSession, settings::OccOptions};
+    ///
+    /// let occ = OccSession::new(OccOptions::default()).with_plan_tool_name("set_plan");
+    /// assert_eq!(occ.plan_tool_name(), "set_plan");
+    /// assert_eq!(OccSession::new(OccOptions::default()).plan_tool_name(), "update_plan");
+    /// ```
+    pub fn with_plan_tool_name(mut self, name: impl Into<String>) -> OccSession {
+        self.plan_tool = name.into();
+        self
+    }
+
+    /// The plan tool's model-facing name.
+    pub fn plan_tool_name(&self) -> &str {
+        &self.plan_tool
     }
 
     /// A session for a Pi with these capabilities ([`OccSession::new`] assumes none).
@@ -721,9 +815,62 @@ impl OccSession {
     }
 
     /// Restores the state from the branch (root first) without touching transient state.
-    pub fn restore(&mut self, branch: &[SessionEntry]) {
-        self.state = restore_state(branch);
+    /// Returns why each snapshot newer than the restored one could not be read
+    /// ([`crate::state::restore_from_branch`]); [`OccSession::on_restore`] turns them into
+    /// a warning.
+    pub fn restore(&mut self, branch: &[SessionEntry]) -> Vec<StateError> {
+        let restored = restore_from_branch(branch);
+        self.state = restored.state;
         self.restored = true;
+        restored.rejected
+    }
+
+    /// A session that starts from a state the host saved itself (for example
+    /// [`OccState::to_value`] written to its own store), without a branch of session
+    /// entries: nothing is left to restore.
+    ///
+    /// ```
+    /// use sol_occ::{OccSession, OccState, settings::OccOptions};
+    ///
+    /// let saved = OccState { request_count: 4, ..OccState::default() };
+    /// let occ = OccSession::from_state(OccOptions::default(), saved.clone());
+    /// assert_eq!(occ.state(), &saved);
+    /// assert!(!occ.needs_restore());
+    /// ```
+    pub fn from_state(options: OccOptions, state: OccState) -> OccSession {
+        OccSession {
+            state,
+            restored: true,
+            ..OccSession::new(options)
+        }
+    }
+
+    /// [`OccSession::from_state`] from the saved JSON value.
+    ///
+    /// # Errors
+    ///
+    /// The [`StateError`] of a value that is not a valid snapshot (a bare snapshot is the
+    /// expected input here, not an error).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use sol_occ::{OccSession, OccState, settings::OccOptions, state::StateError};
+    ///
+    /// let saved = OccState { request_count: 4, ..OccState::default() }.to_value();
+    /// let occ = OccSession::from_state_value(OccOptions::default(), &saved)?;
+    /// assert_eq!(occ.state().request_count, 4);
+    /// let damaged = json!({"version": 1, "plan": "not a list"});
+    /// assert!(matches!(
+    ///     OccSession::from_state_value(OccOptions::default(), &damaged),
+    ///     Err(StateError::Plan(_))
+    /// ));
+    /// # Ok::<(), StateError>(())
+    /// ```
+    pub fn from_state_value(options: OccOptions, state: &Value) -> Result<OccSession, StateError> {
+        Ok(OccSession::from_state(
+            options,
+            OccState::from_value(state)?,
+        ))
     }
 
     /// The snapshot to append as a [`crate::state::STATE_ENTRY_TYPE`] entry, if the state
@@ -743,15 +890,24 @@ impl OccSession {
 
     /// `session_start`: restores the branch's state, observes the session's messages
     /// (`buildSessionContext().messages`) and clears the transient state.
-    pub fn session_start(&mut self, branch: &[SessionEntry], messages: impl Into<Observation>) {
-        self.restore(branch);
+    pub fn session_start(
+        &mut self,
+        branch: &[SessionEntry],
+        messages: impl Into<Observation>,
+    ) -> Vec<StateError> {
+        let rejected = self.restore(branch);
         self.observed = messages.into();
         self.clear_transient();
+        rejected
     }
 
     /// `session_tree`: the same as [`OccSession::session_start`] for the new leaf.
-    pub fn session_tree(&mut self, branch: &[SessionEntry], messages: impl Into<Observation>) {
-        self.session_start(branch, messages);
+    pub fn session_tree(
+        &mut self,
+        branch: &[SessionEntry],
+        messages: impl Into<Observation>,
+    ) -> Vec<StateError> {
+        self.session_start(branch, messages)
     }
 
     /// `session_shutdown`: clears the transient state; a running compaction will produce no
@@ -888,23 +1044,23 @@ impl OccSession {
         let did_work = turn
             .tool_results
             .iter()
-            .any(|result| result.tool_name != TOOL_NAME && !result.is_error);
+            .any(|result| result.tool_name != self.plan_tool && !result.is_error);
         if did_work {
             self.retry_blocked = false;
         }
         let Some(call_id) = self.pending_boundary.take() else {
             return TurnEndOutcome::NoBoundary;
         };
-        let stop = turn.stop_reason.as_deref();
+        let stop = turn.stop_reason.as_ref();
         let plan_result = turn
             .tool_results
             .iter()
             .find(|result| result.tool_call_id == call_id);
         let skip = if self.phase != Phase::Idle {
             Some(BoundarySkip::CompactionInProgress)
-        } else if stop == Some("error") {
+        } else if stop == Some(&StopReason::Error) {
             Some(BoundarySkip::TurnFailed)
-        } else if stop == Some("aborted") || turn.aborted {
+        } else if stop == Some(&StopReason::Aborted) || turn.aborted {
             Some(BoundarySkip::TurnAborted)
         } else if plan_result.is_none() {
             Some(BoundarySkip::PlanResultMissing)
@@ -1093,8 +1249,9 @@ impl OccSession {
                     .saturating_sub(estimate_utf8_tokens(summary));
                 let mut follow_up =
                     CompactionFollowUp::nothing(CompactionOutcome::Completed { removed_tokens });
-                follow_up.continuation =
-                    Some(Continuation::new(text::continuation_after_compaction(plan)));
+                follow_up.continuation = Some(Continuation::new(
+                    text::continuation_after_compaction(plan, &self.plan_tool),
+                ));
                 follow_up.savings_notice = (removed_tokens > 0).then(|| SavingsNotice {
                     removed_tokens,
                     notice: text::savings_notice(removed_tokens),
@@ -1115,9 +1272,12 @@ impl OccSession {
                         self.retry_blocked = true;
                         let mut follow_up =
                             CompactionFollowUp::nothing(CompactionOutcome::Skipped { refusal });
-                        follow_up.continuation = Some(Continuation::new(
-                            text::continuation_after_skip(refusal.describe(), plan),
-                        ));
+                        follow_up.continuation =
+                            Some(Continuation::new(text::continuation_after_skip(
+                                refusal.describe(),
+                                plan,
+                                &self.plan_tool,
+                            )));
                         follow_up.skip_entry = Some(CustomEntry {
                             custom_type: text::SKIP_ENTRY_TYPE,
                             data: skip_entry_data(refusal.code(), message, &self.state, &selection),
@@ -1128,8 +1288,9 @@ impl OccSession {
                     CompactionErrorKind::Failed => {
                         self.retry_blocked = true;
                         let mut follow_up = CompactionFollowUp::nothing(CompactionOutcome::Failed);
-                        follow_up.continuation =
-                            Some(Continuation::new(text::continuation_after_failure(plan)));
+                        follow_up.continuation = Some(Continuation::new(
+                            text::continuation_after_failure(plan, &self.plan_tool),
+                        ));
                         follow_up.error = Some(text::compaction_failed_error(message));
                         follow_up
                     }
@@ -1152,6 +1313,16 @@ fn skip_entry_data(reason: &str, message: &str, state: &OccState, selection: &Se
         "archiveTokens": selection.estimate.removable_tokens,
         "contextTokens": selection.decision.context_tokens,
     })
+}
+
+/// The warning about snapshots that could not be read, if there are any.
+fn unreadable_state(rejected: &[StateError]) -> Vec<Effect> {
+    if rejected.is_empty() {
+        return Vec::new();
+    }
+    vec![Effect::Warn {
+        text: text::unreadable_state_warning(rejected),
+    }]
 }
 
 /// What the host's Pi does itself, passed once at construction.
@@ -1247,6 +1418,37 @@ impl OccSession {
                 data: state.to_value(),
             }));
         }
+    }
+
+    /// [`OccSession::restore`] as a step: [`Effect::Warn`] with
+    /// [`text::unreadable_state_warning`] when snapshots newer than the restored state could
+    /// not be read, else nothing. The host shows the warning and keeps going; the session
+    /// file is not changed.
+    pub fn on_restore(&mut self, branch: &[SessionEntry]) -> Step {
+        let rejected = self.restore(branch);
+        Step::of(unreadable_state(&rejected))
+    }
+
+    /// `session_start` ([`OccSession::session_start`]): the warning of
+    /// [`OccSession::on_restore`], if any.
+    pub fn on_session_start(
+        &mut self,
+        branch: &[SessionEntry],
+        messages: impl Into<Observation>,
+    ) -> Step {
+        let rejected = self.session_start(branch, messages);
+        Step::of(unreadable_state(&rejected))
+    }
+
+    /// `session_tree` ([`OccSession::session_tree`]): the warning of
+    /// [`OccSession::on_restore`], if any.
+    pub fn on_session_tree(
+        &mut self,
+        branch: &[SessionEntry],
+        messages: impl Into<Observation>,
+    ) -> Step {
+        let rejected = self.session_tree(branch, messages);
+        Step::of(unreadable_state(&rejected))
     }
 
     /// `update_plan`: the tool's result and the step (the snapshot, valid call or not).

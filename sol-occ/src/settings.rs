@@ -146,7 +146,8 @@ pub fn positive_safe_integer(value: f64) -> Option<u64> {
 }
 
 /// The options of the mechanism, given once when the extension is created.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// The default knows no cache price and takes the retained tail from Pi's settings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OccOptions {
     /// Price of a cache write relative to a cache read; `None` means unknown, and then

@@ -339,3 +339,44 @@ pub fn latest_state(branch: &[SessionEntry]) -> Option<OccState> {
 pub fn restore_state(branch: &[SessionEntry]) -> OccState {
     latest_state(branch).unwrap_or_default()
 }
+
+/// A branch's state with the snapshots that could not be read on the way to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Restored {
+    /// The newest valid snapshot, else the initial state (as [`restore_state`]).
+    pub state: OccState,
+    /// Why each snapshot newer than the restored one was rejected, newest first. Older
+    /// invalid snapshots are not listed: a newer valid one replaced them.
+    pub rejected: Vec<StateError>,
+}
+
+/// [`restore_state`], reporting the snapshots it passed over instead of skipping them
+/// silently.
+///
+/// ```
+/// use serde_json::json;
+/// use sol_core::session::SessionEntry;
+/// use sol_occ::state::{restore_from_branch, OccState, StateError, STATE_ENTRY_TYPE};
+///
+/// let entry = |data| SessionEntry::from_value(json!({"type": "custom", "id": "s",
+///     "customType": STATE_ENTRY_TYPE, "data": data}));
+/// let saved = OccState { request_count: 3, ..OccState::default() };
+/// let branch = [entry(saved.to_value()), entry(json!({"version": 2, "plan": []}))];
+/// let restored = restore_from_branch(&branch);
+/// assert_eq!(restored.state, saved);
+/// assert_eq!(restored.rejected, vec![StateError::Version(2)]);
+/// ```
+pub fn restore_from_branch(branch: &[SessionEntry]) -> Restored {
+    let mut rejected = Vec::new();
+    for entry in branch.iter().rev() {
+        match OccState::from_entry(entry) {
+            Some(Ok(state)) => return Restored { state, rejected },
+            Some(Err(error)) => rejected.push(error),
+            None => {}
+        }
+    }
+    Restored {
+        state: OccState::default(),
+        rejected,
+    }
+}

@@ -228,30 +228,58 @@ fn with_plan(text: &str, plan: &[PlanStep]) -> String {
     }
 }
 
-/// The hidden message that continues the task after a boundary compaction.
-pub fn continuation_after_compaction(plan: &[PlanStep]) -> String {
+/// The hidden message that continues the task after a boundary compaction; `tool` is the
+/// plan tool's model-facing name (Pi's: [`crate::plan::TOOL_NAME`]).
+pub fn continuation_after_compaction(plan: &[PlanStep], tool: &str) -> String {
     with_plan(
-        "[Online Context Compact] The conversation was compacted at a completed plan step; the summary above replaces the earlier messages. The task is still active: continue with the remaining work of the current plan. Keep the existing step ids when you next call update_plan; there is no need to call it before continuing.",
+        &format!(
+            "[Online Context Compact] The conversation was compacted at a completed plan step; the summary above replaces the earlier messages. The task is still active: continue with the remaining work of the current plan. Keep the existing step ids when you next call {tool}; there is no need to call it before continuing."
+        ),
         plan,
     )
 }
 
 /// The hidden message that continues the task after a boundary compaction failed.
-pub fn continuation_after_failure(plan: &[PlanStep]) -> String {
+pub fn continuation_after_failure(plan: &[PlanStep], tool: &str) -> String {
     with_plan(
-        "[Online Context Compact] Compaction at the completed plan step did not complete, so the context is unchanged. The task is still active: continue from the current plan, and keep the existing step ids when you next call update_plan.",
+        &format!(
+            "[Online Context Compact] Compaction at the completed plan step did not complete, so the context is unchanged. The task is still active: continue from the current plan, and keep the existing step ids when you next call {tool}."
+        ),
         plan,
     )
 }
 
 /// The hidden message that continues the task after Pi refused the compaction.
-pub fn continuation_after_skip(reason: &str, plan: &[PlanStep]) -> String {
+pub fn continuation_after_skip(reason: &str, plan: &[PlanStep], tool: &str) -> String {
     with_plan(
         &format!(
-            "[Online Context Compact] Pi skipped the compaction at the completed plan step ({reason}), so the context is unchanged. The task is still active: continue from the current plan, and keep the existing step ids when you next call update_plan."
+            "[Online Context Compact] Pi skipped the compaction at the completed plan step ({reason}), so the context is unchanged. The task is still active: continue from the current plan, and keep the existing step ids when you next call {tool}."
         ),
         plan,
     )
+}
+
+/// The warning when saved state snapshots on the branch could not be read: the session
+/// continues from the newest readable one (or from the start), and the entries stay in the
+/// session file untouched.
+pub fn unreadable_state_warning(errors: &[crate::state::StateError]) -> String {
+    let mut text = format!(
+        "{MECHANISM_LABEL}: {} saved state {} on this branch could not be read; continuing from the newest readable state (the session file is unchanged).",
+        errors.len(),
+        if errors.len() == 1 {
+            "entry"
+        } else {
+            "entries"
+        },
+    );
+    for error in errors {
+        text.push_str(&format!(
+            "\n- {} ({})",
+            one_line(&error.to_string()),
+            error.code()
+        ));
+    }
+    text
 }
 
 /// The TUI warning when Pi refused a boundary compaction.

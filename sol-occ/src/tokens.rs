@@ -20,7 +20,7 @@
 //! assert_eq!(estimate_message_tokens(&message), 5); // 20 characters
 //! let sized = SizedMessage::from_message(&message);
 //! assert_eq!(sized.role, MessageRole::User);
-//! assert_eq!(sized.key.as_deref(), Some("user@7"));
+//! assert_eq!(sized.key, "user@7");
 //! assert_eq!(estimate_utf8_tokens("héllo"), 2); // 6 bytes
 //! ```
 
@@ -116,9 +116,10 @@ pub struct SizedMessage {
     pub role: MessageRole,
     /// Pi's estimate of its size.
     pub tokens: u64,
-    /// Its identity across views ([`message_key`]); `None` when it has none, in which case it
-    /// never matches anything.
-    pub key: Option<String>,
+    /// Its identity across views ([`message_key`]). Every message has one: Pi's role and
+    /// timestamp, or, for a message without a timestamp, its role and a digest of its
+    /// content ([`content_key`]).
+    pub key: String,
 }
 
 impl SizedMessage {
@@ -136,9 +137,12 @@ impl SizedMessage {
         messages.iter().map(SizedMessage::from_message).collect()
     }
 
-    /// A message the host already sized: its raw `role` field, Pi's estimate, and its raw
-    /// `timestamp` field. The role and the identity are read exactly as
-    /// [`SizedMessage::from_message`] reads them from the whole message.
+    /// A message the host already sized: its raw `role` field, Pi's estimate, its raw
+    /// `timestamp` field and, for a message without a usable timestamp (a number or a
+    /// string), the message itself. The role and the identity are read exactly as
+    /// [`SizedMessage::from_message`] reads them from the whole message. A host that hands
+    /// over neither gets [`UNIDENTIFIED_KEY`] for the role, which never matches a message of
+    /// the other view: such a message is never priced as a saving.
     ///
     /// ```
     /// use serde_json::json;
@@ -148,14 +152,29 @@ impl SizedMessage {
     /// let message = AgentMessage::from_value(
     ///     json!({"role": "user", "content": "Fix the failing test", "timestamp": 7}),
     /// );
-    /// let parts = SizedMessage::from_parts("user", 5, Some(&json!(7)));
+    /// let parts = SizedMessage::from_parts("user", 5, Some(&json!(7)), None);
     /// assert_eq!(parts, SizedMessage::from_message(&message));
+    ///
+    /// // Without a timestamp the identity comes from the content.
+    /// let unstamped = AgentMessage::from_value(json!({"role": "user", "content": "Fix it"}));
+    /// let parts = SizedMessage::from_parts("user", 2, None, Some(&unstamped));
+    /// assert_eq!(parts, SizedMessage::from_message(&unstamped));
+    /// assert!(parts.key.starts_with("user#"));
     /// ```
-    pub fn from_parts(role: &str, tokens: u64, timestamp: Option<&Value>) -> SizedMessage {
+    pub fn from_parts(
+        role: &str,
+        tokens: u64,
+        timestamp: Option<&Value>,
+        message: Option<&AgentMessage>,
+    ) -> SizedMessage {
+        let key = timestamp
+            .and_then(|timestamp| key_of(role, timestamp))
+            .or_else(|| message.map(|message| content_key(role, &message.to_value())))
+            .unwrap_or_else(|| format!("{role}{UNIDENTIFIED_KEY}"));
         SizedMessage {
             role: MessageRole::parse(role),
             tokens,
-            key: timestamp.and_then(|timestamp| key_of(role, timestamp)),
+            key,
         }
     }
 }
@@ -165,20 +184,95 @@ fn role_of(message: &AgentMessage) -> &str {
 }
 
 /// The identity of a message across two views of the conversation (Pi's canonical
-/// projection and the copy a `context` handler sees): its role and the timestamp Pi gave it.
-/// `None` without a timestamp.
+/// projection and the copy a `context` handler sees): its role and the timestamp Pi gave it
+/// (`user@1733000000000`), or, without a timestamp, its role and a digest of its content
+/// ([`content_key`], `user#3f…`).
 ///
 /// Context transformers such as ObservationPack change a message's content but keep these
 /// fields, so the key finds the projected version of a stored message. Messages made in the
 /// same millisecond share a key and are told apart by their order
 /// ([`crate::estimate::ObservedContext`]); the tool-call id is not part of it, because
-/// providers reuse and omit those ids.
-pub fn message_key(message: &AgentMessage) -> Option<String> {
-    Some(format!(
-        "{}@{}",
-        role_of(message),
-        message.timestamp_text()?
-    ))
+/// providers reuse and omit those ids. A content key finds a message whose content no
+/// transformer changed; a changed one matches nothing and is not priced (never mis-priced).
+pub fn message_key(message: &AgentMessage) -> String {
+    let role = role_of(message);
+    match message.timestamp_text() {
+        Some(timestamp) => format!("{role}@{timestamp}"),
+        None => content_key(role, &message.to_value()),
+    }
+}
+
+/// The suffix of the key [`SizedMessage::from_parts`] gives a message it has neither a
+/// timestamp nor the content of: no message of the other view has it.
+pub const UNIDENTIFIED_KEY: &str = "#unidentified";
+
+/// The identity of a message without a timestamp: its role and a 64-bit FNV-1a digest of its
+/// JSON value, object keys in sorted order (so that the order a writer chose does not
+/// matter), as 16 hex digits.
+///
+/// ```
+/// use serde_json::json;
+/// use sol_occ::tokens::content_key;
+///
+/// let a = content_key("user", &json!({"role": "user", "content": "hi"}));
+/// let b = content_key("user", &json!({"content": "hi", "role": "user"}));
+/// assert_eq!(a, b);
+/// assert_ne!(a, content_key("user", &json!({"role": "user", "content": "ho"})));
+/// assert_eq!(a.len(), "user#".len() + 16);
+/// ```
+pub fn content_key(role: &str, message: &Value) -> String {
+    let mut digest = Fnv1a::default();
+    digest.value(message);
+    format!("{role}#{:016x}", digest.0)
+}
+
+/// FNV-1a, 64 bits, over a canonical encoding of a JSON value.
+struct Fnv1a(u64);
+
+impl Default for Fnv1a {
+    fn default() -> Fnv1a {
+        Fnv1a(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv1a {
+    fn bytes(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 ^= u64::from(*byte);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    /// A tag byte, then a length-prefixed text: no two values encode alike.
+    fn text(&mut self, tag: u8, text: &str) {
+        self.bytes(&[tag]);
+        self.bytes(&(text.len() as u64).to_le_bytes());
+        self.bytes(text.as_bytes());
+    }
+
+    fn value(&mut self, value: &Value) {
+        match value {
+            Value::Null => self.bytes(b"n"),
+            Value::Bool(flag) => self.bytes(if *flag { b"t" } else { b"f" }),
+            Value::Number(number) => self.text(b'#', &number.to_string()),
+            Value::String(text) => self.text(b's', text),
+            Value::Array(items) => {
+                self.bytes(b"[");
+                self.bytes(&(items.len() as u64).to_le_bytes());
+                items.iter().for_each(|item| self.value(item));
+            }
+            Value::Object(fields) => {
+                let mut sorted: Vec<_> = fields.iter().collect();
+                sorted.sort_by(|a, b| a.0.cmp(b.0));
+                self.bytes(b"{");
+                self.bytes(&(sorted.len() as u64).to_le_bytes());
+                for (key, field) in sorted {
+                    self.text(b'k', key);
+                    self.value(field);
+                }
+            }
+        }
+    }
 }
 
 fn key_of(role: &str, timestamp: &Value) -> Option<String> {

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use serde_json::Value;
-use sol_occ::economics::{Decision, EconomicsInput, EconomicsParams, decide};
+use sol_occ::economics::{BoundaryDecision, EconomicsInput, EconomicsParams, decide};
 
 fn tokens() -> impl Strategy<Value = u64> {
     prop_oneof![
@@ -107,7 +107,7 @@ fn realistic() -> impl Strategy<Value = EconomicsInput> {
         )
 }
 
-fn assert_no_nan(decision: &Decision) {
+fn assert_no_nan(decision: &BoundaryDecision) {
     let value = serde_json::to_value(decision).expect("serializable");
     let Value::Object(fields) = value else {
         panic!("an object")

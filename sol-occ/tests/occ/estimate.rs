@@ -213,15 +213,23 @@ fn dropped_unseen_and_ambiguous_messages_contribute_nothing() {
     let estimate = estimate_native_cut(&projection, 150, &observed(&ambiguous));
     assert_eq!(estimate.removable_tokens, 200);
 
-    // Messages without a timestamp have no identity.
+    // Messages without a timestamp are identified by their content: observed unchanged,
+    // they are priced as the stamped ones are.
+    let stamped = estimate_native_cut(
+        &NativeProjection::from_branch(&branch_of(&canonical)),
+        150,
+        &observed(&canonical),
+    );
     let anonymous: Vec<AgentMessage> = canonical
         .iter()
         .map(|message| with_field(message, "timestamp", None))
         .collect();
     let projection = NativeProjection::from_branch(&branch_of(&anonymous));
+    let estimate = estimate_native_cut(&projection, 150, &observed(&anonymous));
+    assert!(estimate.removable_tokens > 0);
     assert_eq!(
-        estimate_native_cut(&projection, 150, &observed(&anonymous)).removable_tokens,
-        0
+        (estimate.removable_tokens, estimate.priced_messages),
+        (stamped.removable_tokens, stamped.priced_messages)
     );
 }
 
@@ -363,4 +371,33 @@ fn same_millisecond_messages_added_after_the_last_context_are_not_priced() {
     assert_eq!(estimate.removed_messages, 4);
     assert_eq!(estimate.priced_messages, 3);
     assert_eq!(estimate.removable_tokens, 100 + 100 + 300);
+}
+
+#[test]
+fn messages_without_a_timestamp_are_identified_by_their_content_and_priced() {
+    // A harness that stamps no message: the removed prefix is still priced from the
+    // observed context, because each message's identity comes from its content. A message
+    // a transformer changed matches nothing and is not priced (never priced wrongly).
+    let stamped = [
+        user(1, 4_000),
+        assistant(2, 400),
+        user(3, 4_004),
+        assistant(4, 404),
+    ];
+    let messages: Vec<AgentMessage> = stamped
+        .iter()
+        .map(|message| with_field(message, "timestamp", None))
+        .collect();
+    let projection = NativeProjection::from_branch(&branch_of(&messages));
+    let estimate = estimate_native_cut(&projection, 1_000, &observed(&messages));
+    assert!(estimate.compactable);
+    assert_eq!(estimate.removed_messages, 2);
+    assert_eq!(estimate.priced_messages, 2);
+    assert_eq!(estimate.removable_tokens, 1_100);
+
+    let mut changed = messages.clone();
+    changed[0] = with_field(&changed[0], "content", Some(json!("shortened")));
+    let estimate = estimate_native_cut(&projection, 1_000, &observed(&changed));
+    assert_eq!(estimate.priced_messages, 1);
+    assert_eq!(estimate.removable_tokens, 100);
 }

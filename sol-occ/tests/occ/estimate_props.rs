@@ -23,12 +23,17 @@ fn role() -> impl Strategy<Value = MessageRole> {
     ])
 }
 
+/// A key from the pool, or (`None`) one that no observation holds.
+fn key_of(key: Option<u8>) -> String {
+    key.map_or_else(|| "never-observed".to_owned(), |k| format!("k{k}"))
+}
+
 /// Entries with at most one message each (or none: metadata), optionally after a
 /// compaction summary; keys are drawn from a small pool so that some collide.
 fn projection() -> impl Strategy<Value = NativeProjection> {
     let entry = prop_oneof![
         5 => (role(), 0u64..400, prop::option::of(0u8..24)).prop_map(|(role, tokens, key)| {
-            vec![SizedMessage { role, tokens, key: key.map(|k| format!("k{k}")) }]
+            vec![SizedMessage { role, tokens, key: key_of(key) }]
         }),
         1 => Just(Vec::new()),
     ];
@@ -46,7 +51,7 @@ fn projection() -> impl Strategy<Value = NativeProjection> {
                     messages: vec![SizedMessage {
                         role: MessageRole::CompactionSummary,
                         tokens,
-                        key: key.map(|k| format!("k{k}")),
+                        key: key_of(key),
                     }],
                 });
             }
@@ -74,7 +79,7 @@ fn observed() -> impl Strategy<Value = Vec<SizedMessage>> {
         (0u8..24, 0u64..800).prop_map(|(key, tokens)| SizedMessage {
             role: MessageRole::User,
             tokens,
-            key: Some(format!("k{key}")),
+            key: format!("k{key}"),
         }),
         0..20,
     )
@@ -175,7 +180,7 @@ proptest! {
         let mut next = 0;
         for entry in &mut projection.entries {
             for message in &mut entry.messages {
-                message.key = Some(format!("unique{next}"));
+                message.key = format!("unique{next}");
                 next += 1;
             }
         }
@@ -198,7 +203,7 @@ proptest! {
         let mut next = 0u8;
         for entry in &mut projection.entries {
             for message in &mut entry.messages {
-                message.key = Some(format!("same-ms{}", next % pool));
+                message.key = format!("same-ms{}", next % pool);
                 next = next.wrapping_add(1);
             }
         }

@@ -7,7 +7,9 @@
 use serde_json::{Value, json};
 use sol_occ::estimate::{EntryKind, NativeProjection, ProjectedEntry, iso_to_epoch_ms};
 use sol_occ::state::{OccState, STATE_ENTRY_TYPE};
-use sol_occ::tokens::{IMAGE_CHARS, MessageRole, SizedMessage, js_length, tokens_from_chars};
+use sol_occ::tokens::{
+    IMAGE_CHARS, MessageRole, SizedMessage, content_key, js_length, tokens_from_chars,
+};
 
 /// `SizedMessage::from_message` over a JSON message.
 pub(crate) fn sized(message: &Value) -> SizedMessage {
@@ -152,15 +154,18 @@ fn role_of(message: &Value) -> &str {
 
 /// The identity of a message across two views of the conversation (Pi's canonical
 /// projection and the copy a `context` handler sees): its role and the timestamp Pi gave it.
-/// `None` without a timestamp.
+/// Without a timestamp (added with the typed readers): the role and the content digest.
 ///
 /// Context transformers such as ObservationPack change a message's content but keep these
 /// fields, so the key finds the projected version of a stored message. Messages made in the
 /// same millisecond share a key and are told apart by their order
 /// ([`crate::estimate::ObservedContext`]); the tool-call id is not part of it, because
 /// providers reuse and omit those ids.
-pub(crate) fn message_key(message: &Value) -> Option<String> {
-    key_of(role_of(message), message.get("timestamp")?)
+pub(crate) fn message_key(message: &Value) -> String {
+    message
+        .get("timestamp")
+        .and_then(|timestamp| key_of(role_of(message), timestamp))
+        .unwrap_or_else(|| content_key(role_of(message), message))
 }
 
 fn key_of(role: &str, timestamp: &Value) -> Option<String> {

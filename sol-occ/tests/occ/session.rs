@@ -2,6 +2,7 @@
 
 use serde_json::json;
 use sol_occ::DecisionReason;
+use sol_occ::session::StopReason;
 use sol_occ::session::{
     BoundarySkip, CompactionErrorKind, CompactionOutcome, CompactionResult, CompactionTrigger,
     ContextEvent, InputEvent, InputOutcome, NativeRefusal, OccSession, PlanToolError, RequestMark,
@@ -120,8 +121,12 @@ fn aborted_builds_and_cache_warming_replays_are_not_counted() {
 #[test]
 fn session_events_clear_a_pending_mark() {
     let clear: [fn(&mut OccSession); 4] = [
-        |occ| occ.session_start(&[], Vec::new()),
-        |occ| occ.session_tree(&[], Vec::new()),
+        |occ| {
+            occ.session_start(&[], Vec::new());
+        },
+        |occ| {
+            occ.session_tree(&[], Vec::new());
+        },
         |occ| occ.session_compact(false, Vec::new()),
         OccSession::session_shutdown,
     ];
@@ -235,7 +240,7 @@ fn the_main_flow_compacts_once_and_continues() {
     assert!(!continuation.display && continuation.trigger_turn);
     assert_eq!(
         continuation.content,
-        text::continuation_after_compaction(&state.plan)
+        text::continuation_after_compaction(&state.plan, sol_occ::plan::TOOL_NAME)
     );
     let notice = follow_up.savings_notice.expect("tokens were removed");
     assert_eq!(notice.notice, text::savings_notice(removed_tokens));
@@ -368,14 +373,14 @@ fn boundaries_are_skipped_when_the_turn_did_not_end_normally() {
     let cases = [
         (
             TurnEnd {
-                stop_reason: Some("error".into()),
+                stop_reason: Some(StopReason::parse("error")),
                 ..plan_turn("p2")
             },
             BoundarySkip::TurnFailed,
         ),
         (
             TurnEnd {
-                stop_reason: Some("aborted".into()),
+                stop_reason: Some(StopReason::parse("aborted")),
                 ..plan_turn("p2")
             },
             BoundarySkip::TurnAborted,
@@ -623,7 +628,7 @@ fn native_refusals_resume_once_and_block_plan_only_retries() {
 
     // Real work lifts the block.
     let work = TurnEnd {
-        stop_reason: Some("toolUse".into()),
+        stop_reason: Some(StopReason::parse("toolUse")),
         aborted: false,
         tool_results: vec![TurnToolResult {
             tool_call_id: "b1".into(),
@@ -644,7 +649,7 @@ fn failed_tool_work_does_not_lift_the_block_but_user_input_does() {
         message: "Already compacted".into(),
     });
     let failed = TurnEnd {
-        stop_reason: Some("toolUse".into()),
+        stop_reason: Some(StopReason::parse("toolUse")),
         aborted: false,
         tool_results: vec![TurnToolResult {
             tool_call_id: "b".into(),
@@ -832,4 +837,56 @@ fn a_compaction_abandoned_by_shutdown_ends_like_a_cancelled_one() {
         summary: "late".into(),
     });
     assert_eq!(late.outcome, CompactionOutcome::NotRunning);
+}
+
+#[test]
+fn the_plan_tool_name_is_an_option_of_the_session() {
+    // A harness that registers the plan tool as `set_plan`: the continuation tells the model
+    // to call `set_plan`, and a turn's `set_plan` result is the plan call, not other work.
+    let mut d = selected_boundary();
+    d.occ = d.occ.clone().with_plan_tool_name("set_plan");
+    assert!(matches!(
+        d.occ.agent_settled(true),
+        SettledAction::Compact { .. }
+    ));
+    d.occ.session_compact(false, Vec::new());
+    let follow_up = d.occ.compaction_finished(&CompactionResult::Completed {
+        summary: "s".repeat(400),
+    });
+    let continuation = follow_up.continuation.expect("a continuation");
+    assert_eq!(
+        continuation.content,
+        text::continuation_after_compaction(&d.occ.state().plan, "set_plan")
+    );
+    assert!(
+        continuation
+            .content
+            .contains("when you next call set_plan;")
+    );
+    assert!(!continuation.content.contains("update_plan"));
+
+    // A failed compaction blocks retries until other tool work: `update_plan` is other work
+    // for this session, `set_plan` is not.
+    let mut d = selected_boundary();
+    d.occ = d.occ.clone().with_plan_tool_name("set_plan");
+    d.occ.agent_settled(true);
+    let failed = CompactionResult::Failed {
+        name: None,
+        message: "boom".into(),
+    };
+    assert!(d.occ.compaction_finished(&failed).continuation.is_some());
+    assert!(d.occ.is_retry_blocked());
+    let turn = |name: &str| TurnEnd {
+        stop_reason: Some(StopReason::ToolUse),
+        aborted: false,
+        tool_results: vec![TurnToolResult {
+            tool_call_id: "x".into(),
+            tool_name: name.into(),
+            is_error: false,
+        }],
+    };
+    d.occ.turn_end(&turn("set_plan"));
+    assert!(d.occ.is_retry_blocked(), "the plan tool is not work");
+    d.occ.turn_end(&turn("update_plan"));
+    assert!(!d.occ.is_retry_blocked(), "another tool is work");
 }

@@ -5,6 +5,7 @@
 use proptest::prelude::*;
 use proptest::sample::select;
 use serde_json::Value;
+use sol_occ::session::StopReason;
 use sol_occ::session::{
     CompactionOutcome, CompactionResult, CompactionTrigger, ContextEvent, InputEvent, Observation,
     OccSession, RequestMark, SELECTION_DROPPED_NOT_IDLE, SettledAction, TurnEnd, TurnToolResult,
@@ -192,30 +193,8 @@ fn apply(driver: &mut Driver, event: &Event, tally: &mut Tally) {
         Event::Plan { call, steps } => {
             let _ = occ.update_plan(&format!("p{call}"), &plan_args(steps), false);
         }
-        Event::TurnEnd {
-            call,
-            stop,
-            aborted,
-            is_error,
-            work,
-        } => {
-            let mut tool_results = vec![TurnToolResult {
-                tool_call_id: format!("p{call}"),
-                tool_name: "update_plan".into(),
-                is_error: *is_error,
-            }];
-            if *work {
-                tool_results.push(TurnToolResult {
-                    tool_call_id: "w".into(),
-                    tool_name: "bash".into(),
-                    is_error: false,
-                });
-            }
-            occ.turn_end(&TurnEnd {
-                stop_reason: stop.map(str::to_owned),
-                aborted: *aborted,
-                tool_results,
-            });
+        Event::TurnEnd { .. } => {
+            occ.turn_end(&turn_end_of(event).expect("a turn"));
         }
         Event::Decide => {
             let measurement = driver.measurement();
@@ -438,7 +417,7 @@ fn probe_boundary(
     )
     .ok()?;
     occ.turn_end(&TurnEnd {
-        stop_reason: Some("toolUse".into()),
+        stop_reason: Some(StopReason::parse("toolUse")),
         aborted: false,
         tool_results: vec![TurnToolResult {
             tool_call_id: "probe-2".into(),
@@ -479,4 +458,36 @@ proptest! {
             prop_assert_eq!(probe_boundary(&host, Some(&held)), probe_boundary(&oracle, None));
         }
     }
+}
+
+/// The `turn_end` an [`Event::TurnEnd`] stands for (`None` for any other event); the
+/// per-event driver here and the effect steps of `step_props.rs` build it the same way.
+pub(crate) fn turn_end_of(event: &Event) -> Option<TurnEnd> {
+    let Event::TurnEnd {
+        call,
+        stop,
+        aborted,
+        is_error,
+        work,
+    } = event
+    else {
+        return None;
+    };
+    let mut tool_results = vec![TurnToolResult {
+        tool_call_id: format!("p{call}"),
+        tool_name: "update_plan".into(),
+        is_error: *is_error,
+    }];
+    if *work {
+        tool_results.push(TurnToolResult {
+            tool_call_id: "w".into(),
+            tool_name: "bash".into(),
+            is_error: false,
+        });
+    }
+    Some(TurnEnd {
+        stop_reason: stop.map(StopReason::parse),
+        aborted: *aborted,
+        tool_results,
+    })
 }

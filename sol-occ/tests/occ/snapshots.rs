@@ -3,6 +3,7 @@
 use serde_json::json;
 use sol_occ::economics::{EconomicsInput, EconomicsParams, decide};
 use sol_occ::instructions::compaction_instructions;
+use sol_occ::plan::TOOL_NAME;
 use sol_occ::plan::{
     PlanAdvice, PlanError, PlanStep, ProgressList, ProgressSummary, StepStatus, parse_update_plan,
 };
@@ -138,12 +139,16 @@ fn render_and_tui_texts() {
 #[test]
 fn continuation_reminders() {
     let texts = [
-        text::continuation_after_compaction(&plan()),
-        text::continuation_after_compaction(&[]),
-        text::continuation_after_failure(&plan()),
-        text::continuation_after_skip(NativeRefusal::NothingToCompact.describe(), &plan()),
-        text::continuation_after_skip(NativeRefusal::AlreadyCompacted.describe(), &[]),
-        text::continuation_after_skip(NativeRefusal::SummaryTokenCap.describe(), &[]),
+        text::continuation_after_compaction(&plan(), TOOL_NAME),
+        text::continuation_after_compaction(&[], TOOL_NAME),
+        text::continuation_after_failure(&plan(), TOOL_NAME),
+        text::continuation_after_skip(
+            NativeRefusal::NothingToCompact.describe(),
+            &plan(),
+            TOOL_NAME,
+        ),
+        text::continuation_after_skip(NativeRefusal::AlreadyCompacted.describe(), &[], TOOL_NAME),
+        text::continuation_after_skip(NativeRefusal::SummaryTokenCap.describe(), &[], TOOL_NAME),
     ];
     assert_text_snapshot!("continuation_reminders", texts.join("\n---\n"));
 }
@@ -262,4 +267,18 @@ fn decision_record() {
         "decision_record",
         serde_json::to_string_pretty(&decision).expect("json")
     );
+}
+
+#[test]
+fn unreadable_state_warnings() {
+    use sol_occ::state::StateError;
+    let texts = [
+        text::unreadable_state_warning(&[StateError::Version(2)]),
+        text::unreadable_state_warning(&[
+            StateError::Plan("steps[0].id must not be empty".into()),
+            StateError::Malformed("invalid type: string \"x\",\nexpected u64".into()),
+            StateError::Bare,
+        ]),
+    ];
+    assert_text_snapshot!("unreadable_state_warnings", texts.join("\n---\n"));
 }

@@ -2,7 +2,9 @@
 
 use serde_json::{Value, json};
 use sol_core::session::SessionEntry;
+use sol_occ::OccSession;
 use sol_occ::plan::{PlanStep, ProgressSummary, StepStatus, analyze_transition};
+use sol_occ::settings::OccOptions;
 use sol_occ::state::{
     CacheDebt, OccState, STATE_ENTRY_TYPE, StateError, latest_state, restore_state,
 };
@@ -279,4 +281,38 @@ fn legacy_snapshots_restore_with_defaults_and_unknown_fields_are_ignored() {
     let state = OccState::from_value(&legacy).expect("legacy");
     assert_eq!(state.last_compaction_request_count, None);
     assert_eq!(state.request_count, 9);
+}
+
+#[test]
+fn a_damaged_newer_snapshot_is_reported_and_the_older_one_restored() {
+    use sol_occ::session::Effect;
+    let saved = OccState {
+        request_count: 5,
+        ..OccState::default()
+    };
+    let branch = SessionEntry::from_values(vec![
+        state_entry(saved.to_value()),
+        state_entry(json!({"version": 1, "plan": "broken"})),
+    ]);
+    let mut occ = OccSession::new(OccOptions::default());
+    let step = occ.on_session_start(&branch, Vec::new());
+    assert_eq!(occ.state(), &saved);
+    let [Effect::Warn { text: warning }] = step.effects.as_slice() else {
+        panic!("one warning: {:?}", step.effects);
+    };
+    assert!(warning.contains("invalid_state_plan"), "{warning}");
+    // The same branch again (tree navigation) says it again: the host shows it once.
+    assert_eq!(occ.on_session_tree(&branch, Vec::new()), step);
+    // A readable newest snapshot: nothing to say.
+    assert!(occ.on_restore(&branch[..1]).effects.is_empty());
+
+    // The direct path: a damaged state is an error, never the initial state.
+    let damaged = json!({"version": 1, "plan": "broken"});
+    assert!(matches!(
+        OccSession::from_state_value(OccOptions::default(), &damaged),
+        Err(StateError::Plan(_))
+    ));
+    let direct = OccSession::from_state(OccOptions::default(), saved.clone());
+    assert_eq!(direct.state(), &saved);
+    assert!(!direct.needs_restore());
 }

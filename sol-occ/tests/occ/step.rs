@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 use sol_core::StepAccount;
+use sol_occ::session::StopReason;
 use sol_occ::session::{
     CompactionResult, Effect, OccSession, PiCapabilities, Step, TurnEnd, TurnToolResult,
 };
@@ -292,7 +293,7 @@ fn a_completed_compaction_accounts_one_model_call_and_the_tokens_it_removed() {
 fn a_turn_without_a_boundary_and_an_uncounted_request_leave_nothing_to_do() {
     let mut d = planned(false);
     let turn = TurnEnd {
-        stop_reason: Some("stop".into()),
+        stop_reason: Some(StopReason::parse("stop")),
         aborted: false,
         tool_results: vec![TurnToolResult {
             tool_call_id: "w".into(),

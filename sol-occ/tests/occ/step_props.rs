@@ -9,11 +9,11 @@ use proptest::prelude::*;
 use sol_core::StepAccount;
 use sol_occ::session::{
     CompactionOutcome, CustomEntry, Effect, OccSession, PiCapabilities, SettledAction, Step,
-    TurnEnd, TurnEndOutcome, TurnToolResult,
+    TurnEndOutcome,
 };
 use sol_occ::state::STATE_ENTRY_TYPE;
 
-use crate::session_props::{Event, event, own_branch, result};
+use crate::session_props::{Event, event, own_branch, result, turn_end_of};
 use crate::support::{Driver, assistant, plan_args, user};
 
 /// A driver whose session has these capabilities.
@@ -31,36 +31,6 @@ fn polled(occ: &mut OccSession) -> Option<Effect> {
             custom_type: STATE_ENTRY_TYPE,
             data: state.to_value(),
         })
-    })
-}
-
-fn turn(event: &Event) -> Option<TurnEnd> {
-    let Event::TurnEnd {
-        call,
-        stop,
-        aborted,
-        is_error,
-        work,
-    } = event
-    else {
-        return None;
-    };
-    let mut tool_results = vec![TurnToolResult {
-        tool_call_id: format!("p{call}"),
-        tool_name: "update_plan".into(),
-        is_error: *is_error,
-    }];
-    if *work {
-        tool_results.push(TurnToolResult {
-            tool_call_id: "w".into(),
-            tool_name: "bash".into(),
-            is_error: false,
-        });
-    }
-    Some(TurnEnd {
-        stop_reason: stop.map(str::to_owned),
-        aborted: *aborted,
-        tool_results,
     })
 }
 
@@ -127,7 +97,7 @@ fn oracle(
             effects.extend(polled(occ));
         }
         Event::TurnEnd { .. } => {
-            let turn = turn(event).expect("a turn");
+            let turn = turn_end_of(event).expect("a turn");
             if occ.turn_end(&turn) == TurnEndOutcome::Evaluate
                 && let Some(evaluation) = occ.decide_boundary(&measurement)
             {
@@ -238,7 +208,7 @@ fn stepped(
             returned = format!("{result:?}");
             step
         }
-        Event::TurnEnd { .. } => occ.on_turn_end(&turn(event).expect("a turn")),
+        Event::TurnEnd { .. } => occ.on_turn_end(&turn_end_of(event).expect("a turn")),
         Event::Decide => occ.on_decide_boundary(&measurement),
         Event::Settled { idle } => occ.on_agent_settled(*idle),
         Event::Finished(result) => occ.on_compaction_finished(result),

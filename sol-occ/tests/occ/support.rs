@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use sol_core::message::AgentMessage;
 use sol_core::session::SessionEntry;
 use sol_occ::estimate::NativeProjection;
+use sol_occ::session::StopReason;
 use sol_occ::session::{
     BoundaryEvaluation, BoundaryMeasurement, ContextEvent, OccSession, TurnEnd, TurnEndOutcome,
     TurnToolResult,
@@ -168,7 +169,7 @@ impl Driver {
 /// A normal turn whose only tool result is the successful plan call `call`.
 pub(crate) fn plan_turn(call: &str) -> TurnEnd {
     TurnEnd {
-        stop_reason: Some("toolUse".to_owned()),
+        stop_reason: Some(StopReason::ToolUse),
         aborted: false,
         tool_results: vec![TurnToolResult {
             tool_call_id: call.to_owned(),

@@ -99,6 +99,31 @@ proptest! {
     }
 
     #[test]
+    fn restoring_reports_every_newer_snapshot_it_could_not_read(branch in branch_with_states()) {
+        // The same state as the silent reader, and one error per snapshot entry newer than
+        // the restored one: none is passed over without the host hearing of it.
+        let typed = SessionEntry::from_values(branch.clone());
+        let restored = sol_occ::state::restore_from_branch(&typed);
+        prop_assert_eq!(&restored.state, &oracle::restore_state(&branch));
+        let newer = typed
+            .iter()
+            .rev()
+            .map_while(|entry| match OccState::from_entry(entry) {
+                Some(Ok(_)) => None,
+                Some(Err(error)) => Some(Some(error)),
+                None => Some(None),
+            })
+            .flatten()
+            .collect::<Vec<StateError>>();
+        prop_assert_eq!(&restored.rejected, &newer);
+        // The effect step says so exactly when something was rejected.
+        let mut occ = sol_occ::OccSession::new(sol_occ::settings::OccOptions::default());
+        let step = occ.on_session_start(&typed, Vec::new());
+        prop_assert_eq!(step.effects.len(), usize::from(!newer.is_empty()));
+        prop_assert_eq!(occ.state(), &restored.state);
+    }
+
+    #[test]
     fn context_messages_are_sized_once_in_either_form(values in prop::collection::vec(message_value(), 0..6)) {
         let typed = typed_messages(&values);
         let sized = SizedMessage::from_messages(&typed);
@@ -202,4 +227,57 @@ fn recorded_pi_entries_are_typed_and_read_like_their_json() {
         }
     }
     assert_text_snapshot!("recorded_pi_entry_kinds", kinds.join("\n"));
+}
+
+/// Pi's stop reasons and any other string a host may name.
+fn stop_reason_name() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::sample::select(vec!["toolUse", "stop", "length", "error", "aborted"])
+            .prop_map(str::to_owned),
+        ".{0,12}",
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn stop_reasons_parse_and_name_round_trip(name in stop_reason_name()) {
+        use sol_occ::session::StopReason;
+        let reason = StopReason::parse(&name);
+        prop_assert_eq!(reason.name(), name.as_str());
+        prop_assert_eq!(StopReason::parse(reason.name()), reason.clone());
+        // The serde form is the name.
+        let json = serde_json::to_value(&reason).expect("a string");
+        prop_assert_eq!(&json, &json!(name));
+        prop_assert_eq!(serde_json::from_value::<StopReason>(json).expect("a reason"), reason);
+    }
+
+    #[test]
+    fn host_sized_messages_are_identified_as_the_whole_message_is(value in message_value()) {
+        // The host hands over the raw role and timestamp, and the whole message only when
+        // the timestamp is not a number or a string: the identity is the same.
+        let message = AgentMessage::from_value(value.clone());
+        let whole = SizedMessage::from_message(&message);
+        let role = value.get("role").and_then(Value::as_str).unwrap_or("");
+        let timestamp = value.get("timestamp").filter(|t| t.is_number() || t.is_string());
+        let content = timestamp.is_none().then_some(&message);
+        let parts = SizedMessage::from_parts(role, whole.tokens, timestamp, content);
+        prop_assert_eq!(parts, whole);
+    }
+
+    #[test]
+    fn content_keys_ignore_the_order_of_object_fields(value in json_value()) {
+        fn reversed(value: &Value) -> Value {
+            match value {
+                Value::Object(fields) => Value::Object(
+                    fields.iter().rev().map(|(k, v)| (k.clone(), reversed(v))).collect(),
+                ),
+                Value::Array(items) => Value::Array(items.iter().map(reversed).collect()),
+                other => other.clone(),
+            }
+        }
+        use sol_occ::tokens::content_key;
+        prop_assert_eq!(content_key("user", &value), content_key("user", &reversed(&value)));
+    }
 }
