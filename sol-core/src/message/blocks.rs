@@ -9,8 +9,12 @@ use crate::ids::ToolCallId;
 ///
 /// Only blocks of exactly these shapes are accepted (no extra fields), so that a message
 /// with anything else stays [`super::AgentMessage::Other`] and keeps every byte.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
+///
+/// A block must be a JSON object: serde's derived reading of a tagged enum would also take a
+/// sequence such as `[1, "", ""]` as an image (variant index, then the fields in order) and
+/// write it back as an object, so the reading is written out here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
 pub enum ContentBlock {
     /// `{"type":"text","text":...}`.
     Text {
@@ -46,6 +50,50 @@ impl ContentBlock {
         match self {
             ContentBlock::Text { text } => Some(text),
             ContentBlock::Image { .. } => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ContentBlock {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(ContentBlockVisitor)
+    }
+}
+
+/// Reads a [`ContentBlock`] from an object with exactly the fields of its type.
+struct ContentBlockVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ContentBlockVisitor {
+    type Value = ContentBlock;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("a text block or an image block (an object)")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<ContentBlock, A::Error> {
+        use serde::de::Error as _;
+        const FIELDS: &[&str] = &["type", "text", "data", "mimeType"];
+        // Slots in the order of FIELDS.
+        let mut slots: [Option<String>; 4] = Default::default();
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            let Some(index) = FIELDS.iter().position(|field| *field == key) else {
+                return Err(A::Error::unknown_field(&key, FIELDS));
+            };
+            if slots[index].is_some() {
+                return Err(A::Error::duplicate_field(FIELDS[index]));
+            }
+            slots[index] = Some(map.next_value()?);
+        }
+        let [kind, text, data, mime_type] = slots;
+        match (kind.as_deref(), text, data, mime_type) {
+            (Some("text"), Some(text), None, None) => Ok(ContentBlock::Text { text }),
+            (Some("image"), None, Some(data), Some(mime_type)) => {
+                Ok(ContentBlock::Image { data, mime_type })
+            }
+            (None, ..) => Err(A::Error::missing_field("type")),
+            _ => Err(A::Error::custom(
+                "not a text block (type, text) or an image block (type, data, mimeType)",
+            )),
         }
     }
 }
