@@ -10,6 +10,7 @@
 //! host implements the traits itself. The `testing` feature provides in-memory doubles.
 
 mod fs;
+mod millis;
 mod model;
 mod session;
 mod shell;

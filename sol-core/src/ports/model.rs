@@ -25,28 +25,8 @@ pub struct ModelRequest {
     /// Upper bound on the reply's length.
     pub max_output_tokens: u32,
     /// Give up after this long (serialized as `timeoutMs`, whole milliseconds).
-    #[serde(rename = "timeoutMs", with = "millis")]
+    #[serde(rename = "timeoutMs", with = "super::millis")]
     pub timeout: Duration,
-}
-
-/// A [`Duration`] as whole milliseconds, the unit JavaScript hosts use.
-mod millis {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub(super) fn serialize<S: Serializer>(
-        duration: &Duration,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        serializer.serialize_u64(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Duration, D::Error> {
-        u64::deserialize(deserializer).map(Duration::from_millis)
-    }
 }
 
 /// A model's reply.

@@ -1,7 +1,7 @@
 use std::time::Duration;
 
 use camino::Utf8PathBuf;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 /// Runs a shell command the way the host's own shell tool does.
 pub trait Shell {
@@ -26,8 +26,7 @@ pub struct ShellRequest {
         default,
         rename = "timeoutMs",
         skip_serializing_if = "Option::is_none",
-        serialize_with = "serialize_optional_millis",
-        deserialize_with = "deserialize_optional_millis"
+        with = "super::millis::optional"
     )]
     pub timeout: Option<Duration>,
 }
@@ -105,29 +104,11 @@ impl From<ShellExit> for ShellExitRepr {
             ShellExit::Code(code) => ShellExitRepr::Code { code },
             ShellExit::NoCode => ShellExitRepr::NoCode,
             ShellExit::TimedOut { after } => ShellExitRepr::TimedOut {
-                after_ms: millis(after),
+                after_ms: super::millis::millis(after),
             },
             ShellExit::Aborted => ShellExitRepr::Aborted,
         }
     }
-}
-
-/// A duration in whole milliseconds, as it crosses to a host (saturating at `u64::MAX`).
-fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
-fn serialize_optional_millis<S: Serializer>(
-    duration: &Option<Duration>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    duration.map(millis).serialize(serializer)
-}
-
-fn deserialize_optional_millis<'de, D: Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Option<Duration>, D::Error> {
-    Ok(Option::<u64>::deserialize(deserializer)?.map(Duration::from_millis))
 }
 
 impl ShellExit {

@@ -1,80 +1,8 @@
 //! Throw-away directories and small helpers shared by the modules.
 
-use camino::{Utf8Path, Utf8PathBuf};
-use tempfile::TempDir;
+use camino::Utf8Path;
 
-/// A temporary directory, removed on drop, addressed by UTF-8 paths.
-pub(crate) struct Sandbox {
-    // Held for its Drop, which deletes the directory.
-    _dir: TempDir,
-    root: Utf8PathBuf,
-}
-
-impl Sandbox {
-    pub(crate) fn new() -> Self {
-        let dir = tempfile::Builder::new()
-            .prefix("sol-napi-test-")
-            .tempdir()
-            .expect("temporary directory");
-        // Canonical, so a symlinked temp root (macOS's /var) is not itself a link on the path.
-        let canonical = std::fs::canonicalize(dir.path()).expect("canonical temp dir");
-        let root = Utf8PathBuf::from_path_buf(canonical).expect("temp dir is UTF-8");
-        Sandbox { _dir: dir, root }
-    }
-
-    pub(crate) fn root(&self) -> &Utf8Path {
-        &self.root
-    }
-
-    /// `relative` under the sandbox; an empty string is the sandbox itself.
-    pub(crate) fn path(&self, relative: &str) -> Utf8PathBuf {
-        if relative.is_empty() {
-            self.root.clone()
-        } else {
-            self.root.join(relative)
-        }
-    }
-
-    /// Writes a file as a user's editor would, creating missing parent directories.
-    pub(crate) fn write(&self, relative: &str, bytes: impl AsRef<[u8]>) -> Utf8PathBuf {
-        let path = self.path(relative);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).expect("parent directories");
-        }
-        std::fs::write(&path, bytes).expect("file written");
-        path
-    }
-
-    pub(crate) fn mkdir(&self, relative: &str) -> Utf8PathBuf {
-        let path = self.path(relative);
-        std::fs::create_dir_all(&path).expect("directory created");
-        path
-    }
-
-    /// Plants a symlink at `relative` pointing to `target` (taken literally, so a relative
-    /// target is resolved from the link's directory).
-    #[cfg(unix)]
-    pub(crate) fn symlink(&self, relative: &str, target: &str) -> Utf8PathBuf {
-        let path = self.path(relative);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).expect("parent directories");
-        }
-        std::os::unix::fs::symlink(target, &path).expect("symlink planted");
-        path
-    }
-
-    /// Makes a FIFO at `relative` with `mkfifo`; `None` where that tool is missing, and the
-    /// caller then has nothing to test.
-    #[cfg(unix)]
-    pub(crate) fn fifo(&self, relative: &str) -> Option<Utf8PathBuf> {
-        let path = self.path(relative);
-        std::process::Command::new("mkfifo")
-            .arg(path.as_str())
-            .status()
-            .is_ok_and(|status| status.success())
-            .then_some(path)
-    }
-}
+pub(crate) use sol_testkit::Sandbox;
 
 /// Permission bits of what is at `path`, without following a final symlink.
 #[cfg(unix)]
