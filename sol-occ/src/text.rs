@@ -49,13 +49,29 @@ pub const PLAN_ABORTED: &str = "Plan update was aborted";
 pub const TOOL_DESCRIPTION: &str = "Keep the working plan of the current task up to date. Send the complete plan on every call: every step with a stable id, its goal and its status (pending, in_progress or completed). Completing a step that an earlier call registered as unfinished marks a safe point where the conversation may be compacted, only when that is cheaper than carrying the full context; the task then continues automatically. Steps that first appear already completed are recorded as history and mark nothing.";
 /// The one-line snippet Pi lists among the tools in the system prompt.
 pub const PROMPT_SNIPPET: &str = "Keep the working plan current";
-/// Guidelines Pi adds to the system prompt while the tool is active.
+/// Guidelines Pi adds to the system prompt while the tool is active, for Pi's tool name
+/// ([`prompt_guidelines`] gives them for another name).
 pub const PROMPT_GUIDELINES: [&str; 4] = [
     "Call update_plan with the complete plan every time, not only the steps that changed.",
     "Keep step ids stable, and register a step as pending or in_progress before you report it completed.",
     "Keep at most one step in_progress, and mark a step completed as soon as it is finished.",
     "When you complete a step, add short progress evidence: files changed, verification run and its result, decisions made.",
 ];
+
+/// The prompt guidelines for a plan tool the host names `tool_name`; with Pi's
+/// `update_plan` they are [`PROMPT_GUIDELINES`].
+///
+/// ```
+/// use sol_occ::text::{prompt_guidelines, PROMPT_GUIDELINES};
+/// assert_eq!(prompt_guidelines("update_plan"), PROMPT_GUIDELINES);
+/// assert!(prompt_guidelines("plan")[0].starts_with("Call plan with"));
+/// ```
+pub fn prompt_guidelines(tool_name: &str) -> [String; 4] {
+    let [first, rest @ ..] = PROMPT_GUIDELINES;
+    let first = first.replacen(crate::plan::TOOL_NAME, tool_name, 1);
+    let [second, third, fourth] = rest.map(str::to_owned);
+    [first, second, third, fourth]
+}
 
 /// Schema description of `steps`.
 pub const STEPS_DESCRIPTION: &str =

@@ -282,3 +282,12 @@ fn unreadable_state_warnings() {
     ];
     assert_text_snapshot!("unreadable_state_warnings", texts.join("\n---\n"));
 }
+
+#[test]
+fn prompt_guidelines_for_another_tool_name() {
+    let lines: Vec<String> = text::prompt_guidelines("plan")
+        .iter()
+        .map(|line| format!("- {line}"))
+        .collect();
+    assert_text_snapshot!("prompt_guidelines_other_name", lines.join("\n"));
+}
