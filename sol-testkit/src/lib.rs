@@ -135,3 +135,46 @@ mod sandbox {
 }
 
 pub use sandbox::Sandbox;
+
+// Small helpers of the host tests (sol-host, sol-napi).
+#[allow(clippy::disallowed_methods)]
+mod helpers {
+    /// Permission bits of what is at `path`, without following a final symlink.
+    #[cfg(unix)]
+    pub fn mode(path: &camino::Utf8Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::symlink_metadata(path)
+            .expect("metadata")
+            .permissions()
+            .mode()
+            & 0o7777
+    }
+
+    /// A regular expression that matches `text` literally, for insta's filters.
+    pub fn literal_pattern(text: impl AsRef<str>) -> String {
+        let mut pattern = String::new();
+        for c in text.as_ref().chars() {
+            if "\\.+*?()|[]{}^$#&-~".contains(c) {
+                pattern.push('\\');
+            }
+            pattern.push(c);
+        }
+        pattern
+    }
+
+    /// Runs `operation` on another thread and returns what it gave, or `None` when it is still
+    /// blocked after a few seconds (it is then left behind; the test fails anyway).
+    pub fn without_blocking<T: Send + 'static>(
+        operation: impl FnOnce() -> T + Send + 'static,
+    ) -> Option<T> {
+        let (send, receive) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = send.send(operation());
+        });
+        receive.recv_timeout(std::time::Duration::from_secs(5)).ok()
+    }
+}
+
+#[cfg(unix)]
+pub use helpers::mode;
+pub use helpers::{literal_pattern, without_blocking};
