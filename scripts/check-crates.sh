@@ -14,7 +14,14 @@ echo "== cargo doc --no-deps (warnings are errors)"
 RUSTDOCFLAGS="${RUSTDOCFLAGS:-} -D warnings" cargo doc --no-deps --workspace --all-features --locked
 
 echo "== cargo package (each crate built from its .crate)"
-cargo package --workspace --exclude sol-napi --exclude sol-testkit --locked --allow-dirty
+# A target folder of its own for every run: cargo unpacks the packages it just made into
+# $CARGO_HOME/registry/src under a name derived from the target folder's path, and keeps an
+# unpacked copy it finds there, so a fixed path would verify against an earlier run's sources.
+package_target=$(mktemp -d "$root/target/package-check.XXXXXX")
+outside="$(mktemp -d)"
+trap 'rm -rf "$package_target" "$outside"' EXIT
+cargo package --workspace --exclude sol-napi --exclude sol-testkit --locked --allow-dirty \
+	--target-dir "$package_target"
 
 crates=(sol-core sol-host sol-fusion sol-obspack sol-reducer sol-occ)
 mechanisms=(sol-fusion sol-obspack sol-reducer sol-occ)
@@ -33,8 +40,6 @@ done
 # is the crate README's first rust block (its asserts are the check): as it is when it has its
 # own `fn main`, else wrapped in one. The workspace's lock file pins the same versions of
 # everything else.
-outside="$(mktemp -d)"
-trap 'rm -rf "$outside"' EXIT
 for crate in "${crates[@]}"; do
 	echo "== the $crate README example in a project of its own"
 	project="$outside/$crate-host"
