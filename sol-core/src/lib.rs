@@ -4,6 +4,8 @@
 //!
 //! - [`account`]: what a step of a mechanism saved and cost ([`StepAccount`]), the unit
 //!   every savings figure is a fold of;
+//! - [`savings`]: the session's savings per mechanism, in tokens and in money with the prompt
+//!   cache priced, from one description of each request, and the `/sol-pi` table;
 //! - [`config`]: the `sol-pi.json` schema, its validation (exact order and messages), the
 //!   search order (trusted project, then agent directory, then defaults) and the one-line
 //!   startup notice;
@@ -52,6 +54,7 @@ pub mod config;
 pub mod ids;
 pub mod message;
 pub mod ports;
+pub mod savings;
 pub mod session;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

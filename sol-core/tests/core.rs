@@ -20,6 +20,8 @@ mod message;
 mod pi_shapes;
 #[path = "core/props.rs"]
 mod props;
+#[path = "core/savings.rs"]
+mod savings;
 #[path = "core/session_props.rs"]
 mod session_props;
 #[path = "core/snapshots.rs"]

@@ -1,0 +1,235 @@
+//! The per-request facts and the ledger that folds them into per-layer totals.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Mechanism, StepAccount};
+
+/// Plain Pi, then each mechanism switched on in [`Mechanism::ALL`]'s order: five layers.
+pub const LAYERS: usize = 5;
+
+/// The layer a mechanism switches on: its changes are present from this layer up.
+pub fn layer_of(mechanism: Mechanism) -> usize {
+    match mechanism {
+        Mechanism::ActionFusion => 1,
+        Mechanism::ObservationPack => 2,
+        Mechanism::EvidencePreservingReducer => 3,
+        Mechanism::OnlineContextCompact => 4,
+    }
+}
+
+/// One part of a request (a message) in one form: what identifies its content and its size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Part {
+    /// Equal for equal content, different otherwise (a digest of the content, never an id a
+    /// provider chose): the cache prefix is compared on it.
+    pub key: u64,
+    /// The part's input tokens.
+    pub tokens: u64,
+}
+
+/// A mechanism's change of one part: what the part was before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Change {
+    /// The mechanism that changed the part.
+    pub by: Mechanism,
+    /// The part before the change; `None` when the mechanism added it (a compaction
+    /// summary, a continuation).
+    pub before: Option<Part>,
+}
+
+/// A part of a request as sent, with the changes that led to it, earliest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartForms {
+    /// The part as sent; `None` when a mechanism removed it (compacted history).
+    pub sent: Option<Part>,
+    /// The changes, in the order they were made; empty for an untouched part.
+    pub changes: Vec<Change>,
+}
+
+impl PartForms {
+    /// A part no mechanism touched.
+    pub fn unchanged(part: Part) -> PartForms {
+        PartForms {
+            sent: Some(part),
+            changes: Vec::new(),
+        }
+    }
+
+    /// A part one mechanism changed from `before` to `sent` (either may be `None`: added,
+    /// removed).
+    pub fn changed(before: Option<Part>, by: Mechanism, sent: Option<Part>) -> PartForms {
+        PartForms {
+            sent,
+            changes: vec![Change { by, before }],
+        }
+    }
+
+    /// The part in `layer`: its form after the last change made by a mechanism of the
+    /// layers up to `layer`, its original form if there is none.
+    pub fn at(&self, layer: usize) -> Option<Part> {
+        let mut form = self.changes.first().map_or(self.sent, |first| first.before);
+        for (index, change) in self.changes.iter().enumerate() {
+            if layer_of(change.by) <= layer {
+                form = self
+                    .changes
+                    .get(index + 1)
+                    .map_or(self.sent, |next| next.before);
+            }
+        }
+        form
+    }
+}
+
+/// One provider request: its parts in order, its output, and whether it happened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestFacts {
+    /// The request's parts, in the order they are sent.
+    pub parts: Vec<PartForms>,
+    /// The tokens the model answered with.
+    pub output_tokens: u64,
+    /// The mechanism that made this request unnecessary: it exists only in the layers below
+    /// that mechanism's (a fused command's turn). `None` for a request that was sent.
+    pub avoided_by: Option<Mechanism>,
+}
+
+impl RequestFacts {
+    /// A request that was sent, with no output counted.
+    pub fn sent(parts: Vec<PartForms>) -> RequestFacts {
+        RequestFacts {
+            parts,
+            output_tokens: 0,
+            avoided_by: None,
+        }
+    }
+
+    /// Whether the request exists in `layer`.
+    pub fn exists_in(&self, layer: usize) -> bool {
+        self.avoided_by.is_none_or(|by| layer < layer_of(by))
+    }
+}
+
+/// The tokens of every request of one layer, split as the provider bills them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LayerTokens {
+    /// Provider requests.
+    pub requests: u64,
+    /// Input tokens of the prefix shared with the previous request (a cache read).
+    pub cache_read: u64,
+    /// The other input tokens (a cache write).
+    pub cache_write: u64,
+    /// Output tokens.
+    pub output: u64,
+}
+
+impl LayerTokens {
+    /// All input tokens.
+    pub fn input(&self) -> u64 {
+        self.cache_read.saturating_add(self.cache_write)
+    }
+
+    fn add(&mut self, other: &LayerTokens) {
+        self.requests = self.requests.saturating_add(other.requests);
+        self.cache_read = self.cache_read.saturating_add(other.cache_read);
+        self.cache_write = self.cache_write.saturating_add(other.cache_write);
+        self.output = self.output.saturating_add(other.output);
+    }
+}
+
+/// How the token counts were made, said beside every figure.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TokenBasis {
+    /// Pi's estimate: a quarter of the UTF-16 units of each text, rounded up.
+    #[default]
+    CharactersOverFour,
+}
+
+impl TokenBasis {
+    /// How the basis is named to people.
+    pub fn label(self) -> &'static str {
+        match self {
+            TokenBasis::CharactersOverFour => "Pi's estimate (characters / 4)",
+        }
+    }
+}
+
+/// A session's totals: what is persisted, and what a report is made from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Savings {
+    /// Per layer, plain Pi first and the requests as sent last.
+    pub layers: [LayerTokens; LAYERS],
+    /// Per mechanism, in [`Mechanism::ALL`]'s order: the sum of its step accounts.
+    pub steps: [StepAccount; 4],
+    /// How the tokens were counted.
+    pub basis: TokenBasis,
+}
+
+/// The running account of a session: [`Savings`] plus the previous request of each layer,
+/// which the next request's cache prefix is compared with.
+#[derive(Debug, Clone, Default)]
+pub struct Ledger {
+    savings: Savings,
+    previous: [Vec<u64>; LAYERS],
+}
+
+impl Ledger {
+    /// An empty ledger.
+    pub fn new() -> Ledger {
+        Ledger::default()
+    }
+
+    /// A ledger that goes on from persisted totals (a resumed or forked session). The
+    /// previous requests are not persisted, so the next request of every layer is priced as
+    /// a full cache write, as a provider whose cache has expired would bill it.
+    pub fn resume(savings: Savings) -> Ledger {
+        Ledger {
+            savings,
+            previous: Default::default(),
+        }
+    }
+
+    /// The totals so far.
+    pub fn savings(&self) -> &Savings {
+        &self.savings
+    }
+
+    /// Adds one mechanism step's account.
+    pub fn record_step(&mut self, mechanism: Mechanism, account: StepAccount) {
+        let slot = &mut self.savings.steps[layer_of(mechanism) - 1];
+        *slot += account;
+    }
+
+    /// Adds one request, in every layer it exists in, and returns what it added per layer
+    /// (the totals are exactly the sum of these).
+    pub fn record_request(&mut self, request: &RequestFacts) -> [LayerTokens; LAYERS] {
+        let mut added = [LayerTokens::default(); LAYERS];
+        for (layer, slot) in added.iter_mut().enumerate() {
+            if !request.exists_in(layer) {
+                continue;
+            }
+            let parts: Vec<Part> = request.parts.iter().filter_map(|p| p.at(layer)).collect();
+            let previous = &self.previous[layer];
+            let shared = parts
+                .iter()
+                .zip(previous)
+                .take_while(|(part, key)| part.key == **key)
+                .count();
+            let tokens = |slice: &[Part]| {
+                slice
+                    .iter()
+                    .fold(0u64, |sum, part| sum.saturating_add(part.tokens))
+            };
+            *slot = LayerTokens {
+                requests: 1,
+                cache_read: tokens(&parts[..shared]),
+                cache_write: tokens(&parts[shared..]),
+                output: request.output_tokens,
+            };
+            self.previous[layer] = parts.iter().map(|part| part.key).collect();
+            self.savings.layers[layer].add(slot);
+        }
+        added
+    }
+}

@@ -1,0 +1,247 @@
+//! A session's savings priced: the rows `/sol-pi` shows and the status line.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use super::{LAYERS, LayerTokens, Money, PriceTable, Savings, TokenBasis};
+use crate::tui::format_count;
+use crate::{Mechanism, StepAccount};
+
+/// One mechanism's saving.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Row {
+    /// The mechanism.
+    pub mechanism: Mechanism,
+    /// Provider requests it made unnecessary.
+    pub requests_avoided: i128,
+    /// Input tokens the layer before it sent, less those of the layer with it.
+    pub input_tokens_saved: i128,
+    /// The priced difference between the two layers (cache reads and writes as billed).
+    pub gross: Money,
+    /// What its own model calls cost.
+    pub own_cost: Money,
+    /// `gross - own_cost`: what it saved, negative for a loss.
+    pub net: Money,
+    /// The sum of its step accounts.
+    pub account: StepAccount,
+}
+
+/// A session's savings at one price table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// One row per mechanism, in [`Mechanism::ALL`]'s order, also for one that never acted.
+    pub rows: [Row; 4],
+    /// Plain Pi's requests (layer 0).
+    pub plain: LayerTokens,
+    /// The requests as sent (layer 4).
+    pub sent: LayerTokens,
+    /// What plain Pi's requests would have cost.
+    pub plain_cost: Money,
+    /// What the requests as sent cost, with the mechanisms' own model calls.
+    pub sent_cost: Money,
+    /// The prices used.
+    pub prices: PriceTable,
+    /// How the tokens were counted.
+    pub basis: TokenBasis,
+}
+
+impl Savings {
+    /// The savings priced at `prices`.
+    pub fn report(&self, prices: &PriceTable) -> Report {
+        let cost =
+            |layer: &LayerTokens| prices.cost(layer.cache_read, layer.cache_write, 0, layer.output);
+        let costs: Vec<Money> = self.layers.iter().map(cost).collect();
+        let rows = Mechanism::ALL.map(|mechanism| {
+            let index = super::layer_of(mechanism);
+            let (before, with) = (&self.layers[index - 1], &self.layers[index]);
+            let account = self.steps[index - 1];
+            let own_cost = prices.cost(
+                0,
+                0,
+                account.model_input_tokens,
+                account.model_output_tokens,
+            );
+            let gross = costs[index - 1] - costs[index];
+            Row {
+                mechanism,
+                requests_avoided: i128::from(before.requests) - i128::from(with.requests),
+                input_tokens_saved: i128::from(before.input()) - i128::from(with.input()),
+                gross,
+                own_cost,
+                net: gross - own_cost,
+                account,
+            }
+        });
+        let own: Money = rows.iter().map(|row| row.own_cost).sum();
+        Report {
+            plain: self.layers[0],
+            sent: self.layers[LAYERS - 1],
+            plain_cost: costs[0],
+            sent_cost: costs[LAYERS - 1] + own,
+            rows,
+            prices: *prices,
+            basis: self.basis,
+        }
+    }
+}
+
+impl Report {
+    /// The row of `mechanism`.
+    pub fn row(&self, mechanism: Mechanism) -> &Row {
+        &self.rows[super::layer_of(mechanism) - 1]
+    }
+
+    /// The session's net saving: the sum of the rows' nets, and exactly `plain_cost -
+    /// sent_cost`.
+    pub fn total_net(&self) -> Money {
+        self.rows.iter().map(|row| row.net).sum()
+    }
+
+    /// Input tokens saved over all mechanisms.
+    pub fn total_input_tokens_saved(&self) -> i128 {
+        i128::from(self.plain.input()) - i128::from(self.sent.input())
+    }
+
+    /// The one-line running total for a status bar, e.g.
+    /// `SoL-Pi saved $0.0312 (-38.0 % cost, -82.6 % tokens)`, or `SoL-Pi cost $0.0180 more
+    /// (+13.9 % cost, -51.1 % tokens)` while the mechanisms' own calls outweigh their savings.
+    pub fn status_line(&self) -> String {
+        if self.plain.requests == 0 {
+            return "SoL-Pi: no requests yet".to_owned();
+        }
+        let net = self.total_net();
+        let (verb, amount, more) = if net < Money::ZERO {
+            ("cost", Money::ZERO - net, " more")
+        } else {
+            ("saved", net, "")
+        };
+        format!(
+            "SoL-Pi {verb} {amount}{more} ({} cost, {} tokens)",
+            change(self.sent_cost, self.plain_cost),
+            change_tokens(self.sent.input(), self.plain.input()),
+        )
+    }
+}
+
+/// The table `/sol-pi` shows.
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "SoL-Pi savings for this session: {} provider requests sent, {} without SoL-Pi",
+            format_count(u128::from(self.sent.requests)),
+            format_count(u128::from(self.plain.requests)),
+        )?;
+        let header = [
+            "Mechanism",
+            "Requests saved",
+            "Input tokens saved",
+            "Priced saving",
+            "Own model cost",
+            "Net saving",
+        ];
+        let mut lines: Vec<[String; 6]> = vec![header.map(str::to_owned)];
+        for row in &self.rows {
+            lines.push([
+                row.mechanism.label().to_owned(),
+                signed(row.requests_avoided),
+                signed(row.input_tokens_saved),
+                row.gross.to_string(),
+                row.own_cost.to_string(),
+                row.net.to_string(),
+            ]);
+        }
+        let own: Money = self.rows.iter().map(|row| row.own_cost).sum();
+        lines.push([
+            "Total".to_owned(),
+            signed(i128::from(self.plain.requests) - i128::from(self.sent.requests)),
+            signed(self.total_input_tokens_saved()),
+            (self.total_net() + own).to_string(),
+            own.to_string(),
+            self.total_net().to_string(),
+        ]);
+        let widths: Vec<usize> = (0..6)
+            .map(|column| {
+                lines
+                    .iter()
+                    .map(|line| line[column].chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        for line in &lines {
+            let mut text = format!("{:<width$}", line[0], width = widths[0]);
+            for column in 1..6 {
+                text.push_str(&format!(
+                    "  {:>width$}",
+                    line[column],
+                    width = widths[column]
+                ));
+            }
+            writeln!(f, "{}", text.trim_end())?;
+        }
+        writeln!(
+            f,
+            "Priced bill: {} instead of {} ({}), with SoL-Pi's own model calls",
+            self.sent_cost,
+            self.plain_cost,
+            change(self.sent_cost, self.plain_cost),
+        )?;
+        writeln!(
+            f,
+            "Input tokens sent: {} instead of {} ({})",
+            format_count(u128::from(self.sent.input())),
+            format_count(u128::from(self.plain.input())),
+            change_tokens(self.sent.input(), self.plain.input()),
+        )?;
+        writeln!(
+            f,
+            "Cache: {} tokens read and {} written as sent; {} read and {} written without SoL-Pi",
+            format_count(u128::from(self.sent.cache_read)),
+            format_count(u128::from(self.sent.cache_write)),
+            format_count(u128::from(self.plain.cache_read)),
+            format_count(u128::from(self.plain.cache_write)),
+        )?;
+        let p = &self.prices;
+        write!(
+            f,
+            "Prices per million tokens: input ${:.2}, cache read ${:.2}, cache write ${:.2}, output ${:.2}; tokens: {}",
+            p.input,
+            p.cache_read,
+            p.cache_write,
+            p.output,
+            self.basis.label()
+        )
+    }
+}
+
+/// `-38.0 %` for a bill that fell from `before` to `after`; `n/a` without a `before`.
+fn change(after: Money, before: Money) -> String {
+    match (after - before).per_mille_of(before) {
+        Some(per_mille) => per_mille_text(per_mille),
+        None => "n/a".to_owned(),
+    }
+}
+
+fn change_tokens(after: u64, before: u64) -> String {
+    if before == 0 {
+        return "n/a".to_owned();
+    }
+    let delta = i128::from(after) - i128::from(before);
+    per_mille_text(super::money::div_round(delta * 1000, i128::from(before)))
+}
+
+fn per_mille_text(per_mille: i128) -> String {
+    let sign = if per_mille < 0 { "-" } else { "+" };
+    let magnitude = per_mille.unsigned_abs();
+    format!("{sign}{}.{} %", magnitude / 10, magnitude % 10)
+}
+
+/// A count with a sign when it is negative.
+fn signed(value: i128) -> String {
+    let sign = if value < 0 { "-" } else { "" };
+    format!("{sign}{}", format_count(value.unsigned_abs()))
+}

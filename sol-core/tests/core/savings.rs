@@ -1,0 +1,406 @@
+//! The savings ledger: its totals are the sum of its requests, the rows add up to the total
+//! exactly, a mechanism that never acted shows zeros, and a replayed session gives the live
+//! figures. Plus the texts people read: the `/sol-pi` table, the status line, money.
+
+use proptest::prelude::*;
+use sol_core::savings::{
+    LAYERS, LayerTokens, Ledger, Money, Part, PartForms, PriceTable, RequestFacts, Savings,
+};
+use sol_core::{Mechanism, StepAccount};
+
+fn mechanism() -> impl Strategy<Value = Mechanism> {
+    prop::sample::select(Mechanism::ALL.to_vec())
+}
+
+fn part() -> impl Strategy<Value = Part> {
+    (0..6u64, 0..5_000u64).prop_map(|(key, tokens)| Part { key, tokens })
+}
+
+fn forms() -> impl Strategy<Value = PartForms> {
+    (
+        prop::option::weighted(0.9, part()),
+        prop::collection::vec((mechanism(), prop::option::weighted(0.8, part())), 0..3),
+    )
+        .prop_map(|(sent, changes)| PartForms {
+            sent,
+            changes: changes
+                .into_iter()
+                .map(|(by, before)| sol_core::savings::Change { by, before })
+                .collect(),
+        })
+}
+
+fn request() -> impl Strategy<Value = RequestFacts> {
+    (
+        prop::collection::vec(forms(), 0..8),
+        0..2_000u64,
+        prop::option::weighted(0.1, mechanism()),
+    )
+        .prop_map(|(parts, output_tokens, avoided_by)| RequestFacts {
+            parts,
+            output_tokens,
+            avoided_by,
+        })
+}
+
+fn step() -> impl Strategy<Value = (Mechanism, StepAccount)> {
+    (mechanism(), 0..3u64, 0..50_000u64, 0..5_000u64).prop_map(|(m, calls, input, output)| {
+        let account = StepAccount {
+            model_calls: calls,
+            model_input_tokens: input,
+            model_output_tokens: output,
+            tokens_removed: input / 3,
+            ..StepAccount::default()
+        };
+        (m, account)
+    })
+}
+
+fn prices() -> impl Strategy<Value = PriceTable> {
+    (0..100_000u32, 0..100_000u32, 0..100_000u32, 0..100_000u32).prop_map(|(a, b, c, d)| {
+        PriceTable {
+            input: f64::from(a) / 1000.0,
+            cache_read: f64::from(b) / 1000.0,
+            cache_write: f64::from(c) / 1000.0,
+            output: f64::from(d) / 1000.0,
+        }
+    })
+}
+
+fn run(
+    requests: &[RequestFacts],
+    steps: &[(Mechanism, StepAccount)],
+) -> (Ledger, Vec<[LayerTokens; LAYERS]>) {
+    let mut ledger = Ledger::new();
+    let added = requests.iter().map(|r| ledger.record_request(r)).collect();
+    for (m, account) in steps {
+        ledger.record_step(*m, *account);
+    }
+    (ledger, added)
+}
+
+proptest! {
+    #[test]
+    fn the_totals_are_the_sum_of_the_requests(requests in prop::collection::vec(request(), 0..12)) {
+        let (ledger, added) = run(&requests, &[]);
+        for layer in 0..LAYERS {
+            let mut sum = LayerTokens::default();
+            for request in &added {
+                sum.requests += request[layer].requests;
+                sum.cache_read += request[layer].cache_read;
+                sum.cache_write += request[layer].cache_write;
+                sum.output += request[layer].output;
+            }
+            prop_assert_eq!(ledger.savings().layers[layer], sum);
+        }
+        // Each request's input in a layer is the sum of its parts present there.
+        for (request, figures) in requests.iter().zip(&added) {
+            for (layer, figure) in figures.iter().enumerate() {
+                let expected: u64 = if request.exists_in(layer) {
+                    request.parts.iter().filter_map(|p| p.at(layer)).map(|p| p.tokens).sum()
+                } else {
+                    0
+                };
+                prop_assert_eq!(figure.input(), expected);
+            }
+        }
+    }
+
+    #[test]
+    fn the_rows_add_up_to_the_total_exactly(
+        requests in prop::collection::vec(request(), 0..12),
+        steps in prop::collection::vec(step(), 0..6),
+        prices in prices(),
+    ) {
+        let (ledger, _) = run(&requests, &steps);
+        let report = ledger.savings().report(&prices);
+        prop_assert_eq!(report.total_net(), report.plain_cost - report.sent_cost);
+        let tokens: i128 = report.rows.iter().map(|r| r.input_tokens_saved).sum();
+        prop_assert_eq!(tokens, report.total_input_tokens_saved());
+        let requests_saved: i128 = report.rows.iter().map(|r| r.requests_avoided).sum();
+        prop_assert_eq!(requests_saved, i128::from(report.plain.requests) - i128::from(report.sent.requests));
+        for row in &report.rows {
+            prop_assert_eq!(row.net, row.gross - row.own_cost);
+            prop_assert!(row.own_cost >= Money::ZERO);
+            prop_assert!(row.requests_avoided >= 0, "a request exists in every layer below the one that avoids it");
+        }
+    }
+
+    #[test]
+    fn a_mechanism_that_never_acted_shows_zero(
+        requests in prop::collection::vec(request(), 0..12),
+        idle in mechanism(),
+        prices in prices(),
+    ) {
+        let requests: Vec<RequestFacts> = requests
+            .into_iter()
+            .map(|mut r| {
+                for p in &mut r.parts {
+                    p.changes.retain(|c| c.by != idle);
+                }
+                if r.avoided_by == Some(idle) {
+                    r.avoided_by = None;
+                }
+                r
+            })
+            .collect();
+        let (ledger, _) = run(&requests, &[]);
+        let report = ledger.savings().report(&prices);
+        prop_assert_eq!(report.rows.len(), 4);
+        let row = report.row(idle);
+        prop_assert_eq!(row.mechanism, idle);
+        prop_assert_eq!(row.input_tokens_saved, 0);
+        prop_assert_eq!(row.requests_avoided, 0);
+        prop_assert_eq!(row.net, Money::ZERO);
+        prop_assert_eq!(row.account, StepAccount::default());
+    }
+
+    #[test]
+    fn a_replayed_session_gives_the_live_figures(
+        requests in prop::collection::vec(request(), 0..12),
+        steps in prop::collection::vec(step(), 0..6),
+    ) {
+        let (live, _) = run(&requests, &steps);
+        let (replayed, _) = run(&requests, &steps);
+        prop_assert_eq!(live.savings(), replayed.savings());
+        // What is persisted reads back as the same totals.
+        let json = serde_json::to_string(live.savings()).unwrap();
+        let read: Savings = serde_json::from_str(&json).unwrap();
+        prop_assert_eq!(&read, live.savings());
+        let resumed = Ledger::resume(read);
+        prop_assert_eq!(resumed.savings(), live.savings());
+    }
+
+    #[test]
+    fn money_is_shown_within_half_of_its_last_digit(pico in -(1i128 << 80)..(1i128 << 80)) {
+        let shown = Money(pico).to_string();
+        let negative = shown.starts_with('-');
+        let digits = shown.trim_start_matches('-').trim_start_matches('$').replace(',', "");
+        let (whole, fraction) = digits.split_once('.').unwrap();
+        prop_assert!(fraction.len() == 2 || fraction.len() == 4);
+        let unit = 10i128.pow(12 - fraction.len() as u32);
+        let value = (whole.parse::<i128>().unwrap() * 10i128.pow(fraction.len() as u32)
+            + fraction.parse::<i128>().unwrap())
+            * unit;
+        let signed = if negative { -value } else { value };
+        prop_assert!((signed - pico).abs() * 2 <= unit, "{pico} shown as {shown}");
+        prop_assert_eq!(fraction.len() == 4, value < 1_000_000_000_000);
+        prop_assert_eq!(negative, pico < 0 && value > 0);
+    }
+
+    #[test]
+    fn the_first_and_last_layers_are_the_original_and_the_sent_forms(forms in forms()) {
+        prop_assert_eq!(forms.at(LAYERS - 1), forms.sent);
+        let original = forms.changes.first().map_or(forms.sent, |c| c.before);
+        prop_assert_eq!(forms.at(0), original);
+    }
+}
+
+#[test]
+fn a_prefix_shared_with_the_previous_request_is_a_cache_read() {
+    let a = Part {
+        key: 1,
+        tokens: 100,
+    };
+    let b = Part { key: 2, tokens: 40 };
+    let c = Part { key: 3, tokens: 7 };
+    let mut ledger = Ledger::new();
+    let first = ledger.record_request(&RequestFacts::sent(vec![PartForms::unchanged(a)]));
+    assert_eq!((first[4].cache_read, first[4].cache_write), (0, 100));
+    let second = ledger.record_request(&RequestFacts::sent(vec![
+        PartForms::unchanged(a),
+        PartForms::unchanged(b),
+    ]));
+    assert_eq!((second[4].cache_read, second[4].cache_write), (100, 40));
+    // A change in the first part rewrites everything after it, in the layers that have it.
+    let third = ledger.record_request(&RequestFacts::sent(vec![
+        PartForms::changed(Some(a), Mechanism::ObservationPack, Some(c)),
+        PartForms::unchanged(b),
+    ]));
+    assert_eq!((third[4].cache_read, third[4].cache_write), (0, 47));
+    assert_eq!((third[0].cache_read, third[0].cache_write), (140, 0));
+}
+
+/// A short session in which every mechanism acts once: the facts a host would record.
+fn scripted_session() -> Ledger {
+    let system = Part {
+        key: 1,
+        tokens: 3_000,
+    };
+    let task = Part {
+        key: 2,
+        tokens: 200,
+    };
+    let edit = Part {
+        key: 3,
+        tokens: 400,
+    };
+    let build_log = Part {
+        key: 4,
+        tokens: 14_000,
+    };
+    let placeholder = Part {
+        key: 5,
+        tokens: 160,
+    };
+    let test_log = Part {
+        key: 6,
+        tokens: 9_000,
+    };
+    let receipt = Part {
+        key: 7,
+        tokens: 350,
+    };
+    let summary = Part {
+        key: 8,
+        tokens: 900,
+    };
+    let reply = Part {
+        key: 9,
+        tokens: 300,
+    };
+    let mut ledger = Ledger::new();
+    let same = PartForms::unchanged;
+    // 1. The task; the model edits with a fused command.
+    ledger.record_request(&RequestFacts {
+        output_tokens: 120,
+        ..RequestFacts::sent(vec![same(system), same(task)])
+    });
+    // The command turn plain Pi would have needed.
+    ledger.record_request(&RequestFacts {
+        output_tokens: 60,
+        avoided_by: Some(Mechanism::ActionFusion),
+        ..RequestFacts::sent(vec![same(system), same(task), same(edit)])
+    });
+    ledger.record_step(
+        Mechanism::ActionFusion,
+        StepAccount {
+            requests_avoided: 1,
+            ..StepAccount::default()
+        },
+    );
+    // 2.-3. The build log is sent in full twice, then packed.
+    for _ in 0..2 {
+        ledger.record_request(&RequestFacts {
+            output_tokens: 80,
+            ..RequestFacts::sent(vec![same(system), same(task), same(edit), same(build_log)])
+        });
+    }
+    let packed = PartForms::changed(
+        Some(build_log),
+        Mechanism::ObservationPack,
+        Some(placeholder),
+    );
+    // 4. The test log arrives and is replaced by its verified receipt.
+    let reduced = PartForms::changed(
+        Some(test_log),
+        Mechanism::EvidencePreservingReducer,
+        Some(receipt),
+    );
+    ledger.record_request(&RequestFacts {
+        output_tokens: 90,
+        ..RequestFacts::sent(vec![
+            same(system),
+            same(task),
+            same(edit),
+            packed.clone(),
+            reduced.clone(),
+        ])
+    });
+    ledger.record_step(
+        Mechanism::EvidencePreservingReducer,
+        StepAccount {
+            model_calls: 1,
+            model_input_tokens: 9_400,
+            model_output_tokens: 300,
+            ..StepAccount::default()
+        },
+    );
+    // 5. A plan step ends: OCC compacts the history into a summary.
+    let gone = |p: PartForms| PartForms {
+        sent: None,
+        changes: [
+            p.changes,
+            vec![sol_core::savings::Change {
+                by: Mechanism::OnlineContextCompact,
+                before: p.sent,
+            }],
+        ]
+        .concat(),
+    };
+    ledger.record_request(&RequestFacts {
+        output_tokens: 70,
+        ..RequestFacts::sent(vec![
+            same(system),
+            gone(same(task)),
+            gone(same(edit)),
+            gone(packed),
+            gone(reduced),
+            PartForms::changed(None, Mechanism::OnlineContextCompact, Some(summary)),
+            same(reply),
+        ])
+    });
+    ledger.record_step(
+        Mechanism::OnlineContextCompact,
+        StepAccount {
+            model_calls: 1,
+            model_input_tokens: 4_500,
+            model_output_tokens: 900,
+            ..StepAccount::default()
+        },
+    );
+    ledger
+}
+
+#[test]
+fn the_sol_pi_table() {
+    let report = scripted_session().savings().report(&PriceTable::default());
+    assert_eq!(report.total_net(), report.plain_cost - report.sent_cost);
+    assert_text_snapshot!("sol_pi_table", report.to_string());
+    assert_text_snapshot!("sol_pi_status_line", report.status_line());
+}
+
+#[test]
+fn an_empty_session_has_every_row_at_zero() {
+    let report = Ledger::new().savings().report(&PriceTable::default());
+    assert_text_snapshot!(
+        "sol_pi_table_empty",
+        format!("{report}\n{}", report.status_line())
+    );
+}
+
+#[test]
+fn money_is_shown_to_the_cent_or_below_a_dollar_to_a_hundredth_of_a_cent() {
+    let shown: Vec<String> = [
+        0i128,
+        49_999_999,
+        50_000_000,
+        31_200_000_000,
+        -31_200_000_000,
+        999_995_000_000,
+        1_234_567_000_000_000,
+    ]
+    .iter()
+    .map(|&pico| format!("{pico} -> {}", Money(pico)))
+    .collect();
+    assert_text_snapshot!("money_display", shown.join("\n"));
+}
+
+#[test]
+fn a_bad_price_is_named() {
+    let bad = [f64::NAN, -1.0, 1e7, f64::INFINITY];
+    let errors: Vec<String> = bad
+        .iter()
+        .map(|&value| {
+            PriceTable {
+                cache_write: value,
+                ..PriceTable::default()
+            }
+            .validated()
+            .unwrap_err()
+            .to_string()
+        })
+        .collect();
+    assert_text_snapshot!("price_errors", errors.join("\n"));
+    assert_eq!(PriceTable::default().validated(), Ok(PriceTable::default()));
+}
