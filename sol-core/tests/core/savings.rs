@@ -164,8 +164,8 @@ proptest! {
         let (replayed, _) = run(&requests, &steps);
         prop_assert_eq!(live.savings(), replayed.savings());
         // What is persisted reads back as the same totals.
-        let json = serde_json::to_string(live.savings()).unwrap();
-        let read: Savings = serde_json::from_str(&json).unwrap();
+        let json = serde_json::to_string(live.savings()).expect("totals serialize");
+        let read: Savings = serde_json::from_str(&json).expect("totals read back");
         prop_assert_eq!(&read, live.savings());
         let resumed = Ledger::resume(read);
         prop_assert_eq!(resumed.savings(), live.savings());
@@ -176,11 +176,11 @@ proptest! {
         let shown = Money(pico).to_string();
         let negative = shown.starts_with('-');
         let digits = shown.trim_start_matches('-').trim_start_matches('$').replace(',', "");
-        let (whole, fraction) = digits.split_once('.').unwrap();
+        let (whole, fraction) = digits.split_once('.').expect("a decimal point");
         prop_assert!(fraction.len() == 2 || fraction.len() == 4);
         let unit = 10i128.pow(12 - fraction.len() as u32);
-        let value = (whole.parse::<i128>().unwrap() * 10i128.pow(fraction.len() as u32)
-            + fraction.parse::<i128>().unwrap())
+        let value = (whole.parse::<i128>().expect("whole dollars") * 10i128.pow(fraction.len() as u32)
+            + fraction.parse::<i128>().expect("cents"))
             * unit;
         let signed = if negative { -value } else { value };
         prop_assert!((signed - pico).abs() * 2 <= unit, "{pico} shown as {shown}");
@@ -397,7 +397,7 @@ fn a_bad_price_is_named() {
                 ..PriceTable::default()
             }
             .validated()
-            .unwrap_err()
+            .expect_err("a bad price")
             .to_string()
         })
         .collect();
