@@ -16,8 +16,13 @@ pub const STATUS_KEY: &str = "sol-pi-savings";
 pub const STATUS_CLEAR_MS: u32 = 4000;
 
 /// `n` with en-US thousands separators: `1234567` is `1,234,567`.
-pub fn format_count(n: impl Into<u128>) -> String {
-    let digits = n.into().to_string();
+pub fn format_count(n: u64) -> String {
+    group_digits(u128::from(n))
+}
+
+/// [`format_count`] for the wider sums of the savings report.
+pub(crate) fn group_digits(n: u128) -> String {
+    let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (index, digit) in digits.chars().enumerate() {
         if index > 0 && (digits.len() - index).is_multiple_of(3) {

@@ -81,7 +81,7 @@ impl std::fmt::Display for Money {
         write!(
             f,
             "{sign}${}.{fraction:0width$}",
-            crate::tui::format_count(whole),
+            crate::tui::group_digits(whole),
             width = decimals as usize
         )
     }

@@ -5,7 +5,7 @@ use std::fmt;
 use serde::Serialize;
 
 use super::{LAYERS, LayerTokens, Money, PriceTable, Savings, TokenBasis};
-use crate::tui::format_count;
+use crate::tui::group_digits;
 use crate::{Mechanism, StepAccount};
 
 /// One mechanism's saving.
@@ -132,8 +132,8 @@ impl fmt::Display for Report {
         writeln!(
             f,
             "SoL-Pi savings for this session: {} provider requests sent, {} without SoL-Pi",
-            format_count(u128::from(self.sent.requests)),
-            format_count(u128::from(self.plain.requests)),
+            group_digits(u128::from(self.sent.requests)),
+            group_digits(u128::from(self.plain.requests)),
         )?;
         let header = [
             "Mechanism",
@@ -193,17 +193,17 @@ impl fmt::Display for Report {
         writeln!(
             f,
             "Input tokens sent: {} instead of {} ({})",
-            format_count(u128::from(self.sent.input())),
-            format_count(u128::from(self.plain.input())),
+            group_digits(u128::from(self.sent.input())),
+            group_digits(u128::from(self.plain.input())),
             change_tokens(self.sent.input(), self.plain.input()),
         )?;
         writeln!(
             f,
             "Cache: {} tokens read and {} written as sent; {} read and {} written without SoL-Pi",
-            format_count(u128::from(self.sent.cache_read)),
-            format_count(u128::from(self.sent.cache_write)),
-            format_count(u128::from(self.plain.cache_read)),
-            format_count(u128::from(self.plain.cache_write)),
+            group_digits(u128::from(self.sent.cache_read)),
+            group_digits(u128::from(self.sent.cache_write)),
+            group_digits(u128::from(self.plain.cache_read)),
+            group_digits(u128::from(self.plain.cache_write)),
         )?;
         let p = &self.prices;
         write!(
@@ -243,5 +243,5 @@ fn per_mille_text(per_mille: i128) -> String {
 /// A count with a sign when it is negative.
 fn signed(value: i128) -> String {
     let sign = if value < 0 { "-" } else { "" };
-    format!("{sign}{}", format_count(value.unsigned_abs()))
+    format!("{sign}{}", group_digits(value.unsigned_abs()))
 }
