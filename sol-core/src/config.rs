@@ -10,6 +10,8 @@ mod validate;
 
 use serde::{Deserialize, Serialize};
 
+use crate::savings::PriceTable;
+
 pub use error::ConfigError;
 pub use load::{ConfigSearch, ConfigSource, LoadedConfig, load_config};
 pub use validate::{parse_config, validate_config};
@@ -38,9 +40,13 @@ pub const KEY_REDUCER_PROVIDER: &str = "evidencePreservingReducerProvider";
 pub const KEY_REDUCER_MODEL: &str = "evidencePreservingReducerModel";
 /// JSON key of the cache write/read price ratio.
 pub const KEY_CACHE_WRITE_READ_RATIO: &str = "cacheWriteReadRatio";
+/// JSON key of the price table the savings report uses.
+pub const KEY_PRICES: &str = "prices";
+/// The keys of the `prices` object, each in dollars per million tokens.
+pub const PRICE_KEYS: [&str; 4] = ["input", "cacheRead", "cacheWrite", "output"];
 
 /// Every key a configuration file may contain, in the order of [`SolPiConfig`]'s fields.
-pub const CONFIG_KEYS: [&str; 8] = [
+pub const CONFIG_KEYS: [&str; 9] = [
     KEY_VERSION,
     "actionFusion",
     "observationPack",
@@ -49,6 +55,7 @@ pub const CONFIG_KEYS: [&str; 8] = [
     KEY_REDUCER_MODEL,
     "onlineContextCompact",
     KEY_CACHE_WRITE_READ_RATIO,
+    KEY_PRICES,
 ];
 
 /// The effective configuration: defaults overlaid with the keys of one file.
@@ -75,6 +82,11 @@ pub struct SolPiConfig {
     pub online_context_compact: bool,
     /// Price of a cache write relative to a cache read; finite and non-negative.
     pub cache_write_read_ratio: f64,
+    /// The prices the savings report is made at (dollars per million tokens); a file may
+    /// give any of the four and the others keep their defaults. Left out when serialized
+    /// while it is the default.
+    #[serde(default, skip_serializing_if = "PriceTable::is_default")]
+    pub prices: PriceTable,
 }
 
 impl Default for SolPiConfig {
@@ -88,6 +100,7 @@ impl Default for SolPiConfig {
             evidence_preserving_reducer_model: DEFAULT_REDUCER_MODEL.to_owned(),
             online_context_compact: false,
             cache_write_read_ratio: DEFAULT_CACHE_WRITE_READ_RATIO,
+            prices: PriceTable::default(),
         }
     }
 }

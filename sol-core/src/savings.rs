@@ -63,5 +63,5 @@ pub use ledger::{
     layer_of,
 };
 pub use money::Money;
-pub use price::{PriceError, PriceTable};
+pub use price::{MAX_PRICE, PriceError, PriceTable};
 pub use report::{Report, Row};

@@ -1,6 +1,6 @@
 use camino::{Utf8Path, Utf8PathBuf};
 
-use super::{KEY_CACHE_WRITE_READ_RATIO, KEY_VERSION};
+use super::{KEY_CACHE_WRITE_READ_RATIO, KEY_PRICES, KEY_VERSION};
 
 /// Why a configuration file was rejected. Every variant names the file.
 ///
@@ -68,6 +68,17 @@ pub enum ConfigError {
         /// `evidencePreservingReducerProvider` or `evidencePreservingReducerModel`.
         key: String,
     },
+    /// `prices` is not an object of known prices, each a number of dollars per million
+    /// tokens from 0 to 1,000,000.
+    #[error("SoL-Pi config prices {reason} (in {path})")]
+    InvalidPrices {
+        /// The configuration file.
+        path: Utf8PathBuf,
+        /// What is wrong, lower-case, starting with the verb: `must be an object`, `has an
+        /// unknown key: inptu`, `has a duplicate key: input`, `cacheWrite must be a number
+        /// from 0 to 1000000`.
+        reason: String,
+    },
 }
 
 impl ConfigError {
@@ -81,7 +92,8 @@ impl ConfigError {
             | ConfigError::UnsupportedVersion { path }
             | ConfigError::NotBoolean { path, .. }
             | ConfigError::InvalidRatio { path }
-            | ConfigError::EmptyString { path, .. } => path,
+            | ConfigError::EmptyString { path, .. }
+            | ConfigError::InvalidPrices { path, .. } => path,
         }
     }
 
@@ -94,6 +106,7 @@ impl ConfigError {
             | ConfigError::EmptyString { key, .. } => Some(key),
             ConfigError::UnsupportedVersion { .. } => Some(KEY_VERSION),
             ConfigError::InvalidRatio { .. } => Some(KEY_CACHE_WRITE_READ_RATIO),
+            ConfigError::InvalidPrices { .. } => Some(KEY_PRICES),
             ConfigError::Unreadable { .. } | ConfigError::NotAnObject { .. } => None,
         }
     }
@@ -109,6 +122,7 @@ impl ConfigError {
             ConfigError::NotBoolean { .. } => "not_boolean",
             ConfigError::InvalidRatio { .. } => "invalid_ratio",
             ConfigError::EmptyString { .. } => "empty_string",
+            ConfigError::InvalidPrices { .. } => "invalid_prices",
         }
     }
 
@@ -125,6 +139,7 @@ impl ConfigError {
                 "cacheWriteReadRatio must be a finite non-negative number".to_owned()
             }
             ConfigError::EmptyString { key, .. } => format!("{key} must be a non-empty string"),
+            ConfigError::InvalidPrices { reason, .. } => format!("prices {reason}"),
         }
     }
 }

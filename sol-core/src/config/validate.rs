@@ -4,9 +4,10 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::{
-    CONFIG_KEYS, ConfigError, KEY_CACHE_WRITE_READ_RATIO, KEY_REDUCER_MODEL, KEY_REDUCER_PROVIDER,
-    KEY_VERSION, Mechanism, SolPiConfig,
+    CONFIG_KEYS, ConfigError, KEY_CACHE_WRITE_READ_RATIO, KEY_PRICES, KEY_REDUCER_MODEL,
+    KEY_REDUCER_PROVIDER, KEY_VERSION, Mechanism, SolPiConfig,
 };
+use crate::savings::{MAX_PRICE, PriceTable};
 
 /// Parses and validates the bytes of a configuration file.
 ///
@@ -15,8 +16,9 @@ use super::{
 /// top-level key that appears twice gives [`ConfigError::DuplicateKey`], checked after
 /// unknown keys and before `version` (see [`validate_config`] for the whole order): a
 /// duplicate is never resolved by guessing which value was meant. Nested objects are not
-/// searched for duplicates, since no key of the schema takes an object. `path` only names
-/// the file in errors.
+/// searched for duplicates, except `prices`, the one key whose value is an object: a price
+/// given twice there is [`ConfigError::InvalidPrices`] (`has a duplicate key: input`), also
+/// after unknown top-level keys and before `version`. `path` only names the file in errors.
 ///
 /// ```
 /// use camino::Utf8Path;
@@ -85,9 +87,19 @@ impl<'de> Visitor<'de> for DocumentVisitor {
         let mut object = Map::new();
         let mut first_duplicate = None;
         while let Some(key) = access.next_key::<String>()? {
-            let value: Value = access.next_value()?;
+            // The one key whose value is an object is read the same way, so a price given
+            // twice is found too (named `prices.<key>`).
+            let (value, inner_duplicate) = if key == KEY_PRICES {
+                let inner: Document = access.next_value()?;
+                (inner.value, inner.first_duplicate)
+            } else {
+                (access.next_value()?, None)
+            };
             if object.contains_key(&key) {
                 first_duplicate.get_or_insert_with(|| key.clone());
+            }
+            if let Some(inner) = inner_duplicate {
+                first_duplicate.get_or_insert_with(|| format!("{KEY_PRICES}.{inner}"));
             }
             object.insert(key, value);
         }
@@ -133,7 +145,10 @@ impl<'de> Visitor<'de> for DocumentVisitor {
 /// repeated key (only [`parse_config`] can see one: a `Value` holds each key once);
 /// `version` missing or not numerically 1; a mechanism flag that is not boolean (in
 /// registration order); a ratio that is not a finite number `>= 0`; a reducer provider or
-/// model that is not a string or blank. Provider and model are trimmed.
+/// model that is not a string or blank; `prices` that is not an object, then its first key
+/// (in document order) that is not a price, then its first price (in the order `input`,
+/// `cacheRead`, `cacheWrite`, `output`) that is not a number from 0 to 1,000,000. Provider
+/// and model are trimmed.
 pub fn validate_config(value: &Value, path: &Utf8Path) -> Result<SolPiConfig, ConfigError> {
     validate(value, None, path)
 }
@@ -162,6 +177,12 @@ fn validate(
     // After unknown keys, so a misspelt key is named as such even when it is repeated, and
     // before any value is read, so no check looks at only one of two values.
     if let Some(key) = first_duplicate {
+        if let Some(price) = key.strip_prefix("prices.") {
+            return Err(ConfigError::InvalidPrices {
+                path: path_buf(),
+                reason: format!("has a duplicate key: {price}"),
+            });
+        }
         return Err(ConfigError::DuplicateKey {
             path: path_buf(),
             key: key.to_owned(),
@@ -204,8 +225,38 @@ fn validate(
     if let Some(model) = non_blank_string(object, KEY_REDUCER_MODEL, path)? {
         config.evidence_preserving_reducer_model = model;
     }
+    if let Some(prices) = object.get(KEY_PRICES) {
+        config.prices = price_table(prices).map_err(|reason| ConfigError::InvalidPrices {
+            path: path_buf(),
+            reason,
+        })?;
+    }
 
     Ok(config)
+}
+
+/// The default prices overlaid with those of `value`, or why it cannot be.
+fn price_table(value: &Value) -> Result<PriceTable, String> {
+    let Value::Object(object) = value else {
+        return Err("must be an object".to_owned());
+    };
+    let mut prices = PriceTable::default();
+    if let Some(key) = object.keys().find(|key| prices.field_mut(key).is_none()) {
+        return Err(format!("has an unknown key: {key}"));
+    }
+    for key in super::PRICE_KEYS {
+        let (Some(given), Some(slot)) = (object.get(key), prices.field_mut(key)) else {
+            continue;
+        };
+        match given.as_f64() {
+            // Adding 0.0 turns -0.0 into 0.0.
+            Some(price) if price.is_finite() && (0.0..=MAX_PRICE).contains(&price) => {
+                *slot = price + 0.0;
+            }
+            _ => return Err(format!("{key} must be a number from 0 to 1000000")),
+        }
+    }
+    Ok(prices)
 }
 
 /// The trimmed string under `key`, `None` when the key is absent.

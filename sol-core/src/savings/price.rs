@@ -35,7 +35,7 @@ impl Default for PriceTable {
 }
 
 /// The highest price accepted, in dollars per million tokens.
-const MAX_PRICE: f64 = 1_000_000.0;
+pub const MAX_PRICE: f64 = 1_000_000.0;
 
 /// A price that cannot be used.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -59,6 +59,22 @@ impl PriceTable {
             }
         }
         Ok(self)
+    }
+
+    /// Whether every price is the default's.
+    pub fn is_default(&self) -> bool {
+        *self == PriceTable::default()
+    }
+
+    /// The price under a `sol-pi.json` key of the `prices` object.
+    pub fn field_mut(&mut self, key: &str) -> Option<&mut f64> {
+        match key {
+            "input" => Some(&mut self.input),
+            "cacheRead" => Some(&mut self.cache_read),
+            "cacheWrite" => Some(&mut self.cache_write),
+            "output" => Some(&mut self.output),
+            _ => None,
+        }
     }
 
     fn fields(&self) -> [(&'static str, f64); 4] {

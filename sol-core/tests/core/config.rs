@@ -45,7 +45,39 @@ fn serializes_with_the_file_keys_in_schema_order() {
         .keys()
         .map(String::as_str)
         .collect();
+    // `prices` is left out while it is the default, and comes last otherwise.
+    assert_eq!(keys, CONFIG_KEYS[..CONFIG_KEYS.len() - 1]);
+    let priced = SolPiConfig {
+        prices: sol_core::savings::PriceTable {
+            output: 10.0,
+            ..Default::default()
+        },
+        ..SolPiConfig::default()
+    };
+    let value = serde_json::to_value(priced).expect("serializable");
+    let keys: Vec<&str> = value
+        .as_object()
+        .expect("an object")
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(keys, CONFIG_KEYS);
+}
+
+#[test]
+fn prices_overlay_the_default_table() {
+    let config = accepted(json!({"version": 1, "prices": {"output": 10, "cacheRead": -0.0}}));
+    let want = sol_core::savings::PriceTable {
+        output: 10.0,
+        cache_read: 0.0,
+        ..Default::default()
+    };
+    assert_eq!(config.prices, want);
+    assert!(config.prices.cache_read.is_sign_positive());
+    assert_eq!(
+        accepted(json!({"version": 1, "prices": {}})).prices,
+        Default::default()
+    );
 }
 
 #[test]

@@ -96,6 +96,10 @@ fn check_outcome(value: &Value, outcome: Result<SolPiConfig, ConfigError>) {
                     .is_empty()
             );
             assert!(!config.evidence_preserving_reducer_model.trim().is_empty());
+            assert_eq!(config.prices.validated(), Ok(config.prices));
+            if !object.contains_key("prices") {
+                assert!(config.prices.is_default());
+            }
         }
         Err(error) => {
             assert_eq!(error.path(), path());
@@ -132,8 +136,23 @@ fn valid_config() -> impl Strategy<Value = SolPiConfig> {
         (prop::num::f64::POSITIVE | prop::num::f64::NORMAL | prop::num::f64::SUBNORMAL)
             .prop_filter("finite", |f| f.is_finite()),
     ];
-    (any::<[bool; 4]>(), valid_string(), valid_string(), ratio).prop_map(
-        |(flags, provider, model, ratio)| SolPiConfig {
+    let price = || prop_oneof![Just(0.0), Just(3.0), 0.0..=1e6_f64];
+    let prices = (price(), price(), price(), price()).prop_map(|(input, read, write, output)| {
+        sol_core::savings::PriceTable {
+            input,
+            cache_read: read,
+            cache_write: write,
+            output,
+        }
+    });
+    (
+        any::<[bool; 4]>(),
+        valid_string(),
+        valid_string(),
+        ratio,
+        prices,
+    )
+        .prop_map(|(flags, provider, model, ratio, prices)| SolPiConfig {
             version: 1,
             action_fusion: flags[0],
             observation_pack: flags[1],
@@ -142,8 +161,8 @@ fn valid_config() -> impl Strategy<Value = SolPiConfig> {
             evidence_preserving_reducer_model: model,
             online_context_compact: flags[3],
             cache_write_read_ratio: ratio,
-        },
-    )
+            prices,
+        })
 }
 
 fn reference_is_safe_session_id(id: &str) -> bool {

@@ -30,8 +30,24 @@ fn every_config_error() -> Vec<ConfigError> {
         },
         ConfigError::InvalidRatio { path: path.clone() },
         ConfigError::EmptyString {
-            path,
+            path: path.clone(),
             key: "evidencePreservingReducerProvider".to_owned(),
+        },
+        ConfigError::InvalidPrices {
+            path: path.clone(),
+            reason: "must be an object".to_owned(),
+        },
+        ConfigError::InvalidPrices {
+            path: path.clone(),
+            reason: "has an unknown key: cachewrite".to_owned(),
+        },
+        ConfigError::InvalidPrices {
+            path: path.clone(),
+            reason: "has a duplicate key: input".to_owned(),
+        },
+        ConfigError::InvalidPrices {
+            path,
+            reason: "cacheWrite must be a number from 0 to 1000000".to_owned(),
         },
     ]
 }
