@@ -25,6 +25,10 @@
 //! be negative: a mechanism whose cache rewrites cost more than its removed tokens saved shows
 //! a loss, not a zero.
 //!
+//! The totals ([`Savings`]) are what a host persists, as a custom session entry of type
+//! [`SAVINGS_ENTRY_TYPE`] (never part of the model's context), and [`restore_savings`] reads a
+//! branch's newest one back, naming every newer entry it could not read.
+//!
 //! # Example
 //!
 //! ```
@@ -53,11 +57,15 @@
 //! assert_eq!(report.total_net(), pack.net);
 //! ```
 
+mod entry;
 mod ledger;
 mod money;
 mod price;
 mod report;
 
+pub use entry::{
+    RestoredSavings, SAVINGS_ENTRY_TYPE, SAVINGS_ENTRY_VERSION, SavingsEntryError, restore_savings,
+};
 pub use ledger::{
     Change, LAYERS, LayerTokens, Ledger, Part, PartForms, RequestFacts, Savings, TokenBasis,
     layer_of,

@@ -404,3 +404,66 @@ fn a_bad_price_is_named() {
     assert_text_snapshot!("price_errors", errors.join("\n"));
     assert_eq!(PriceTable::default().validated(), Ok(PriceTable::default()));
 }
+
+fn totals_entry(id: &str, data: serde_json::Value) -> sol_core::session::SessionEntry {
+    sol_core::session::SessionEntry::from_value(serde_json::json!({
+        "type": "custom",
+        "id": id,
+        "parentId": null,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "customType": sol_core::savings::SAVINGS_ENTRY_TYPE,
+        "data": data,
+    }))
+}
+
+proptest! {
+    #[test]
+    fn the_totals_entry_reads_back_as_written(
+        requests in prop::collection::vec(request(), 0..8),
+        steps in prop::collection::vec(step(), 0..4),
+    ) {
+        let (ledger, _) = run(&requests, &steps);
+        let entry = totals_entry("t1", ledger.savings().to_entry_data());
+        let read = Savings::from_entry(&entry).expect("a totals entry");
+        prop_assert_eq!(read.as_ref(), Ok(ledger.savings()));
+    }
+
+    #[test]
+    fn any_entry_data_is_read_or_named_never_a_panic(data in prop_oneof![
+        Just(serde_json::json!(null)),
+        any::<i64>().prop_map(serde_json::Value::from),
+        "[a-z]{0,6}".prop_map(serde_json::Value::from),
+        (prop::option::of(0..3u64), any::<i64>()).prop_map(|(version, n)| {
+            let mut object = serde_json::json!({"layers": [{"requests": n}], "basis": "charactersOverFour"});
+            if let Some(version) = version {
+                object["version"] = serde_json::json!(version);
+            }
+            object
+        }),
+    ]) {
+        match Savings::from_entry_data(&data) {
+            Ok(savings) => prop_assert_eq!(data["version"].as_u64(), Some(1), "{:?}", savings),
+            Err(error) => prop_assert!(!error.to_string().is_empty()),
+        }
+    }
+}
+
+#[test]
+fn a_branch_restores_its_newest_readable_totals_and_names_the_rest() {
+    let older = scripted_session().savings().clone();
+    let branch = [
+        totals_entry("a", Ledger::new().savings().to_entry_data()),
+        totals_entry("b", older.to_entry_data()),
+        totals_entry("c", serde_json::json!({"version": 2})),
+        totals_entry("d", serde_json::json!({"version": 1, "layers": "many"})),
+        totals_entry("e", serde_json::json!([1, 2])),
+    ];
+    let restored = sol_core::savings::restore_savings(&branch);
+    assert_eq!(restored.savings, older);
+    let rejected: Vec<String> = restored.rejected.iter().map(ToString::to_string).collect();
+    assert_text_snapshot!("savings_entry_rejections", rejected.join("\n"));
+    assert_eq!(
+        sol_core::savings::restore_savings(&[]),
+        sol_core::savings::RestoredSavings::default()
+    );
+}
