@@ -17,7 +17,8 @@ echo "== cargo package (each crate built from its .crate)"
 # A target folder of its own for every run: cargo unpacks the packages it just made into
 # $CARGO_HOME/registry/src under a name derived from the target folder's path, and keeps an
 # unpacked copy it finds there, so a fixed path would verify against an earlier run's sources.
-package_target=$(mktemp -d "$root/target/package-check.XXXXXX")
+mkdir -p "${CARGO_TARGET_DIR:-$root/target}"
+package_target=$(mktemp -d "${CARGO_TARGET_DIR:-$root/target}/package-check.XXXXXX")
 outside="$(mktemp -d)"
 trap 'rm -rf "$package_target" "$outside"' EXIT
 cargo package --workspace --exclude sol-napi --exclude sol-testkit --locked --allow-dirty \
