@@ -49,7 +49,7 @@ use sol_core::camino::Utf8PathBuf;
 use sol_core::{Shell, ShellExit, ShellRequest};
 
 use crate::fused::{
-    CommandResult, Effect, Finish, FusedCall, FusedCallRequest, Input, MutationResult,
+    CommandResult, Effect, Finish, FusedCall, FusedCallRequest, Input, MutationResult, Observation,
 };
 use crate::guard::TargetLook;
 use crate::text;
@@ -195,6 +195,204 @@ pub struct ShellCommandsHost<'h, 's> {
     pub host: &'h mut dyn MutationHost,
     /// The commands.
     pub commands: ShellCommands<'s>,
+}
+
+/// Runs one fused call to its end, like [`run`], and returns what the model receives: the
+/// mutation's result the host returned, with the call's end applied
+/// ([`Finish::observation`]). For a host that builds its own observations rather than
+/// handing the mutation's result on itself.
+///
+/// ```
+/// use std::time::Duration;
+/// use sol_fusion::driver::{self, FusionHost};
+/// use sol_fusion::fused::{CommandResult, FusedCallRequest, MutationResult};
+/// use sol_fusion::guard::TargetLook;
+/// use sol_fusion::path::PathContext;
+///
+/// struct Host;
+/// impl FusionHost for Host {
+///     fn run_mutation(&mut self, _target: Option<&str>) -> MutationResult {
+///         MutationResult::ok("Successfully wrote 3 bytes")
+///     }
+///     fn look(&mut self, _path: &str) -> TargetLook {
+///         TargetLook::Digest("ab".to_owned())
+///     }
+///     fn run_command(&mut self, _command: &str, _timeout: Option<Duration>) -> CommandResult {
+///         CommandResult::Returned { texts: vec!["ok".to_owned()], is_error: false, exit_code: Some(0) }
+///     }
+/// }
+///
+/// let request = FusedCallRequest::new("a.txt", PathContext::posix("/work", "/home/u"))
+///     .with_then_run(r#"{"command":"make"}"#);
+/// let seen = driver::observe(&request, &mut Host);
+/// assert_eq!(seen.to_string(), "Successfully wrote 3 bytes\n[then_run:succeeded]\nok");
+/// assert!(!seen.is_error);
+/// assert_eq!(seen.account.requests_avoided, 1);
+/// ```
+pub fn observe(request: &FusedCallRequest<'_>, host: &mut dyn FusionHost) -> Observation {
+    let mut recording = Recording {
+        host,
+        mutation: None,
+    };
+    let finish = run(request, &mut recording);
+    finish.observation(recording.mutation.as_ref())
+}
+
+/// A [`FusionHost`] that keeps the mutation's result it passes on.
+struct Recording<'h> {
+    host: &'h mut dyn FusionHost,
+    mutation: Option<MutationResult>,
+}
+
+impl FusionHost for Recording<'_> {
+    fn run_mutation(&mut self, target: Option<&str>) -> MutationResult {
+        let result = self.host.run_mutation(target);
+        self.mutation = Some(result.clone());
+        result
+    }
+
+    fn look(&mut self, path: &str) -> TargetLook {
+        self.host.look(path)
+    }
+
+    fn run_command(&mut self, command: &str, timeout: Option<Duration>) -> CommandResult {
+        self.host.run_command(command, timeout)
+    }
+}
+
+/// A [`MutationHost`] over the real files (`host` feature): the host's own edit/write as a
+/// closure from the resolved target to its result, and the look of
+/// [`guard::look_at`](crate::guard::look_at).
+#[cfg(feature = "host")]
+pub struct OnDisk<F>(pub F);
+
+#[cfg(feature = "host")]
+impl<F: FnMut(Option<&str>) -> MutationResult> MutationHost for OnDisk<F> {
+    fn run_mutation(&mut self, target: Option<&str>) -> MutationResult {
+        (self.0)(target)
+    }
+
+    fn look(&mut self, path: &str) -> TargetLook {
+        crate::guard::look_at(path)
+    }
+}
+
+/// One fused call on real files (`host` feature): `mutation` is the host's own edit/write
+/// (it gets the resolved target; its `Result` or [`MutationResult`] is what the tool
+/// gave), the hash guard looks with [`guard::look_at`](crate::guard::look_at), and the
+/// command runs over `shell` in the request's working directory. Returns what the model
+/// receives ([`observe`]).
+///
+/// ```
+/// use sol_fusion::driver;
+/// use sol_fusion::fused::FusedCallRequest;
+/// use sol_fusion::host::OsShell;
+/// use sol_fusion::path::PathContext;
+///
+/// let dir = std::env::temp_dir().join(format!("sol-fusion-on-disk-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).expect("folder made");
+/// let cwd = dir.to_str().expect("a UTF-8 folder");
+/// let request = FusedCallRequest::new("a.txt", PathContext::posix(cwd, cwd))
+///     .with_then_run(r#"{"command":"cat a.txt"}"#);
+/// let write = |target: Option<&str>| {
+///     std::fs::write(target.unwrap_or_default(), "hi\n").map(|()| "Successfully wrote 3 bytes")
+/// };
+/// let seen = driver::run_on_disk(&request, write, &OsShell::new());
+/// assert_eq!(seen.to_string(), "Successfully wrote 3 bytes\n[then_run:succeeded]\nhi\n");
+/// # std::fs::remove_dir_all(&dir).expect("cleaned up");
+/// ```
+#[cfg(feature = "host")]
+pub fn run_on_disk<R: Into<MutationResult>>(
+    request: &FusedCallRequest<'_>,
+    mut mutation: impl FnMut(Option<&str>) -> R,
+    shell: &dyn Shell,
+) -> Observation {
+    let mut host = ShellCommandsHost {
+        host: &mut OnDisk(|target: Option<&str>| mutation(target).into()),
+        commands: ShellCommands::new(shell, request.ctx.cwd),
+    };
+    observe(request, &mut host)
+}
+
+/// The fused calls of one agent session on real files (`host` feature): where paths
+/// resolve, what the host can do, the shell its commands run in, and what the calls have
+/// saved so far. Each [`call`](Session::call) is one [`run_on_disk`].
+///
+/// ```
+/// use sol_fusion::driver::Session;
+/// use sol_fusion::host::OsShell;
+/// use sol_fusion::path::PathContext;
+///
+/// let dir = std::env::temp_dir().join(format!("sol-fusion-session-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).expect("folder made");
+/// let cwd = dir.to_str().expect("a UTF-8 folder");
+/// let shell = OsShell::new();
+/// let mut session = Session::new(PathContext::posix(cwd, cwd), &shell);
+/// let write = |target: Option<&str>| {
+///     std::fs::write(target.unwrap_or_default(), "hi\n").map(|()| "Successfully wrote 3 bytes")
+/// };
+/// let seen = session.call("a.txt", Some(r#"{"command":"false"}"#), write);
+/// assert!(seen.is_error);
+/// assert_eq!(seen.to_string(), "Successfully wrote 3 bytes\n[then_run:failed]\nCommand exited with code 1");
+/// let plain = session.call("a.txt", None, write);
+/// assert_eq!(plain.to_string(), "Successfully wrote 3 bytes");
+/// assert_eq!(session.saved().requests_avoided, 1);
+/// # std::fs::remove_dir_all(&dir).expect("cleaned up");
+/// ```
+#[cfg(feature = "host")]
+pub struct Session<'a> {
+    ctx: crate::path::PathContext<'a>,
+    capabilities: crate::fused::Capabilities,
+    shell: &'a dyn Shell,
+    saved: sol_core::StepAccount,
+}
+
+#[cfg(feature = "host")]
+impl<'a> Session<'a> {
+    /// A session whose paths resolve in `ctx`, whose commands run over `shell` in
+    /// `ctx.cwd`, for a host with the default [`Capabilities`](crate::fused::Capabilities).
+    pub fn new(ctx: crate::path::PathContext<'a>, shell: &'a dyn Shell) -> Self {
+        Session {
+            ctx,
+            capabilities: crate::fused::Capabilities::default(),
+            shell,
+            saved: sol_core::StepAccount::default(),
+        }
+    }
+
+    /// The same session for a host with other capabilities.
+    #[must_use]
+    pub fn with_capabilities(self, capabilities: crate::fused::Capabilities) -> Self {
+        Session {
+            capabilities,
+            ..self
+        }
+    }
+
+    /// One call the model issued on `path`, with its `then_run` JSON text when it has one:
+    /// [`run_on_disk`], its savings added to [`saved`](Session::saved).
+    pub fn call<R: Into<MutationResult>>(
+        &mut self,
+        path: &str,
+        then_run_json: Option<&str>,
+        mutation: impl FnMut(Option<&str>) -> R,
+    ) -> Observation {
+        let request = FusedCallRequest {
+            path,
+            then_run_json,
+            ctx: self.ctx,
+            capabilities: self.capabilities,
+            parent_tool_call_id: None,
+        };
+        let seen = run_on_disk(&request, mutation, self.shell);
+        self.saved += seen.account;
+        seen
+    }
+
+    /// What the session's calls have saved so far.
+    pub fn saved(&self) -> sol_core::StepAccount {
+        self.saved
+    }
 }
 
 /// Runs one fused call whose command runs over `shell` in `cwd`: [`run`] with

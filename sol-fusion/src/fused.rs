@@ -63,6 +63,22 @@ pub struct Capabilities {
     pub error_results_kept: bool,
 }
 
+impl Default for Capabilities {
+    /// A host that keeps a returned error result, as a Rust host that builds its own
+    /// observations does (Pi 1.x too); only Pi 0.84.2 needs `error_results_kept: false`.
+    ///
+    /// ```
+    /// use sol_fusion::fused::Capabilities;
+    ///
+    /// assert!(Capabilities::default().error_results_kept);
+    /// ```
+    fn default() -> Self {
+        Capabilities {
+            error_results_kept: true,
+        }
+    }
+}
+
 /// A fused call as the model sent it, with what the host knows about it.
 #[derive(Debug, Clone, Copy)]
 pub struct FusedCallRequest<'a> {
@@ -77,6 +93,40 @@ pub struct FusedCallRequest<'a> {
     /// The id of the tool call that made this call (a script's call), as the host's events
     /// give it; `None` for a call the model issued itself.
     pub parent_tool_call_id: Option<&'a str>,
+}
+
+impl<'a> FusedCallRequest<'a> {
+    /// A call the model issued itself on `path`, without `then_run`, for a host with the
+    /// default [`Capabilities`]; [`with_then_run`](Self::with_then_run) adds the follow-up.
+    ///
+    /// ```
+    /// use sol_fusion::fused::{Capabilities, FusedCallRequest};
+    /// use sol_fusion::path::PathContext;
+    ///
+    /// let request = FusedCallRequest::new("src/a.rs", PathContext::posix("/work", "/home/u"))
+    ///     .with_then_run(r#"{"command":"cargo check"}"#);
+    /// assert_eq!(request.then_run_json, Some(r#"{"command":"cargo check"}"#));
+    /// assert_eq!(request.capabilities, Capabilities::default());
+    /// assert_eq!(request.parent_tool_call_id, None);
+    /// ```
+    pub fn new(path: &'a str, ctx: PathContext<'a>) -> Self {
+        FusedCallRequest {
+            path,
+            then_run_json: None,
+            ctx,
+            capabilities: Capabilities::default(),
+            parent_tool_call_id: None,
+        }
+    }
+
+    /// The same call with `then_run` (its JSON text, as the model wrote it).
+    #[must_use]
+    pub fn with_then_run(self, then_run_json: &'a str) -> Self {
+        FusedCallRequest {
+            then_run_json: Some(then_run_json),
+            ..self
+        }
+    }
 }
 
 /// What the host reports after running the mutation.
@@ -94,6 +144,52 @@ pub enum MutationResult {
         /// The message.
         message: String,
     },
+}
+
+impl MutationResult {
+    /// A result the tool returned as a success, with one text block.
+    ///
+    /// ```
+    /// use sol_fusion::fused::MutationResult;
+    ///
+    /// assert_eq!(
+    ///     MutationResult::ok("Successfully replaced 1 block."),
+    ///     MutationResult::Returned { texts: vec!["Successfully replaced 1 block.".to_owned()], is_error: false }
+    /// );
+    /// ```
+    pub fn ok(text: impl Into<String>) -> Self {
+        MutationResult::Returned {
+            texts: vec![text.into()],
+            is_error: false,
+        }
+    }
+
+    /// The tool threw `message`.
+    pub fn threw(message: impl Into<String>) -> Self {
+        MutationResult::Threw {
+            message: message.into(),
+        }
+    }
+}
+
+/// A host's own edit/write that ends in a `Result`: its success text
+/// ([`MutationResult::ok`]) or its error's message ([`MutationResult::threw`]).
+///
+/// ```
+/// use sol_fusion::fused::MutationResult;
+///
+/// let written: Result<&str, std::io::Error> = Ok("Successfully wrote 3 bytes");
+/// assert_eq!(MutationResult::from(written), MutationResult::ok("Successfully wrote 3 bytes"));
+/// let missing: Result<String, String> = Err("Could not find \"x\" in the file.".to_owned());
+/// assert_eq!(MutationResult::from(missing), MutationResult::threw("Could not find \"x\" in the file."));
+/// ```
+impl<T: Into<String>, E: std::fmt::Display> From<Result<T, E>> for MutationResult {
+    fn from(result: Result<T, E>) -> Self {
+        match result {
+            Ok(text) => MutationResult::ok(text),
+            Err(error) => MutationResult::threw(error.to_string()),
+        }
+    }
 }
 
 /// What the host reports after running the command.
@@ -243,6 +339,87 @@ pub enum Finish {
         /// What the call saved.
         account: StepAccount,
     },
+}
+
+impl Finish {
+    /// What the call saved ([`StepAccount::default`] for an end before the command ran).
+    pub fn account(&self) -> StepAccount {
+        match self {
+            Finish::Return { account, .. }
+            | Finish::ReturnError { account, .. }
+            | Finish::Throw { account, .. } => *account,
+            Finish::Reject { .. } | Finish::ReturnMutation | Finish::RethrowMutationError => {
+                StepAccount::default()
+            }
+        }
+    }
+
+    /// What the model receives, for a host that builds its own observations: the
+    /// mutation's result (`None` when it did not run) with this end applied. See
+    /// [`Observation`].
+    ///
+    /// ```
+    /// use sol_fusion::fused::{Finish, MutationResult};
+    /// use sol_fusion::sol_core::StepAccount;
+    ///
+    /// let mutation = MutationResult::ok("Successfully replaced 1 block.");
+    /// let finish = Finish::ReturnError {
+    ///     append: vec!["[then_run:failed]\nboom".to_owned()],
+    ///     account: StepAccount { requests_avoided: 1, ..StepAccount::default() },
+    /// };
+    /// let seen = finish.observation(Some(&mutation));
+    /// assert_eq!(seen.to_string(), "Successfully replaced 1 block.\n[then_run:failed]\nboom");
+    /// assert!(seen.is_error);
+    /// assert_eq!(seen.account.requests_avoided, 1);
+    /// ```
+    pub fn observation(self, mutation: Option<&MutationResult>) -> Observation {
+        let account = self.account();
+        let mutation_texts = || match mutation {
+            Some(MutationResult::Returned { texts, .. }) => texts.clone(),
+            Some(MutationResult::Threw { message }) => vec![message.clone()],
+            None => Vec::new(),
+        };
+        let (texts, is_error) = match self {
+            Finish::Reject { message, .. } | Finish::Throw { message, .. } => (vec![message], true),
+            Finish::ReturnMutation | Finish::RethrowMutationError => {
+                let is_error = !matches!(
+                    mutation,
+                    Some(MutationResult::Returned {
+                        is_error: false,
+                        ..
+                    })
+                );
+                (mutation_texts(), is_error)
+            }
+            Finish::Return { append, .. } => ([mutation_texts(), append].concat(), false),
+            Finish::ReturnError { append, .. } => ([mutation_texts(), append].concat(), true),
+        };
+        Observation {
+            texts,
+            is_error,
+            account,
+        }
+    }
+}
+
+/// What the model receives from one call, for a host that builds its own observations
+/// (built by [`Finish::observation`]). Its [`Display`](std::fmt::Display) is the text the
+/// model reads: the text blocks joined with line breaks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Observation {
+    /// The text blocks, in order: the mutation's, then the call's own (a thrown error is one
+    /// block).
+    pub texts: Vec<String>,
+    /// Whether the model sees a failure (an error result, or an error the tool threw).
+    pub is_error: bool,
+    /// What the call saved.
+    pub account: StepAccount,
+}
+
+impl std::fmt::Display for Observation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.texts.join("\n"))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -40,6 +40,10 @@ pub const MAX_DIGEST_BYTES: u64 = 64 * 1024 * 1024;
 /// checks it between chunks, so a slow disk or network file system cannot hold the call.
 pub const DIGEST_TIME_BUDGET_MS: u64 = 5_000;
 
+/// [`DIGEST_TIME_BUDGET_MS`] as a [`Duration`](std::time::Duration).
+pub const DIGEST_TIME_BUDGET: std::time::Duration =
+    std::time::Duration::from_millis(DIGEST_TIME_BUDGET_MS);
+
 /// Why a target was not hashed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Unguarded {
@@ -227,4 +231,51 @@ pub fn unguarded_note(reason: Unguarded) -> String {
         reason.label(),
         reason.explanation()
     )
+}
+
+/// A look of the real file system's bounded digest
+/// ([`sol_host::digest::digest_file`]) in the guard's words: the one mapping from its
+/// reasons not to hash to [`Unguarded`].
+#[cfg(feature = "host")]
+impl From<sol_host::digest::FileLook> for TargetLook {
+    fn from(look: sol_host::digest::FileLook) -> Self {
+        use sol_host::digest::{FileLook, NotHashed};
+        match look {
+            FileLook::Digest(digest) => TargetLook::Digest(digest),
+            FileLook::NotHashed(reason) => TargetLook::Unguarded(match reason {
+                NotHashed::Fifo => Unguarded::Fifo,
+                NotHashed::Device => Unguarded::Device,
+                NotHashed::Socket => Unguarded::Socket,
+                NotHashed::Directory => Unguarded::Directory,
+                NotHashed::Other => Unguarded::Other,
+                NotHashed::TooLarge => Unguarded::TooLarge,
+                NotHashed::TooSlow => Unguarded::TooSlow,
+            }),
+            FileLook::Unreadable(error) => TargetLook::Unreadable(error),
+        }
+    }
+}
+
+/// One look at a real file for the hash guard (`host` feature): the bounded digest of
+/// [`sol_host::digest::digest_file`] within [`MAX_DIGEST_BYTES`] and
+/// [`DIGEST_TIME_BUDGET`]. It follows links and reads only a regular file, so a FIFO or a
+/// device never holds the call.
+///
+/// ```
+/// use sol_fusion::guard::{look_at, TargetLook, Unguarded};
+///
+/// let dir = std::env::temp_dir().join(format!("sol-fusion-look-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).expect("folder made");
+/// std::fs::write(dir.join("a.txt"), "abc").expect("file written");
+/// assert_eq!(
+///     look_at(dir.join("a.txt")),
+///     TargetLook::Digest("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad".to_owned())
+/// );
+/// assert_eq!(look_at(&dir), TargetLook::Unguarded(Unguarded::Directory));
+/// assert!(matches!(look_at(dir.join("missing")), TargetLook::Unreadable(_)));
+/// # std::fs::remove_dir_all(&dir).expect("cleaned up");
+/// ```
+#[cfg(feature = "host")]
+pub fn look_at(path: impl AsRef<std::path::Path>) -> TargetLook {
+    sol_host::digest::digest_file(path, MAX_DIGEST_BYTES, DIGEST_TIME_BUDGET).into()
 }

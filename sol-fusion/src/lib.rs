@@ -10,7 +10,10 @@
 //!   `~` and Windows shell drive paths ([`path::resolve_tool_path`]);
 //! - [`driver`]: one fused call run to its end for a synchronous Rust host, over a small
 //!   trait the host implements ([`driver::FusionHost`]), with the command over the
-//!   [`sol_core::Shell`] port ([`driver::ShellCommands`], [`driver::run_with_shell`]);
+//!   [`sol_core::Shell`] port ([`driver::ShellCommands`], [`driver::run_with_shell`]), and
+//!   what the model receives ([`driver::observe`], [`fused::Observation`]); with the `host`
+//!   feature, fused calls on real files where the host writes only its edit/write
+//!   (`driver::Session`, `driver::run_on_disk`, `guard::look_at`);
 //! - [`fused`]: one fused call as a state machine without I/O ([`fused::FusedCall`]): the
 //!   host reports each I/O result and gets the next effect, down to the result or error
 //!   and what the call saved;
@@ -29,6 +32,8 @@
 //! [`guard::DIGEST_TIME_BUDGET_MS`]), runs the follow-up through its own shell and passes
 //! the results in.
 //! `clippy.toml` at the workspace root forbids the std functions that would break this.
+//! Only the conveniences of the `host` feature reach real files and the shell, through the
+//! ports of `sol-host`.
 //!
 //! The mechanism is opt-in: it is active only when `sol-pi.json` sets `actionFusion` to
 //! `true` ([`is_enabled`]).

@@ -66,6 +66,26 @@ pub struct PathContext<'a> {
     pub platform: Platform,
 }
 
+impl<'a> PathContext<'a> {
+    /// A context with POSIX path syntax (Linux, macOS): relative paths resolve in `cwd`,
+    /// `~` in `home`.
+    ///
+    /// ```
+    /// use sol_fusion::path::{resolve_tool_path, PathContext, Platform};
+    ///
+    /// let ctx = PathContext::posix("/work/app", "/home/dev");
+    /// assert_eq!(ctx.platform, Platform::Posix);
+    /// assert_eq!(resolve_tool_path("~/notes.md", &ctx).as_deref(), Ok("/home/dev/notes.md"));
+    /// ```
+    pub fn posix(cwd: &'a str, home: &'a str) -> Self {
+        PathContext {
+            cwd,
+            home,
+            platform: Platform::Posix,
+        }
+    }
+}
+
 /// Resolves the `path` argument of a fused tool call to an absolute path in the syntax of
 /// `ctx.platform`.
 ///

@@ -12,6 +12,11 @@ mod driver;
 mod fused_props;
 #[path = "fusion/guard.rs"]
 mod guard;
+#[path = "fusion/observe.rs"]
+mod observe;
+#[cfg(feature = "host")]
+#[path = "fusion/on_disk.rs"]
+mod on_disk;
 #[path = "fusion/path_fixtures.rs"]
 mod path_fixtures;
 #[path = "fusion/path_props.rs"]

@@ -5,7 +5,6 @@
 
 use std::path::Path;
 use std::sync::Mutex;
-use std::time::Duration;
 
 use camino::Utf8Path;
 use napi::bindgen_prelude::{AsyncTask, Env, Task};
@@ -13,7 +12,7 @@ use napi_derive::napi;
 use serde_json::Value;
 use sol_core::StepAccount;
 use sol_fusion::fused::{self, Capabilities, CommandResult, Effect, Finish, Input, MutationResult};
-use sol_fusion::guard::{DIGEST_TIME_BUDGET_MS, MAX_DIGEST_BYTES, TargetLook, Unguarded};
+use sol_fusion::guard::{self, TargetLook, Unguarded};
 use sol_fusion::path::{PathContext, Platform};
 use sol_fusion::text::{self, MutationTool};
 
@@ -570,17 +569,16 @@ impl Task for DigestTask {
     fn compute(&mut self) -> napi::Result<FileDigest> {
         // A panic must not unwind out of the thread-pool callback (that aborts Node).
         let path = std::mem::take(&mut self.path);
-        std::panic::catch_unwind(move || {
-            quiet(|| digest_target(Path::new(&path), MAX_DIGEST_BYTES, DIGEST_TIME_BUDGET).into())
-        })
-        .map_err(|panic| {
-            let message = panic
-                .downcast_ref::<&str>()
-                .map(|text| (*text).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_owned());
-            napi::Error::from_reason(format!("file digest panicked: {message}"))
-        })
+        std::panic::catch_unwind(move || quiet(|| guard::look_at(Path::new(&path)).into())).map_err(
+            |panic| {
+                let message = panic
+                    .downcast_ref::<&str>()
+                    .map(|text| (*text).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".to_owned());
+                napi::Error::from_reason(format!("file digest panicked: {message}"))
+            },
+        )
     }
 
     fn resolve(&mut self, _env: Env, output: FileDigest) -> napi::Result<FileDigest> {
@@ -595,36 +593,6 @@ impl Task for DigestTask {
 #[napi(catch_unwind, ts_return_type = "Promise<FileDigest>")]
 pub fn file_digest(path: String) -> AsyncTask<DigestTask> {
     quiet(|| AsyncTask::new(DigestTask { path }))
-}
-
-/// How long one look may read, from `sol_fusion::guard::DIGEST_TIME_BUDGET_MS`.
-pub const DIGEST_TIME_BUDGET: Duration = Duration::from_millis(DIGEST_TIME_BUDGET_MS);
-
-use sol_host::digest::{FileLook, NotHashed, digest_file};
-
-/// One look at `path` for the hash guard: [`digest_file`] of `sol_host::digest` (follows
-/// links; hashes only a regular file of at most `max_bytes`, opened non-blocking and checked
-/// again on the open handle; gives up as too slow once reading has taken `budget`), in the
-/// guard's vocabulary.
-pub fn digest_target(path: &Path, max_bytes: u64, budget: Duration) -> TargetLook {
-    target_look(digest_file(path, max_bytes, budget))
-}
-
-/// A look of `sol_host::digest` as the guard's [`TargetLook`].
-pub fn target_look(look: FileLook) -> TargetLook {
-    match look {
-        FileLook::Digest(digest) => TargetLook::Digest(digest),
-        FileLook::NotHashed(reason) => TargetLook::Unguarded(match reason {
-            NotHashed::Fifo => Unguarded::Fifo,
-            NotHashed::Device => Unguarded::Device,
-            NotHashed::Socket => Unguarded::Socket,
-            NotHashed::Directory => Unguarded::Directory,
-            NotHashed::Other => Unguarded::Other,
-            NotHashed::TooLarge => Unguarded::TooLarge,
-            NotHashed::TooSlow => Unguarded::TooSlow,
-        }),
-        FileLook::Unreadable(error) => TargetLook::Unreadable(error),
-    }
 }
 
 /// The key of the per-file queue, computed synchronously so that a call takes its place
@@ -648,13 +616,14 @@ mod tests {
     use super::*;
 
     fn look(path: &Path) -> TargetLook {
-        digest_target(path, MAX_DIGEST_BYTES, DIGEST_TIME_BUDGET)
+        guard::look_at(path)
     }
 
-    // The looks themselves are tested in sol-host (tests/host/digest.rs); here, only that
-    // each one reaches the guard with its meaning.
+    // The looks themselves are tested in sol-host (tests/host/digest.rs) and their mapping
+    // to the guard's words in sol-fusion (tests/fusion/on_disk.rs); here, only that the
+    // export's look is that one.
     #[test]
-    fn every_look_reaches_the_guard_with_its_meaning() {
+    fn the_export_looks_with_the_guards_look() {
         let dir = tempfile::tempdir().expect("temp dir");
         let file = dir.path().join("a.txt");
         std::fs::write(&file, "abc").expect("write");
@@ -672,26 +641,6 @@ mod tests {
             look(&dir.path().join("missing")),
             TargetLook::Unreadable(_)
         ));
-        let reasons = [
-            (NotHashed::Fifo, "fifo"),
-            (NotHashed::Device, "device"),
-            (NotHashed::Socket, "socket"),
-            (NotHashed::Directory, "directory"),
-            (NotHashed::Other, "other"),
-            (NotHashed::TooLarge, "too_large"),
-            (NotHashed::TooSlow, "too_slow"),
-        ];
-        assert_eq!(reasons.len(), Unguarded::ALL.len());
-        for (reason, code) in reasons {
-            let TargetLook::Unguarded(unguarded) = target_look(FileLook::NotHashed(reason)) else {
-                panic!("{reason:?} is a reason not to hash");
-            };
-            assert_eq!(unguarded.code(), code);
-        }
-        assert_eq!(
-            target_look(FileLook::Unreadable("EACCES".to_owned())),
-            TargetLook::Unreadable("EACCES".to_owned())
-        );
     }
 
     #[test]

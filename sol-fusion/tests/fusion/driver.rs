@@ -17,10 +17,10 @@ use sol_fusion::text;
 use crate::fused_props::{Script, drive, request, script};
 
 /// A host that answers from a script and records what it was asked, as effects.
-struct ScriptHost {
-    script: Script,
-    looks: usize,
-    asked: Vec<Effect>,
+pub(crate) struct ScriptHost {
+    pub(crate) script: Script,
+    pub(crate) looks: usize,
+    pub(crate) asked: Vec<Effect>,
 }
 
 impl FusionHost for ScriptHost {
