@@ -22,8 +22,11 @@ export interface ObservedSizes {
 	roles: string[];
 	tokens: number[];
 	timestamps: Array<number | string | undefined>;
-	/** The messages without such a timestamp (their identity comes from their content). */
-	unstamped: Array<unknown>;
+	/**
+	 * The messages without such a timestamp (their identity comes from their content), at
+	 * their index; undefined when every message has one (the usual case: nothing is allocated).
+	 */
+	unstamped: Array<unknown> | undefined;
 	total: number;
 }
 
@@ -187,7 +190,7 @@ export function observeSizes(messages: readonly unknown[]): ObservedSizes {
 	const roles = new Array<string>(count);
 	const tokens = new Array<number>(count);
 	const timestamps = new Array<number | string | undefined>(count);
-	const unstamped = new Array<unknown>(count);
+	let unstamped: Array<unknown> | undefined;
 	let total = 0;
 	for (let i = 0; i < count; i++) {
 		const message = messages[i];
@@ -198,7 +201,7 @@ export function observeSizes(messages: readonly unknown[]): ObservedSizes {
 		const timestamp = fields.timestamp;
 		const stamped = (typeof timestamp === "number" && Number.isFinite(timestamp)) || typeof timestamp === "string";
 		timestamps[i] = stamped ? timestamp : undefined;
-		if (!stamped) unstamped[i] = message;
+		if (!stamped) (unstamped ??= new Array<unknown>(count))[i] = message;
 		total += size;
 	}
 	return { roles, tokens, timestamps, unstamped, total };
@@ -208,6 +211,6 @@ export function observeSizes(messages: readonly unknown[]): ObservedSizes {
 export function observedMessages(sizes: ObservedSizes): ObservedMessage[] {
 	return sizes.roles.map((role, i) => {
 		const timestamp = sizes.timestamps[i];
-		return timestamp === undefined ? { role, tokens: sizes.tokens[i], message: sizes.unstamped[i] } : { role, tokens: sizes.tokens[i], timestamp };
+		return timestamp === undefined ? { role, tokens: sizes.tokens[i], message: sizes.unstamped?.[i] } : { role, tokens: sizes.tokens[i], timestamp };
 	});
 }

@@ -9,7 +9,7 @@
 
 use sol_obspack::camino::Utf8PathBuf;
 use sol_obspack::host::OsFileSystem;
-use sol_obspack::{ObservationStore, Pack, Seen, observe, recall_page, search_page};
+use sol_obspack::{ObservationStore, Pack, Seen};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let temp = std::env::temp_dir().join(format!("three-requests-{}", std::process::id()));
@@ -22,32 +22,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     log.push_str("warning: unused variable `x` in src/lib.rs:42\n");
     log.extend((1..=300).map(|n| format!("test case_{n} ... ok\n")));
-    let obs = observe("bash", "call_1", &log);
-    store.ensure_stored(&obs, &log)?;
+    // Archived once, on its first sight: observed, stored and admitted.
     let mut pack = Pack::new();
-    let handle = pack.admit(obs.clone(), &log);
-    println!(
-        "tool result: {} bytes, {} lines, about {} tokens",
-        obs.bytes, obs.lines, obs.tokens
-    );
+    let admitted = pack.store_and_admit(&store, "bash", "call_1", &log)?;
+    let id = &admitted.observation.id;
+    println!("tool result: {}", admitted.observation);
 
     // Three provider requests carry the result; before request n it was carried n - 1 times.
     let mut saved = 0;
     for request in 1..=3 {
-        let step = pack.on_context(
-            request,
-            &[Seen {
-                handle,
-                prior_requests: request - 1,
-            }],
-        );
+        let seen = Seen::new(admitted.handle, request - 1);
+        let step = pack.on_context(request, &[seen]);
         store.append_ledger(&step.ledger, "2026-01-01T00:00:00Z")?;
-        let packed = pack.get(handle).ok_or("admitted")?;
-        let sent = if step.replace[0] {
-            packed.placeholder.as_str()
-        } else {
-            log.as_str()
-        };
+        let sent = pack.text_to_send(seen, &log);
         println!("request {request}: {} bytes sent", sent.len());
         saved += step.account.tokens_removed;
         if step.replace[0] {
@@ -56,10 +43,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     // The model asks for the original back: a page, then a search for the warning.
-    let original = store.read_verified(&obs.id)?;
-    let page = recall_page(&obs.id, &original, 0)?;
+    let page = pack.recall(&store, id, 0)?;
     println!("recall page:\n{}", shortened(&page.text, 4));
-    let found = search_page(&obs.id, &original, "warning", 0)?;
+    let found = pack.search(&store, id, "warning", 0)?;
     println!("search:\n{}", found.text);
     println!("saved: {saved} tokens on request 3");
 

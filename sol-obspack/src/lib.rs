@@ -121,7 +121,7 @@ pub use observation::{
     Observation, ObservationId, ObservationIdError, count_lines, estimate_tokens, is_packable,
     observe,
 };
-pub use pack::{ContextStep, Handle, Pack, Packed, Seen};
+pub use pack::{Admitted, ContextStep, Handle, Pack, Packed, Seen};
 pub use placeholder::{placeholder, placeholder_tokens, placeholder_with, removed_tokens};
 pub use policy::{
     EXCERPT_HEAD_BYTES, EXCERPT_TAIL_BYTES, FULL_SENDS, QUERY_MAX_BYTES, QUERY_MAX_MATCHES,

@@ -198,6 +198,40 @@ pub struct Observation {
     pub tokens: u64,
 }
 
+/// One line for a person: the id, the tool and the sizes, e.g. `obs_… (bash): 15622 bytes,
+/// 601 lines, about 3906 tokens`. A tool name that is empty, long or holds a control
+/// character or a quote is shown quoted with escapes and cut, so the text stays one line.
+///
+/// ```
+/// let obs = sol_obspack::observe("bash", "call_1", &"ok\n".repeat(6_000));
+/// assert_eq!(
+///     obs.to_string(),
+///     format!("{} (bash): 18000 bytes, 6000 lines, about 4500 tokens", obs.id)
+/// );
+/// ```
+impl fmt::Display for Observation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({}): {}, {}, about {}",
+            self.id,
+            shown_id(&self.tool_name),
+            counted(self.bytes, "byte"),
+            counted(self.lines, "line"),
+            counted(self.tokens, "token")
+        )
+    }
+}
+
+/// `1 line`, `2 lines`.
+fn counted(count: u64, unit: &str) -> String {
+    if count == 1 {
+        format!("1 {unit}")
+    } else {
+        format!("{count} {unit}s")
+    }
+}
+
 /// Identity and size of the result `text` that `tool_name` returned for `tool_call_id`.
 ///
 /// Pure and deterministic; the id depends on `tool_name` and `text` only. The host joins a

@@ -18,27 +18,60 @@
 //! let handle = pack.admit(observe("bash", "call_1", &log), &log);
 //!
 //! // Requests 1 and 2 carry it in full, request 3 replaces it, request 4 too.
-//! let step = pack.on_context(1, &[Seen { handle, prior_requests: 0 }]);
+//! let step = pack.on_context(1, &[Seen::new(handle, 0)]);
 //! assert_eq!(step.replace, [false]);
 //! assert!(matches!(step.ledger[..], [LedgerRecord::Full { send_number: 1, .. }]));
-//! let step = pack.on_context(3, &[Seen { handle, prior_requests: 2 }]);
+//! let step = pack.on_context(3, &[Seen::new(handle, 2)]);
 //! assert_eq!(step.replace, [true]);
 //! assert!(step.first_replacement_tokens > 0);
 //! assert_eq!(step.account.tokens_removed, step.first_replacement_tokens);
-//! let step = pack.on_context(4, &[Seen { handle, prior_requests: 3 }]);
+//! let step = pack.on_context(4, &[Seen::new(handle, 3)]);
 //! assert_eq!(step.replace, [true]);
 //! assert!(step.ledger.is_empty());
 //! assert_eq!(step.first_replacement_tokens, 0);
 //! // Every request that sends the placeholder saves its tokens again.
 //! assert!(step.account.tokens_removed > 0);
 //! ```
+//!
+//! A host that archives through an [`ObservationStore`] does the archive and the admission
+//! in one call ([`Pack::store_and_admit`]), takes the text each result is sent as from
+//! [`Pack::text_to_send`], and serves the recall tool with [`Pack::recall`] and
+//! [`Pack::search`], whose pages name the pack's recall tool:
+//!
+//! ```
+//! use sol_core::testing::MemoryFileSystem;
+//! use sol_obspack::{ObservationStore, Pack, Seen};
+//!
+//! let fs = MemoryFileSystem::new();
+//! let store = ObservationStore::new(&fs, "/session/sol-pi/s1/observation-pack");
+//! let log: String = (1..=600).map(|n| format!("test case_{n} ... ok\n")).collect();
+//! let mut pack = Pack::new();
+//! let admitted = pack.store_and_admit(&store, "bash", "call_1", &log)?;
+//!
+//! let seen = Seen::new(admitted.handle, 2);
+//! let step = pack.on_context(3, &[seen]);
+//! assert_eq!(step.replace, [true]);
+//! let sent = pack.text_to_send(seen, &log);
+//! assert!(sent.starts_with("[large tool result replaced"));
+//! // Before its third request the result still goes in full.
+//! assert_eq!(pack.text_to_send(Seen::new(admitted.handle, 1), &log), log);
+//!
+//! let page = pack.recall(&store, &admitted.observation.id, 0)?;
+//! assert!(page.chunk().starts_with("test case_1 ... ok\n"));
+//! let found = pack.search(&store, &admitted.observation.id, "case_600 ", 0)?;
+//! assert_eq!(found.details.matches.len(), 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use sol_core::StepAccount;
 
 use crate::ledger::LedgerRecord;
-use crate::observation::Observation;
+use crate::observation::{Observation, ObservationId};
 use crate::placeholder::{placeholder_tokens, placeholder_with, removed_tokens};
 use crate::policy::{SendDecision, decide};
+use crate::recall::{RecallError, RecallPage, recall_page_with};
+use crate::search::{SearchPage, search_page_with};
+use crate::store::{ObservationStore, StoreError, StoreOutcome};
 use crate::text::Names;
 
 /// A packed result, as the step knows it: its observation and its placeholder.
@@ -77,6 +110,27 @@ pub struct Seen {
     /// How many earlier provider requests on this branch already carried it (the number of
     /// assistant messages after it).
     pub prior_requests: u32,
+}
+
+impl Seen {
+    /// `handle`, carried by `prior_requests` earlier provider requests on this branch.
+    pub const fn new(handle: Handle, prior_requests: u32) -> Seen {
+        Seen {
+            handle,
+            prior_requests,
+        }
+    }
+}
+
+/// A result archived and admitted in one call ([`Pack::store_and_admit`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Admitted {
+    /// The handle that names it in this pack.
+    pub handle: Handle,
+    /// Its identity and sizes (the id is what the recall tool is called with).
+    pub observation: Observation,
+    /// What the archive did: created, reused, or repaired a damaged copy.
+    pub outcome: StoreOutcome,
 }
 
 /// What the host does for one request.
@@ -130,6 +184,69 @@ impl Pack {
             removed_tokens: removed,
         });
         handle
+    }
+
+    /// Observes `text`, the result `tool_name` returned for `tool_call_id`, archives it in
+    /// `store` ([`ObservationStore::observe_and_store`]) and admits it: the host's steps for
+    /// a new large result in one call. Call it once per distinct content, for a result
+    /// [`is_packable`](crate::is_packable) accepted; another call admits it again under a
+    /// new handle. Nothing is admitted when the archive fails (the host then sends the
+    /// result in full, as it does for any result it did not admit).
+    pub fn store_and_admit(
+        &mut self,
+        store: &ObservationStore<'_>,
+        tool_name: &str,
+        tool_call_id: &str,
+        text: &str,
+    ) -> Result<Admitted, StoreError> {
+        let (observation, outcome) = store.observe_and_store(tool_name, tool_call_id, text);
+        let outcome = outcome?;
+        let handle = self.admit(observation.clone(), text);
+        Ok(Admitted {
+            handle,
+            observation,
+            outcome,
+        })
+    }
+
+    /// The text a request sends for `seen`, whose original is `original`: the placeholder
+    /// when [`on_context`](Self::on_context) marks it for replacement, else `original`
+    /// itself (a handle this pack never gave out included).
+    pub fn text_to_send<'a>(&'a self, seen: Seen, original: &'a str) -> &'a str {
+        match (self.get(seen.handle), decide(seen.prior_requests)) {
+            (Some(packed), SendDecision::Replace { .. }) => &packed.placeholder,
+            _ => original,
+        }
+    }
+
+    /// The page of observation `id` that starts at `offset`, read from `store` with its
+    /// size and hash checked ([`ObservationStore::read_verified`]) and headed with this
+    /// pack's recall tool name ([`recall_page_with`]): one `obs_recall` call without a
+    /// query. On an error [`RecallError::is_rebuildable`] accepts, a host that has the
+    /// branch's history reads with [`ObservationStore::read_or_rebuild`] and pages with
+    /// [`recall_page_with`] itself.
+    pub fn recall(
+        &self,
+        store: &ObservationStore<'_>,
+        id: &ObservationId,
+        offset: u64,
+    ) -> Result<RecallPage, RecallError> {
+        let original = store.read_verified(id)?;
+        recall_page_with(id, &original, offset, &self.names)
+    }
+
+    /// The page of literal matches of `query` in observation `id` from `offset` on, read
+    /// like [`recall`](Self::recall) ([`search_page_with`]): one `obs_recall` call with a
+    /// query.
+    pub fn search(
+        &self,
+        store: &ObservationStore<'_>,
+        id: &ObservationId,
+        query: &str,
+        offset: u64,
+    ) -> Result<SearchPage, RecallError> {
+        let original = store.read_verified(id)?;
+        search_page_with(id, &original, query, offset, &self.names)
     }
 
     /// The packed result behind `handle`, if this pack gave it out.

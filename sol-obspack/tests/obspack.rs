@@ -8,6 +8,8 @@ extern crate sol_testkit;
 
 #[path = "obspack/fixtures.rs"]
 mod fixtures;
+#[path = "obspack/host_steps.rs"]
+mod host_steps;
 #[path = "obspack/identity.rs"]
 mod identity;
 #[path = "obspack/ledger.rs"]
