@@ -47,6 +47,11 @@ proptest! {
         prop_assert_eq!(candidate.is_error, !exit.is_success());
         prop_assert_eq!(&candidate.inline_log, &output);
     }
+}
+
+proptest! {
+    // Each case builds three command sets (a regex each).
+    #![proptest_config(ProptestConfig::with_cases(128))]
 
     /// The builders change only what they name.
     #[test]
