@@ -11,14 +11,10 @@
 use std::time::Duration;
 
 use sol_reducer::camino::Utf8PathBuf;
-use sol_reducer::command::CommandSet;
 use sol_reducer::host::{OsFileSystem, OsShell};
 use sol_reducer::serde_json::json;
 use sol_reducer::sol_core::{FileSystem, ModelReply, Shell, ShellRequest};
-use sol_reducer::step::{Reduction, Start};
-use sol_reducer::{
-    ExitStatus, Policy, ReduceContext, ReducerReply, Route, ShellResult, sha256_hex,
-};
+use sol_reducer::{Policy, ReduceContext, Route, ShellResult, driver, sha256_hex};
 
 fn main() {
     // 1. A tiny "test suite" in a fresh directory: 300 passing tests, one failing, exit 1.
@@ -39,71 +35,36 @@ fn main() {
         timeout: Some(Duration::from_secs(60)),
     };
     let ran = OsShell::new().run(&request).expect("sh runs");
-    let (output, exit) = (ran.output, ExitStatus::from(ran.exit));
+    let result = ShellResult::from_outcome("1", command, &ran);
     println!(
-        "ran `{command}`: {exit:?}, {} bytes of output",
-        output.len()
+        "ran `{command}`: {}, {} bytes of output",
+        result.exit,
+        ran.output.len()
     );
 
-    // 3. Reduce it: the policy adds the suite's command to the default build/test commands.
-    let policy = Policy {
-        commands: CommandSet::default().with(command),
-        shell_tool: "shell".into(),
-    };
+    // 3. Reduce it: the policy adds the suite's command to the default build/test commands,
+    //    and names the host's shell tool in the receipt; the archive goes under `session`.
+    let policy = Policy::default()
+        .with_command(command)
+        .with_shell_tool("shell");
     let route = Route::new("canned", "receipt-writer");
     let root = dir.join("session");
-    let context = ReduceContext {
-        route: &route,
-        runtime_root: &root,
-        timestamp: "2025-06-01T12:00:00Z",
-        policy: &policy,
-    };
-    let result = ShellResult {
-        call_id: "1",
-        command,
-        exit,
-        output: &output,
-        full_output_log: None,
-    };
+    let context = ReduceContext::new(&route, &root, "2025-06-01T12:00:00Z").with_policy(&policy);
     for quote in [
         "test parser::rejects_empty ... FAILED",
         "test parser::accepts_empty ... FAILED", // not in the log: the receipt is rejected
     ] {
-        let Start::AskModel(ask) = Reduction::start(&result, &context, &fs, None) else {
-            panic!("a candidate")
-        };
-        let mut journal = ask.journal; // a host appends these before the call
-        let reply = canned_model(&output, quote);
-        let answer = Ok(ReducerReply::from_model_reply(reply, &route));
-        let done = ask.reduction.finish(answer, "2025-06-01T12:00:01Z", None);
-        journal.extend(done.journal);
+        let done = driver::reduce_with(&result, &context, &fs, None, |_request| {
+            Ok(canned_model(&ran.output, quote))
+        });
 
-        // 4. What a harness author wants to see.
-        let kinds: Vec<_> = journal
-            .iter()
-            .filter_map(|record| record["kind"].as_str())
-            .collect();
-        match done.decision.replacement() {
-            Some(replaced) => {
-                let text = replaced.receipt_text.replace(dir.as_str(), "<example dir>");
-                println!(
-                    "\naccepted: the model now reads this receipt instead of the log:\n{text}"
-                );
-            }
-            None => {
-                let reason = done.decision.reason().expect("a reason").code();
-                println!("\nrejected ({reason}): the log is kept as it was");
-            }
+        // 4. What a harness author wants to see: the decision, the call, the journal, and
+        //    the receipt the model reads instead of the log.
+        println!("\n{done}");
+        if let Some(receipt) = done.receipt_text() {
+            let receipt = receipt.replace(dir.as_str(), "<example dir>");
+            println!("the model now reads this receipt instead of the log:\n{receipt}");
         }
-        let account = done.account;
-        println!("journal: {}", kinds.join(", "));
-        println!(
-            "saved {} bytes (~{} tokens); the reducer call used {} + {} tokens",
-            account.bytes_removed,
-            account.tokens_removed,
-            account.model_input_tokens,
-            account.model_output_tokens
-        );
     }
 }
 

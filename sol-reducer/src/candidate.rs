@@ -32,8 +32,8 @@
 use camino::{Utf8Path, Utf8PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sol_core::ShellExit;
 use sol_core::message::ContentBlock;
+use sol_core::{ShellExit, ShellOutcome};
 
 use crate::pi::exit::{ThenRunMarker, split_status_line};
 use crate::policy::Policy;
@@ -68,6 +68,26 @@ impl ExitStatus {
     }
 }
 
+/// How a host's log or its user reads it: `exit code 1`, `ended without an exit code`,
+/// `timed out`, `aborted`.
+///
+/// ```
+/// use sol_reducer::ExitStatus;
+///
+/// assert_eq!(ExitStatus::Code(101).to_string(), "exit code 101");
+/// assert_eq!(ExitStatus::TimedOut.to_string(), "timed out");
+/// ```
+impl std::fmt::Display for ExitStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExitStatus::Code(code) => write!(f, "exit code {code}"),
+            ExitStatus::NoCode => f.write_str("ended without an exit code"),
+            ExitStatus::TimedOut => f.write_str("timed out"),
+            ExitStatus::Aborted => f.write_str("aborted"),
+        }
+    }
+}
+
 impl From<ShellExit> for ExitStatus {
     fn from(exit: ShellExit) -> Self {
         match exit {
@@ -95,6 +115,36 @@ pub struct ShellResult<'a> {
     /// without following a link, within [`crate::MAX_FULL_OUTPUT_BYTES`]) in place of
     /// `output`. If it cannot be read, nothing is reduced.
     pub full_output_log: Option<&'a Utf8Path>,
+}
+
+impl<'a> ShellResult<'a> {
+    /// The result of `command` as a [`sol_core::Shell`] port ran it: its output and how it
+    /// ended, with no full-output log. When the shell kept only the end of a long output
+    /// ([`ShellOutcome::dropped_bytes`]), that end is the log, as it is what the model
+    /// would read.
+    ///
+    /// ```
+    /// use sol_reducer::sol_core::{ShellExit, ShellOutcome};
+    /// use sol_reducer::{ExitStatus, ShellResult};
+    ///
+    /// let ran = ShellOutcome { output: "error: x\n".into(), exit: ShellExit::Code(2), dropped_bytes: 0 };
+    /// let result = ShellResult::from_outcome("call-1", "make", &ran);
+    /// assert_eq!((result.exit, result.output), (ExitStatus::Code(2), "error: x\n"));
+    /// assert_eq!(result.full_output_log, None);
+    /// ```
+    pub fn from_outcome(
+        call_id: &'a str,
+        command: &'a str,
+        outcome: &'a ShellOutcome,
+    ) -> ShellResult<'a> {
+        ShellResult {
+            call_id,
+            command,
+            exit: ExitStatus::from(outcome.exit),
+            output: &outcome.output,
+            full_output_log: None,
+        }
+    }
 }
 
 /// Anything the reducer can take a candidate from: a [`ShellResult`], or a host adapter's

@@ -50,7 +50,8 @@
 //! [`step::Reduction`] runs all of it as a sans-IO step: `start` returns the decision or the
 //! model request, `finish` takes the reply and returns the decision, each with its journal
 //! records and a `sol_core::StepAccount`. [`driver::reduce`] drives it over the ports for a
-//! blocking Rust host; an asynchronous host (the Pi extension, or any `async` Rust host)
+//! blocking Rust host, [`driver::reduce_with`] around a blocking closure that calls the
+//! model; an asynchronous host (the Pi extension, or any `async` Rust host)
 //! drives the same two steps around its own model call.
 //!
 //! # Any harness: a shell result in
@@ -66,13 +67,9 @@
 //! let (fs, session) = (MemoryFileSystem::new(), MemorySessionStore::new());
 //! let ports = Ports { fs: &fs, model: &model, session: &session };
 //! let route = Route::new("my-provider", "my-small-model");
-//! let policy = Policy { shell_tool: "shell".into(), ..Policy::default() };
-//! let context = ReduceContext {
-//!     route: &route,
-//!     runtime_root: Utf8Path::new("/var/lib/my-agent/session-1"),
-//!     timestamp: "2025-06-01T12:00:00.000Z",
-//!     policy: &policy,
-//! };
+//! let policy = Policy::default().with_shell_tool("shell");
+//! let root = Utf8Path::new("/var/lib/my-agent/session-1");
+//! let context = ReduceContext::new(&route, root, "2025-06-01T12:00:00.000Z").with_policy(&policy);
 //! let run = ShellResult {
 //!     call_id: "7", command: "make", exit: ExitStatus::Code(2), output: &output,
 //!     full_output_log: None,

@@ -9,11 +9,15 @@
 //! assert_eq!(pi.shell_tool, "bash");
 //! assert!(pi.commands.matches("cargo test"));
 //!
-//! let mine = Policy {
-//!     commands: CommandSet::default().with("just test"),
-//!     shell_tool: "shell".to_owned(),
-//! };
+//! // A host adds its own test runner to the default commands and names its shell tool.
+//! let mine = Policy::default().with_command("just test").with_shell_tool("shell");
 //! assert!(mine.commands.matches("just test"));
+//! assert!(mine.commands.matches("cargo test"));
+//! assert_eq!(mine.shell_tool, "shell");
+//!
+//! // Or it replaces the command set.
+//! let only = Policy::default().with_commands(CommandSet::new(["./run-tests.sh"]));
+//! assert!(!only.commands.matches("cargo test"));
 //! ```
 
 use std::sync::LazyLock;
@@ -49,5 +53,28 @@ impl Policy {
     /// The default policy, shared.
     pub fn pi() -> &'static Policy {
         &PI_POLICY
+    }
+
+    /// This policy, with `command` added to its build and test commands
+    /// ([`CommandSet::with`]).
+    pub fn with_command(self, command: impl Into<String>) -> Policy {
+        Policy {
+            commands: self.commands.with(command),
+            ..self
+        }
+    }
+
+    /// This policy, with `commands` in place of its build and test commands.
+    pub fn with_commands(self, commands: CommandSet) -> Policy {
+        Policy { commands, ..self }
+    }
+
+    /// This policy, naming `tool` as the model-facing shell tool in the receipt's
+    /// `readback=` line.
+    pub fn with_shell_tool(self, tool: impl Into<String>) -> Policy {
+        Policy {
+            shell_tool: tool.into(),
+            ..self
+        }
     }
 }

@@ -118,6 +118,40 @@ pub struct ReduceContext<'a> {
     pub policy: &'a Policy,
 }
 
+impl<'a> ReduceContext<'a> {
+    /// A context under Pi's [`Policy`] ([`Policy::pi`]: the default commands and `bash`);
+    /// [`ReduceContext::with_policy`] sets another.
+    ///
+    /// ```
+    /// use sol_reducer::camino::Utf8Path;
+    /// use sol_reducer::{Policy, ReduceContext, Route};
+    ///
+    /// let route = Route::new("my-provider", "my-small-model");
+    /// let policy = Policy::default().with_shell_tool("shell");
+    /// let context = ReduceContext::new(&route, Utf8Path::new("/var/lib/agent/s1"), "2025-06-01T12:00:00Z")
+    ///     .with_policy(&policy);
+    /// assert_eq!(context.policy.shell_tool, "shell");
+    /// assert_eq!(ReduceContext::new(&route, Utf8Path::new("/s"), "t").policy, Policy::pi());
+    /// ```
+    pub fn new(
+        route: &'a Route,
+        runtime_root: &'a Utf8Path,
+        timestamp: &'a str,
+    ) -> ReduceContext<'a> {
+        ReduceContext {
+            route,
+            runtime_root,
+            timestamp,
+            policy: Policy::pi(),
+        }
+    }
+
+    /// This context under `policy`.
+    pub fn with_policy(self, policy: &'a Policy) -> ReduceContext<'a> {
+        ReduceContext { policy, ..self }
+    }
+}
+
 /// What to do with a tool result.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Decision {
@@ -155,6 +189,80 @@ pub struct Done {
     pub journal: Vec<Value>,
     /// Bytes and tokens removed, the model call and its tokens.
     pub account: StepAccount,
+}
+
+impl Done {
+    /// The receipt text the model reads in place of the log, if the log was reduced.
+    pub fn receipt_text(&self) -> Option<&str> {
+        self.decision
+            .replacement()
+            .map(|replacement| replacement.receipt_text.as_str())
+    }
+
+    /// Why the result is kept, if it is.
+    pub fn reason(&self) -> Option<ReasonCode> {
+        self.decision.reason()
+    }
+
+    /// The `kind` of each journal record, in order (`candidate`, `provider_response`,
+    /// `applied`, ...).
+    pub fn journal_kinds(&self) -> Vec<&str> {
+        self.journal
+            .iter()
+            .filter_map(|record| record["kind"].as_str())
+            .collect()
+    }
+}
+
+/// A summary for a host's log or its user, in three lines: the decision (with the reason's
+/// description when the result is kept), the reducer model call and the tokens its reply
+/// reported (left out when it reported none), and the journal kinds. The receipt itself is [`Done::receipt_text`].
+///
+/// ```
+/// use sol_reducer::{Decision, Done, ReasonCode};
+///
+/// let done = Done {
+///     decision: Decision::Unchanged(ReasonCode::NotDiagnosticCommand),
+///     journal: Vec::new(),
+///     account: Default::default(),
+/// };
+/// assert!(done.to_string().starts_with("kept unchanged (not-diagnostic-command): "));
+/// assert!(done.to_string().ends_with("\nreducer model: not called\njournal: none"));
+/// ```
+impl std::fmt::Display for Done {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let account = &self.account;
+        match &self.decision {
+            Decision::Replaced(_) => writeln!(
+                f,
+                "replaced by a verified receipt: {} bytes (~{} tokens) removed",
+                account.bytes_removed, account.tokens_removed
+            )?,
+            Decision::Unchanged(reason) => {
+                writeln!(f, "kept unchanged ({reason}): {}", reason.description())?;
+            }
+        }
+        let (input, output) = (account.model_input_tokens, account.model_output_tokens);
+        let calls = match account.model_calls {
+            0 => "not called".to_owned(),
+            1 => "1 call".to_owned(),
+            calls => format!("{calls} calls"),
+        };
+        if input == 0 && output == 0 {
+            writeln!(f, "reducer model: {calls}")?;
+        } else {
+            writeln!(
+                f,
+                "reducer model: {calls}, {input} input + {output} output tokens"
+            )?;
+        }
+        let kinds = self.journal_kinds();
+        if kinds.is_empty() {
+            write!(f, "journal: none")
+        } else {
+            write!(f, "journal: {}", kinds.join(", "))
+        }
+    }
 }
 
 /// A reduction waiting for the reducer model.

@@ -25,6 +25,8 @@ mod exit;
 mod failure;
 #[path = "reducer/fixtures.rs"]
 mod fixtures;
+#[path = "reducer/host_api.rs"]
+mod host_api;
 #[path = "reducer/oracle.rs"]
 mod oracle;
 #[path = "reducer/props.rs"]

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use sol_core::message::ContentBlock;
 use sol_core::testing::{MemoryFileSystem, MemorySessionStore};
 use sol_core::{ModelClient, ModelError, ModelReply, ModelRequest, StepAccount};
-use sol_reducer::driver::reduce_step;
+use sol_reducer::driver::{reduce_step, reduce_with};
 use sol_reducer::step::{Reduction, Start};
 use sol_reducer::{Decision, Ports, ReceiptCache, ReduceContext, ReducerReply, Route, Usage};
 
@@ -346,18 +346,22 @@ proptest! {
     fn the_step_api_the_driver_and_the_old_driver_agree((cases, picks, capacity) in session()) {
         let route = Route::new("openai-codex", "gpt-5.6-luna");
         let script: Vec<Reply> = picks.iter().map(|(_, reply)| *reply).collect();
-        // The old driver and the new one, over their own ports; the step API by hand.
+        // The old driver and the new one, over their own ports; the step API by hand; the
+        // closure driver `reduce_with`.
         let (old_fs, new_fs, hand_fs) = (file_system(&cases), file_system(&cases), file_system(&cases));
+        let with_fs = file_system(&cases);
         let (old_model, new_model, hand_model) =
             (ScriptModel::new(&script), ScriptModel::new(&script), ScriptModel::new(&script));
+        let with_model = ScriptModel::new(&script);
         let (old_session, new_session) = (MemorySessionStore::new(), MemorySessionStore::new());
-        let mut hand_journal = Vec::new();
+        let (mut hand_journal, mut with_journal) = (Vec::new(), Vec::new());
         let mut caches = [
             ReceiptCache::with_capacity(capacity),
             ReceiptCache::with_capacity(capacity),
             ReceiptCache::with_capacity(capacity),
+            ReceiptCache::with_capacity(capacity),
         ];
-        let [old_cache, new_cache, hand_cache] = &mut caches;
+        let [old_cache, new_cache, hand_cache, with_cache] = &mut caches;
         for (index, _) in &picks {
             let result = &cases[*index].result;
             let asked_before = new_model.requests.borrow().len();
@@ -371,6 +375,13 @@ proptest! {
             prop_assert_eq!(&new.decision, &old);
             prop_assert_eq!(&hand, &old);
             prop_assert_eq!(new.account, hand_account);
+            let with = reduce_with(&result.view(), &context(&route), &with_fs, Some(with_cache), |request| {
+                with_model.complete(request)
+            });
+            prop_assert_eq!(&with.decision, &old);
+            prop_assert_eq!(with.account, new.account);
+            prop_assert_eq!(&with.journal, &new.journal);
+            with_journal.extend(with.journal);
             // What reduce_step returns is what it appended.
             prop_assert_eq!(&new.journal, &journal_of(&new_session)[before..].to_vec());
 
@@ -407,6 +418,10 @@ proptest! {
         }
         prop_assert_eq!(journal_of(&old_session), journal_of(&new_session));
         prop_assert_eq!(&journal_of(&new_session), &hand_journal);
+        prop_assert_eq!(&journal_of(&new_session), &with_journal);
+        prop_assert_eq!(&*new_model.requests.borrow(), &*with_model.requests.borrow());
+        prop_assert_eq!(archive(&new_fs), archive(&with_fs));
+        prop_assert_eq!(new_cache.len(), with_cache.len());
         prop_assert_eq!(&*old_model.requests.borrow(), &*new_model.requests.borrow());
         prop_assert_eq!(&*new_model.requests.borrow(), &*hand_model.requests.borrow());
         prop_assert_eq!(archive(&old_fs), archive(&new_fs));
