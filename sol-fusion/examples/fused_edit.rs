@@ -27,7 +27,7 @@ const PASSES: &str = r#"{"command":"grep -c planet greeting.txt","timeout":30}"#
 const FAILS: &str = r#"{"command":"grep -c planet greeting.txt"}"#;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = std::env::temp_dir().join(format!("fused-edit-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("fused-edit-{:010}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     std::fs::write(dir.join("greeting.txt"), "hello world\n")?;
     let cwd = dir.to_str().ok_or("a UTF-8 folder")?;

@@ -18,22 +18,20 @@ fn main() {
     // A command that ends: its output (stdout and stderr in order) and its exit status.
     let shell = OsShell::new();
     let done = shell
-        .run(&ShellRequest {
-            command: "echo hello; echo oops >&2; exit 3".to_owned(),
-            cwd: folder.clone(),
-            timeout: Some(Duration::from_secs(60)),
-        })
+        .run(
+            &ShellRequest::new("echo hello; echo oops >&2; exit 3", folder.clone())
+                .with_timeout(Duration::from_secs(60)),
+        )
         .expect("sh starts");
     println!("output: {:?}", done.output);
     println!("exit: {:?}", done.exit);
 
     // A command that never ends by itself: the timeout stops it and everything it started.
     let stopped = shell
-        .run(&ShellRequest {
-            command: "sleep 2147483647 & wait".to_owned(),
-            cwd: folder.clone(),
-            timeout: Some(Duration::from_millis(100)),
-        })
+        .run(
+            &ShellRequest::new("sleep 2147483647 & wait", folder.clone())
+                .with_timeout(Duration::from_millis(100)),
+        )
         .expect("sh starts");
     assert!(matches!(stopped.exit, ShellExit::TimedOut { .. }));
     println!("timed out: {:?}", stopped.exit);

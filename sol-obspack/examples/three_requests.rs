@@ -12,7 +12,7 @@ use sol_obspack::host::OsFileSystem;
 use sol_obspack::{ObservationStore, Pack, Seen};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let temp = std::env::temp_dir().join(format!("three-requests-{}", std::process::id()));
+    let temp = std::env::temp_dir().join(format!("three-requests-{:010}", std::process::id()));
     let dir = Utf8PathBuf::try_from(temp)?;
     let store = ObservationStore::new(&OsFileSystem, dir.join("observations"));
 

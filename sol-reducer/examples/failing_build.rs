@@ -18,7 +18,7 @@ use sol_reducer::{Policy, ReduceContext, Route, ShellResult, driver, sha256_hex}
 
 fn main() {
     // 1. A tiny "test suite" in a fresh directory: 300 passing tests, one failing, exit 1.
-    let temp = std::env::temp_dir().join(format!("sol-reducer-example-{}", std::process::id()));
+    let temp = std::env::temp_dir().join(format!("sol-reducer-example-{:010}", std::process::id()));
     let dir = Utf8PathBuf::from_path_buf(temp).expect("a UTF-8 temp path");
     let fs = OsFileSystem;
     fs.create_dir_private(&dir).expect("the example directory");
@@ -29,11 +29,7 @@ fn main() {
 
     // 2. Run it as the host's shell tool would (sh -c, output and errors in one stream).
     let command = "sh run-tests.sh";
-    let request = ShellRequest {
-        command: command.into(),
-        cwd: dir.clone(),
-        timeout: Some(Duration::from_secs(60)),
-    };
+    let request = ShellRequest::new(command, dir.clone()).with_timeout(Duration::from_secs(60));
     let ran = OsShell::new().run(&request).expect("sh runs");
     let result = ShellResult::from_outcome("1", command, &ran);
     println!(

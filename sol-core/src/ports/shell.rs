@@ -31,6 +31,35 @@ pub struct ShellRequest {
     pub timeout: Option<Duration>,
 }
 
+impl ShellRequest {
+    /// `command` in `cwd`, with the host's default timeout.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sol_core::ShellRequest;
+    ///
+    /// let request = ShellRequest::new("cargo test", "/work/app").with_timeout(Duration::from_secs(60));
+    /// assert_eq!((request.command.as_str(), request.cwd.as_str()), ("cargo test", "/work/app"));
+    /// assert_eq!(request.timeout, Some(Duration::from_secs(60)));
+    /// ```
+    pub fn new(command: impl Into<String>, cwd: impl Into<Utf8PathBuf>) -> ShellRequest {
+        ShellRequest {
+            command: command.into(),
+            cwd: cwd.into(),
+            timeout: None,
+        }
+    }
+
+    /// The same request, stopped once it has run for `timeout`.
+    #[must_use]
+    pub fn with_timeout(self, timeout: Duration) -> ShellRequest {
+        ShellRequest {
+            timeout: Some(timeout),
+            ..self
+        }
+    }
+}
+
 /// What a command did.
 ///
 /// Serializes as `{"output":"...","exit":{...},"droppedBytes":0}`; `droppedBytes` may be
