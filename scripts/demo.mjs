@@ -10,117 +10,32 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 
-import { CONTINUATION_TYPE, DECISION_EVENT, isSummarization } from "../sol-napi/test/occ-support.mjs";
-import { ai, pi, piMajor, piVersion, repoRoot, resultText, startSession, toolCalls, writeJson } from "../sol-napi/test/support.mjs";
-import { BUGGY_LINE, FIXED_LINE, createProject } from "./demo/project.mjs";
+import { ai, pi, piMajor, piVersion, repoRoot, startSession, writeJson } from "../sol-napi/test/support.mjs";
+import { createProject } from "./demo/project.mjs";
+import {
+	FINAL_ANSWER,
+	PLAN_STEPS,
+	PROMPT,
+	QUERY,
+	QUIET_TEST_COMMAND,
+	RECALL_HEADER,
+	SEARCH_COMMAND,
+	TEST_COMMAND,
+	agentProvider,
+	agentScript,
+	demoConfig,
+	placeholderId,
+	reducerProvider,
+	resultIn,
+	textOf,
+} from "./demo/script.mjs";
 import { KEEP_RECENT_TOKENS } from "./demo/settings.mjs";
 
-const demoDir = path.join(repoRoot, "scripts", "demo");
-export const REDUCER_PROVIDER = "sol-faux-reducer";
-export const REDUCER_MODEL = "reducer-1";
+export { QUERY, SEARCH_COMMAND, TEST_COMMAND, placeholderId };
 export const REDUCER_ENTRY = "sol-pi-evidence-preserving-reducer-v1";
-export const TEST_COMMAND = "python3 -m unittest -v";
-export const QUIET_TEST_COMMAND = "python3 -m unittest";
-export const SEARCH_COMMAND = "grep -rn discount_percent shop";
-export const QUERY = "def apply_discount";
+const demoDir = path.join(repoRoot, "scripts", "demo");
 const RAW_SINK = Symbol.for("sol-pi-demo.raw-results");
-
-const textOf = (m) => (typeof m.content === "string" ? m.content : (m.content ?? []).map((b) => b.text ?? "").join("\n"));
 const kb = (text) => `${(Buffer.byteLength(text) / 1024).toFixed(1)} KB`;
-const resultIn = (context, id) => (context.messages ?? []).find((m) => m.role === "toolResult" && m.toolCallId === id);
-export const placeholderId = (text) => /^id: (obs_[a-f0-9]{24})$/m.exec(text ?? "")?.[1];
-const RECALL_HEADER = /^\[obs_recall id=\S+ offset=(\d+) next_offset=(\d+) eof=(true|false)\]\n\[chunk_bytes=\d+ chunk_lines=\d+; use next_offset to continue\]\n/;
-
-/** The SoL-Pi config the demo writes: every mechanism on, the reducer routed to the second faux model. */
-export const demoConfig = {
-	version: 1,
-	actionFusion: true,
-	observationPack: true,
-	evidencePreservingReducer: true,
-	evidencePreservingReducerProvider: REDUCER_PROVIDER,
-	evidencePreservingReducerModel: REDUCER_MODEL,
-	onlineContextCompact: true,
-	// The faux provider charges nothing for cache writes.
-	cacheWriteReadRatio: 0,
-};
-
-/** Reads a reducer request the extension sent: the source hash, the error flag, the log. */
-function reducerRequest(context) {
-	const user = context.messages.find((m) => m.role === "user");
-	const text = textOf(user);
-	return {
-		sha: /^source_sha256=([0-9a-f]{64})$/m.exec(text)?.[1],
-		isError: /^is_error=true$/m.test(text),
-		log: text.slice(text.indexOf("<untrusted_log>\n") + 16, text.lastIndexOf("\n</untrusted_log>")),
-	};
-}
-
-/** The reducer model: a receipt quoting the real lines that name each failure (or the summary). */
-function reducerModel(calls) {
-	const faux = ai.fauxProvider({ provider: REDUCER_PROVIDER, models: [{ id: REDUCER_MODEL, contextWindow: 200000, maxTokens: 4096 }] });
-	const reply = (context) => {
-		const request = reducerRequest(context);
-		const lines = request.log.split("\n");
-		const evidence = request.isError
-			? lines
-					// Per failing test: its FAIL line, the assertion that failed and the values.
-					.filter((line) => line.startsWith("FAIL: ") || line.startsWith("ERROR: ") || /^\s+self\.assert/.test(line) || line.startsWith("AssertionError: "))
-					.slice(0, 12)
-					.map((quote) => ({ kind: "failure", quote }))
-			: lines.filter((line) => /^Ran \d+ tests? in /.test(line) || line === "OK").map((quote) => ({ kind: "summary", quote }));
-		calls.push({ ...request, quotes: evidence.map((e) => e.quote) });
-		return ai.fauxAssistantMessage(
-			JSON.stringify({ schema: "sol-pi-evidence-receipt/1", source_sha256: request.sha, status: request.isError ? "failure" : "success", uncertain: false, evidence }),
-		);
-	};
-	faux.setResponses(Array.from({ length: 16 }, () => reply));
-	return faux;
-}
-
-/**
- * The agent's faux provider. Its stream calls `options.onPayload` first, as Pi's HTTP
- * providers do, so `before_provider_request` fires; Pi's compaction summarizer gets a
- * summary, every other request the next scripted choice.
- */
-function agentModel({ next, summary, sessionManager, requests }) {
-	const core = ai.createFauxCore({ provider: "sol-faux", models: [{ id: "faux-1", contextWindow: 200000 }] });
-	const withPayload = (fn) => (model, context, options) => {
-		if (options?.onPayload) void Promise.resolve(options.onPayload({ soLPiDemo: true }, model));
-		return fn(model, context, options);
-	};
-	const provider = ai.createProvider({
-		id: core.provider,
-		auth: { apiKey: { name: "Faux", resolve: async () => ({ auth: {} }) } },
-		models: core.models,
-		api: { stream: withPayload(core.stream), streamSimple: withPayload(core.streamSimple), fetchDeferred: core.fetchDeferred, cancelDeferred: core.cancelDeferred },
-	});
-	// A reply is stamped after every entry already in the session, as a real round trip is.
-	let lastStamp = 0;
-	const stamp = (message) => {
-		const newest = Math.max(0, ...sessionManager.getEntries().map((e) => Date.parse(e.timestamp) || 0));
-		lastStamp = Math.max(Date.now(), newest + 1, lastStamp + 1);
-		return { ...message, timestamp: lastStamp };
-	};
-	const asMessage = (value) => stamp(typeof value === "string" ? ai.fauxAssistantMessage(value) : value);
-	const router = (context) => {
-		if (isSummarization(context)) {
-			requests.push({ kind: "summary" });
-			return asMessage(summary(context));
-		}
-		requests.push({ kind: "agent" });
-		return asMessage(next(context));
-	};
-	core.setResponses(Array.from({ length: 64 }, () => router));
-	return { provider, getModel: () => core.getModel(), state: core.state };
-}
-
-const plan = (locate, fix, verify) => ({
-	steps: [
-		{ id: "locate", goal: "Reproduce the failing tests and find the bug", status: locate },
-		{ id: "fix", goal: "Fix the discount arithmetic", status: fix },
-		{ id: "verify", goal: "Confirm the whole suite passes and report", status: verify },
-	],
-});
 
 /**
  * Runs the demo. `log(line)` gets one progress line per step. Returns what happened, for
@@ -136,69 +51,11 @@ export async function runDemo({ log = console.log, keep = true } = {}) {
 	writeJson(path.join(cwd, ".pi", "sol-pi.json"), demoConfig);
 
 	const steps = {}; // step name -> true once it happened
-	const demo = { root, cwd, sessionDir, steps, raw: new Map(), reducerCalls: [], requests: [], sends: [], recallPages: [], decisions: [], compactions: [] };
+	const demo = { root, cwd, sessionDir, steps, raw: new Map(), reducerCalls: [], requests: [], sends: [], compactions: [] };
 	const sessionManager = pi.SessionManager.create(cwd, sessionDir);
 
-	// The scripted choices, in order; each is a function of the real context it is sent.
-	let recallId;
-	let recallOffset = 0;
-	const script = [
-		() => toolCalls(["update_plan", plan("in_progress", "pending", "pending"), "plan-1"]),
-		() => toolCalls(["bash", { command: TEST_COMMAND }, "test-1"]),
-		() => toolCalls(["bash", { command: SEARCH_COMMAND }, "search-1"]),
-		() => toolCalls(["read", { path: "shop/pricing.py" }, "read-1"]),
-		() => toolCalls(["read", { path: "shop/cart.py" }, "read-2"]),
-		(context) => {
-			recallId = placeholderId(textOf(resultIn(context, "search-1") ?? { content: "" }));
-			if (!recallId) return "The search result was not replaced by a placeholder.";
-			return toolCalls(["obs_recall", { id: recallId, query: QUERY }, "recall-query"]);
-		},
-		// Pages through the whole search output; this choice repeats until the last page.
-		function page(context) {
-			const last = [...context.messages].reverse().find((m) => m.role === "toolResult");
-			if (last?.toolName === "obs_recall" && last.toolCallId !== "recall-query") {
-				const text = textOf(last);
-				const header = RECALL_HEADER.exec(text);
-				if (!header) return `Unexpected recall text: ${text.slice(0, 200)}`;
-				demo.recallPages.push(text.slice(header[0].length));
-				if (header[3] === "true") return undefined; // the next choice
-				recallOffset = Number(header[2]);
-			}
-			script.unshift(page);
-			return toolCalls(["obs_recall", { id: recallId, offset: recallOffset }, `recall-${demo.recallPages.length}`]);
-		},
-		() => toolCalls(["edit", { path: "shop/pricing.py", edits: [{ oldText: BUGGY_LINE, newText: FIXED_LINE }], then_run: { command: QUIET_TEST_COMMAND } }, "fix-1"]),
-		(context) => {
-			const ran = /^Ran \d+ tests? in [\d.]+s$/m.exec(textOf(resultIn(context, "fix-1") ?? { content: "" }))?.[0] ?? "python3 -m unittest ran";
-			return toolCalls([
-				"update_plan",
-				{
-					...plan("completed", "completed", "in_progress"),
-					progress: {
-						files_changed: ["shop/pricing.py"],
-						verification: [`${QUIET_TEST_COMMAND}: ${ran}, OK`],
-						decisions: ["apply_discount takes the discount off the price instead of returning the discount itself"],
-					},
-				},
-				"plan-2",
-			]);
-		},
-		(context) => {
-			if (!context.messages.some((m) => textOf(m).includes("[Online Context Compact]"))) return "The continuation after the compaction was not seen.";
-			steps.continued = true;
-			log("occ: the run continued by itself after the compaction (Online Context Compact's continuation)");
-			return "Fixed `apply_discount` in shop/pricing.py: it returned the discount instead of the discounted price. The whole suite passes now.";
-		},
-	];
-	const next = (context) => {
-		while (script.length > 0) {
-			const choice = script.shift();
-			const reply = choice(context);
-			if (reply !== undefined) return reply;
-		}
-		return "The demo script has no more choices.";
-	};
-
+	const script = agentScript(ai);
+	demo.recallPages = script.state.recallPages;
 	// What the provider was sent for the search result, request by request.
 	const watchSends = (context) => {
 		const result = resultIn(context, "search-1");
@@ -213,20 +70,22 @@ export async function runDemo({ log = console.log, keep = true } = {}) {
 			log(`observationpack: the ${kb(original)} search output went in full on 2 requests, then as a ${Buffer.byteLength(text)}-byte placeholder on request ${request} (${placeholderId(text)})`);
 		}
 	};
-	const agent = agentModel({
-		sessionManager,
+	const agent = agentProvider(ai, {
 		requests: demo.requests,
+		newest: () => Math.max(0, ...sessionManager.getEntries().map((e) => Date.parse(e.timestamp) || 0)),
 		next: (context) => {
 			watchSends(context);
-			return next(context);
+			const reply = script.next(context);
+			if (script.state.continued && !steps.continued) {
+				steps.continued = true;
+				log("occ: the run continued by itself after the compaction (Online Context Compact's continuation)");
+			}
+			return reply;
 		},
-		summary: () =>
-			"## Goal\nFix the failing discount tests of the shop project.\n\n## Progress\napply_discount in shop/pricing.py returned the discount itself; it now returns the discounted price and `python3 -m unittest` passes.\n\n## Next\nConfirm and report.",
 	});
-	const reducer = reducerModel(demo.reducerCalls);
+	const reducer = reducerProvider(ai, demo.reducerCalls);
 
 	const observer = (api) => {
-		api.events.on(DECISION_EVENT, (evaluation) => demo.decisions.push(evaluation));
 		api.on("session_compact", (event) => {
 			demo.compactions.push(event);
 			steps.compacted = true;
@@ -261,13 +120,13 @@ export async function runDemo({ log = console.log, keep = true } = {}) {
 		}
 	});
 	try {
-		await run.session.prompt("The tests of this shop project fail. Find the bug and fix it.");
+		await run.session.prompt(PROMPT);
 	} finally {
 		unsubscribe();
 		delete globalThis[RAW_SINK];
 	}
 	demo.finalText = run.session.getLastAssistantText();
-	if (steps.continued && /whole suite passes/.test(demo.finalText ?? "")) {
+	if (steps.continued && demo.finalText === FINAL_ANSWER) {
 		steps.answered = true;
 		log(`answer: ${demo.finalText}`);
 	}
@@ -292,7 +151,7 @@ function describe(message, demo, log) {
 	switch (message.toolCallId) {
 		case "plan-1":
 			if (!message.isError) steps.planned = true;
-			log(`plan: update_plan took ${plan().steps.length} steps, "locate" in progress${message.isError ? ` (error: ${text})` : ""}`);
+			log(`plan: update_plan took ${PLAN_STEPS} steps, "locate" in progress${message.isError ? ` (error: ${text})` : ""}`);
 			break;
 		case "test-1": {
 			const original = demo.raw.get("test-1") ?? "";
@@ -332,7 +191,7 @@ function describe(message, demo, log) {
 		default:
 			if (message.toolName === "obs_recall") {
 				const header = RECALL_HEADER.exec(text);
-				if (header?.[3] === "true") {
+				if (header?.[4] === "true") {
 					const recalled = demo.recallPages.join("") + text.slice(header[0].length);
 					const exact = recalled === demo.raw.get("search-1");
 					if (exact) steps.recalled = true;
