@@ -4,15 +4,19 @@
 // function of the real context it is sent); files, commands and outputs are real.
 // A second faux model plays the reducer and quotes real lines of the real log.
 //   node scripts/demo.mjs            one progress line per step, then the session file
+//   node scripts/demo.mjs --tui      the same script in Pi's interactive terminal
 // The core is `runDemo()`, which the test suite runs and checks against the session file.
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 
-import { ai, pi, piMajor, piVersion, repoRoot, startSession, writeJson } from "../sol-napi/test/support.mjs";
+import { ai, pi, piCliPath, piMajor, piVersion, repoRoot, startSession, writeJson } from "../sol-napi/test/support.mjs";
 import { createProject } from "./demo/project.mjs";
 import {
+	AGENT_MODEL,
+	AGENT_PROVIDER,
 	FINAL_ANSWER,
 	PLAN_STEPS,
 	PROMPT,
@@ -207,11 +211,46 @@ function describe(message, demo, log) {
  */
 export function printSavingsTable(_demo) {}
 
+/**
+ * `--tui`: the same script in Pi's interactive terminal, under the user's terminal. The
+ * real `pi` CLI loads SoL-Pi and the scripted models (scripts/demo/tui-extension.ts);
+ * the session starts with the task's prompt, and the user leaves Pi as usual.
+ */
+export function runTuiDemo() {
+	const root = fs.mkdtempSync(path.join(os.tmpdir(), "sol-pi-demo-"));
+	const cwd = path.join(root, "shop");
+	const agentDir = path.join(root, "agent");
+	const sessionDir = path.join(root, "sessions");
+	for (const dir of [cwd, agentDir, sessionDir]) fs.mkdirSync(dir, { recursive: true });
+	createProject(cwd);
+	// In the agent dir, so no project trust is asked for.
+	writeJson(path.join(agentDir, "sol-pi.json"), demoConfig);
+	writeJson(path.join(agentDir, "settings.json"), { compaction: { enabled: false, keepRecentTokens: KEEP_RECENT_TOKENS } });
+	const solPi = piMajor === 0 ? path.join(demoDir, "keep-recent-extension.ts") : repoRoot;
+	const args = [piCliPath(), "--provider", AGENT_PROVIDER, "--model", AGENT_MODEL, "--session-dir", sessionDir];
+	args.push("-e", path.join(demoDir, "tui-extension.ts"), "-e", solPi, PROMPT);
+	const env = { ...process.env, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" };
+	console.log(`SoL-Pi demo in Pi ${piVersion}'s terminal, project ${cwd}; leave Pi as usual when the task is done.`);
+	const result = spawnSync(process.execPath, args, { cwd, env, stdio: "inherit" });
+	const files = fs.readdirSync(sessionDir).filter((name) => name.endsWith(".jsonl"));
+	for (const name of files) console.log(`session file: ${path.join(sessionDir, name)}`);
+	return result.status ?? 1;
+}
+
 const isMain = process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href;
 if (isMain) {
-	const demo = await runDemo();
-	for (const error of demo.errors) console.log(`SoL-Pi stopped: ${error.error}`);
-	if (demo.missing.length > 0) console.log(`steps that did not happen: ${demo.missing.join(", ")}`);
-	console.log(`session file: ${demo.sessionFile}`);
-	process.exitCode = demo.ok ? 0 : 1;
+	const flags = process.argv.slice(2);
+	const unknown = flags.filter((flag) => flag !== "--tui");
+	if (unknown.length > 0) {
+		console.error(`unknown argument: ${unknown.join(" ")} (usage: node scripts/demo.mjs [--tui])`);
+		process.exitCode = 2;
+	} else if (flags.includes("--tui")) {
+		process.exitCode = runTuiDemo();
+	} else {
+		const demo = await runDemo();
+		for (const error of demo.errors) console.log(`SoL-Pi stopped: ${error.error}`);
+		if (demo.missing.length > 0) console.log(`steps that did not happen: ${demo.missing.join(", ")}`);
+		console.log(`session file: ${demo.sessionFile}`);
+		process.exitCode = demo.ok ? 0 : 1;
+	}
 }
