@@ -212,11 +212,11 @@ function describe(message, demo, log) {
 export function printSavingsTable(_demo) {}
 
 /**
- * `--tui`: the same script in Pi's interactive terminal, under the user's terminal. The
- * real `pi` CLI loads SoL-Pi and the scripted models (scripts/demo/tui-extension.ts);
- * the session starts with the task's prompt, and the user leaves Pi as usual.
+ * The real `pi` CLI on a fresh copy of the project with SoL-Pi and the scripted models
+ * (scripts/demo/tui-extension.ts) loaded: the command, its cwd and environment, and the
+ * session folder. `print` runs it as `pi -p` (no terminal); otherwise it is interactive.
  */
-export function runTuiDemo() {
+export function cliDemo({ print = false } = {}) {
 	const root = fs.mkdtempSync(path.join(os.tmpdir(), "sol-pi-demo-"));
 	const cwd = path.join(root, "shop");
 	const agentDir = path.join(root, "agent");
@@ -228,12 +228,18 @@ export function runTuiDemo() {
 	writeJson(path.join(agentDir, "settings.json"), { compaction: { enabled: false, keepRecentTokens: KEEP_RECENT_TOKENS } });
 	const solPi = piMajor === 0 ? path.join(demoDir, "keep-recent-extension.ts") : repoRoot;
 	const args = [piCliPath(), "--provider", AGENT_PROVIDER, "--model", AGENT_MODEL, "--session-dir", sessionDir];
-	args.push("-e", path.join(demoDir, "tui-extension.ts"), "-e", solPi, PROMPT);
+	args.push("-e", path.join(demoDir, "tui-extension.ts"), "-e", solPi, ...(print ? ["-p"] : []), PROMPT);
 	const env = { ...process.env, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", PI_TELEMETRY: "0" };
-	console.log(`SoL-Pi demo in Pi ${piVersion}'s terminal, project ${cwd}; leave Pi as usual when the task is done.`);
-	const result = spawnSync(process.execPath, args, { cwd, env, stdio: "inherit" });
-	const files = fs.readdirSync(sessionDir).filter((name) => name.endsWith(".jsonl"));
-	for (const name of files) console.log(`session file: ${path.join(sessionDir, name)}`);
+	const sessionFiles = () => fs.readdirSync(sessionDir).filter((name) => name.endsWith(".jsonl")).map((name) => path.join(sessionDir, name));
+	return { root, cwd, sessionDir, command: process.execPath, args, env, sessionFiles };
+}
+
+/** `--tui`: the same script in Pi's interactive terminal, under the user's terminal; the user leaves Pi as usual. */
+export function runTuiDemo() {
+	const cli = cliDemo();
+	console.log(`SoL-Pi demo in Pi ${piVersion}'s terminal, project ${cli.cwd}; leave Pi as usual when the task is done.`);
+	const result = spawnSync(cli.command, cli.args, { cwd: cli.cwd, env: cli.env, stdio: "inherit" });
+	for (const file of cli.sessionFiles()) console.log(`session file: ${file}`);
 	return result.status ?? 1;
 }
 

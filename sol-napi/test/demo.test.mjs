@@ -2,7 +2,7 @@
 // session file and SoL-Pi's archives: what was archived is the real output, what was
 // recalled is the original, every receipt quote is a line of the archived log, the
 // requests the session recorded are the ones the faux provider answered, and the fix
-// really landed.
+// really landed. The --tui models also drive the real `pi` CLI (as `pi -p`) to the same end.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -12,7 +12,8 @@ import { after, before, test } from "node:test";
 
 import { piVersion } from "./support.mjs";
 import { FIXED_LINE } from "../../scripts/demo/project.mjs";
-import { QUERY, REDUCER_ENTRY, SEARCH_COMMAND, TEST_COMMAND, placeholderId, runDemo } from "../../scripts/demo.mjs";
+import { QUERY, REDUCER_ENTRY, SEARCH_COMMAND, TEST_COMMAND, cliDemo, placeholderId, runDemo } from "../../scripts/demo.mjs";
+import { FINAL_ANSWER } from "../../scripts/demo/script.mjs";
 
 const sha256 = (text) => createHash("sha256").update(text).digest("hex");
 const textOf = (m) => (typeof m.content === "string" ? m.content : (m.content ?? []).map((b) => b.text ?? "").join("\n"));
@@ -161,4 +162,23 @@ test(`Pi ${piVersion}: the boundary compaction and its continuation are in the s
 	const state = entries.filter((e) => e.type === "custom" && e.customType === "sol-pi-online-context-state-v1").at(-1).data;
 	assert.equal(state.requestCount, replies.length, "Online Context Compact counted the requests the provider answered");
 	assert.equal(state.nativeCompactionCount, 1);
+});
+
+test(`Pi ${piVersion}: the --tui models drive the real pi CLI through the same task (run as pi -p here)`, (t) => {
+	const cli = cliDemo({ print: true });
+	t.after(() => fs.rmSync(cli.root, { recursive: true, force: true }));
+	const result = spawnSync(cli.command, cli.args, { cwd: cli.cwd, env: cli.env, encoding: "utf8", timeout: 120_000 });
+	assert.equal(result.status, 0, result.stderr);
+	assert.equal(result.stdout.trim(), FINAL_ANSWER, `stdout: ${result.stdout}\nstderr: ${result.stderr}`);
+	assert.doesNotMatch(result.stderr, /Extension error|SoL-Pi/, result.stderr);
+	const [file, ...more] = cli.sessionFiles();
+	assert.deepEqual(more, []);
+	const cliEntries = fs.readFileSync(file, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+	const kinds = cliEntries.filter((e) => e.type === "custom" && e.customType === REDUCER_ENTRY).map((e) => e.data.kind);
+	assert.deepEqual(kinds, ["candidate", "provider_response", "applied"]);
+	assert.equal(cliEntries.filter((e) => e.type === "compaction").length, 1);
+	const recalled = cliEntries.some((e) => e.type === "message" && e.message.role === "toolResult" && e.message.toolName === "obs_recall" && !e.message.isError);
+	assert.ok(recalled, "obs_recall found the packed search output");
+	assert.ok(fs.readFileSync(path.join(cli.cwd, "shop", "pricing.py"), "utf8").includes(FIXED_LINE));
+	assert.equal(spawnSync("python3", ["-m", "unittest"], { cwd: cli.cwd }).status, 0);
 });
