@@ -9,7 +9,9 @@
 //!
 //! - **Failing tests**, one per name, in log order: cargo test (`test NAME ... FAILED` and
 //!   the `failures:` list), pytest (`FAILED NODEID - …`, `ERROR NODEID`, verbose
-//!   `NODEID FAILED`), go test (`--- FAIL: NAME`), jest (`● NAME`) and vitest
+//!   `NODEID FAILED`), Python's unittest (`FAIL: NAME (ID)`, `ERROR: NAME (ID)` and verbose
+//!   `NAME (ID) ... FAIL`, named by the dotted id ending in the test's name), go test
+//!   (`--- FAIL: NAME`), jest (`● NAME`) and vitest
 //!   (`FAIL  FILE > SUITE > NAME`; the `✕`/`×` tree lines only when neither of those is
 //!   there).
 //! - **Diagnostics**, when no failing test is named: tsc (`FILE(L,C): error TSNNNN` and
@@ -18,8 +20,9 @@
 //!
 //! [`check_failure_evidence`] then asks of the receipt's `fatal` and `failure` quotes:
 //!
-//! 1. with failing tests: each test is quoted, by its identifying line or by its name in
-//!    a quote that shows a failure word; when the log names more tests than a receipt can
+//! 1. with failing tests: each test is quoted, by a line that identifies it as failing (any
+//!    of the forms above, not only the first the log shows) or by its name in a quote that
+//!    shows a failure word; when the log names more tests than a receipt can
 //!    hold items ([`MAX_EVIDENCE_ITEMS`]), that many of them;
 //! 2. else with diagnostics: at least one diagnostic is quoted (for tsc, its location and
 //!    code; otherwise the whole line);
@@ -37,6 +40,7 @@
 //! assert!(check_failure_evidence(&failures, log, &["test a::two ... FAILED\ntest a::three ... FAILED"]).is_ok());
 //! ```
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -127,6 +131,10 @@ static PYTEST_SUMMARY: LazyLock<Regex> =
     LazyLock::new(|| regex(r"^(?:FAILED|ERROR) (\S+)(?: - .*)?$"));
 static PYTEST_VERBOSE: LazyLock<Regex> =
     LazyLock::new(|| regex(r"^(\S+::\S+) (?:FAILED|ERROR)(?:\s+\[\s*\d+%\])?$"));
+static UNITTEST_SUMMARY: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"^(?:FAIL|ERROR): (\w+) \(([\w.]+)\)"));
+static UNITTEST_VERBOSE: LazyLock<Regex> =
+    LazyLock::new(|| regex(r"^(\w+) \(([\w.]+)\) \.\.\. (?:FAIL|ERROR)$"));
 static GO_FAIL: LazyLock<Regex> = LazyLock::new(|| regex(r"^\s*--- FAIL: (\S+)"));
 static JEST_HEADING: LazyLock<Regex> = LazyLock::new(|| regex(r"^\s*● (\S.*)$"));
 static VITEST_FAIL: LazyLock<Regex> = LazyLock::new(|| regex(r"^\s*FAIL\s+(\S.* > .*\S)$"));
@@ -159,7 +167,7 @@ pub fn identify_failures(log: &str) -> Failures {
             continue;
         }
         if let Some(name) = failing_test_name(line) {
-            push_test(&mut tests, name, line);
+            push_test(&mut tests, &name, line);
         } else if let Some(caps) = line
             .contains(['✕', '×', '✗'])
             .then(|| TREE_CROSS.captures(line))
@@ -184,7 +192,34 @@ pub fn identify_failures(log: &str) -> Failures {
 }
 
 /// The failing test a line names, if it is one of the runners' failure lines.
-fn failing_test_name(line: &str) -> Option<&str> {
+fn failing_test_name(line: &str) -> Option<Cow<'_, str>> {
+    borrowed_failing_test_name(line)
+        .map(Cow::Borrowed)
+        .or_else(|| unittest_name(line))
+}
+
+/// unittest's test id: the dotted id in parentheses, which ends with the method's name
+/// from Python 3.11 on and names only the class before (the name is then appended).
+fn unittest_name(line: &str) -> Option<Cow<'_, str>> {
+    let caps = if line.starts_with("FAIL: ") || line.starts_with("ERROR: ") {
+        UNITTEST_SUMMARY.captures(line)?
+    } else if line.ends_with(" ... FAIL") || line.ends_with(" ... ERROR") {
+        UNITTEST_VERBOSE.captures(line)?
+    } else {
+        return None;
+    };
+    let (method, id) = (caps.get(1)?.as_str(), caps.get(2)?.as_str());
+    let complete = id
+        .strip_suffix(method)
+        .is_some_and(|module| module.ends_with('.'));
+    Some(if complete {
+        Cow::Borrowed(id)
+    } else {
+        Cow::Owned(format!("{id}.{method}"))
+    })
+}
+
+fn borrowed_failing_test_name(line: &str) -> Option<&str> {
     // Cheap tests first: most lines of a long log are none of these.
     let trimmed = line.trim_start();
     if line.starts_with("test ") && line.ends_with("FAILED") {
@@ -330,6 +365,9 @@ fn contains_name(quote: &str, name: &str) -> bool {
 
 fn keeps_test(quote: &str, test: &FailingTest) -> bool {
     quote.contains(test.line.as_str())
+        || quote
+            .lines()
+            .any(|line| failing_test_name(line.trim_end()).is_some_and(|name| name == test.name))
         || (contains_name(quote, &test.name) && has_failure_signal(quote))
 }
 

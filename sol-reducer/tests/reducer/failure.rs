@@ -296,6 +296,27 @@ fn missing_failure_evidence_details() {
 /// A runner's log of `tests` (name, passed), with its failure lines.
 fn runner_log(runner: &str, tests: &[(String, bool)]) -> String {
     let mut log = String::new();
+    if runner.starts_with("unittest") {
+        // Python's unittest: the verbose lines, then a FAIL: section per failing test. From
+        // 3.11 the id ends with the method; before, it names only the class.
+        let method = |name: &str| format!("test_{}", name.replace("::", "_"));
+        let id = |name: &str| match runner {
+            "unittest" => format!("tests.test_mod.Case.{}", method(name)),
+            _ => "tests.test_mod.Case".to_owned(),
+        };
+        for (name, passed) in tests {
+            let status = if *passed { "ok" } else { "FAIL" };
+            log.push_str(&format!("{} ({}) ... {status}\n", method(name), id(name)));
+        }
+        for (name, _) in tests.iter().filter(|(_, passed)| !passed) {
+            log.push_str(&format!(
+                "\n======\nFAIL: {} ({})\n------\nAssertionError: 1 != 2\n",
+                method(name),
+                id(name)
+            ));
+        }
+        return log;
+    }
     for (name, passed) in tests {
         let line = match (runner, passed) {
             ("cargo", true) => format!("test {name} ... ok"),
@@ -323,6 +344,9 @@ fn runner_log(runner: &str, tests: &[(String, bool)]) -> String {
 fn runner_name(runner: &str, name: &str) -> String {
     match runner {
         "cargo" => name.to_owned(),
+        "unittest" | "unittest-3.10" => {
+            format!("tests.test_mod.Case.test_{}", name.replace("::", "_"))
+        }
         "pytest" => format!(
             "tests/test_{}.py::test_{}",
             name.len(),
@@ -334,7 +358,7 @@ fn runner_name(runner: &str, name: &str) -> String {
 
 fn runner_case() -> impl Strategy<Value = (&'static str, Vec<(String, bool)>)> {
     (
-        select(vec!["cargo", "pytest", "go"]),
+        select(vec!["cargo", "pytest", "go", "unittest", "unittest-3.10"]),
         prop::collection::btree_map("[a-z]{1,6}(::[a-z]{1,6}){0,2}", any::<bool>(), 1..20),
     )
         .prop_map(|(runner, tests)| (runner, tests.into_iter().collect()))

@@ -21,7 +21,7 @@ fn exact_log(fixture: &Fixture) -> String {
 }
 
 #[test]
-fn there_are_five_fixtures_over_the_minimum() {
+fn there_are_six_fixtures_over_the_minimum() {
     let fixtures = fixtures();
     let names: Vec<&str> = fixtures.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(
@@ -31,7 +31,8 @@ fn there_are_five_fixtures_over_the_minimum() {
             "go-test-failure",
             "npm-test-pass",
             "pytest-failure",
-            "tsc-errors-fused"
+            "tsc-errors-fused",
+            "unittest-failure"
         ]
     );
     for fixture in &fixtures {
