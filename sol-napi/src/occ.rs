@@ -31,7 +31,7 @@ use sol_occ::session::{
 use sol_occ::settings::{CompactionSettings, ModelRef, OccOptions, resolve_compaction_settings};
 use sol_occ::state::STATE_ENTRY_TYPE;
 use sol_occ::text;
-use sol_occ::tokens::SizedMessage;
+use sol_occ::tokens::{MessageRole, SizedMessage};
 
 use crate::account::JsStepAccount;
 use crate::boundary::quiet;
@@ -575,7 +575,10 @@ impl Occ {
     /// `session_shutdown`.
     #[napi(catch_unwind)]
     pub fn session_shutdown(&self) {
-        quiet(|| self.session().session_shutdown());
+        quiet(|| {
+            // The step never has effects.
+            self.session().on_session_shutdown();
+        });
     }
 
     /// `context`: observes the messages (their total size, as the host sized them) and
@@ -583,8 +586,9 @@ impl Occ {
     #[napi(catch_unwind)]
     pub fn context(&self, aborted: bool, observed_tokens: f64) {
         quiet(|| {
+            // The step never has effects: an observation is not saved.
             self.session()
-                .context(ContextEvent::total(aborted, tokens_of(observed_tokens)));
+                .on_context(ContextEvent::total(aborted, tokens_of(observed_tokens)));
         });
     }
 
@@ -609,7 +613,10 @@ impl Occ {
     /// `message_end`: an assistant message ends the counted request.
     #[napi(catch_unwind)]
     pub fn message_end(&self, role: String) {
-        quiet(|| self.session().message_end(&role));
+        quiet(|| {
+            // The step never has effects.
+            self.session().on_message_end(MessageRole::parse(&role));
+        });
     }
 
     /// `input`: corrections drop the plan, a new task after a completed plan starts a new
@@ -735,7 +742,7 @@ impl Occ {
     pub fn should_cancel_compaction(&self, reason: String) -> bool {
         quiet(|| {
             self.session()
-                .should_cancel_compaction(CompactionTrigger::parse(&reason))
+                .on_before_compact(CompactionTrigger::parse(&reason))
         })
     }
 

@@ -215,6 +215,38 @@ impl NativeProjection {
         }
     }
 
+    /// The projection of a host that keeps no session entries of its own: its
+    /// conversation, one [`EntryKind::Message`] entry per message (ids `m0`, `m1`, ...),
+    /// no compaction.
+    ///
+    /// ```
+    /// use sol_occ::estimate::{EntryKind, NativeProjection};
+    /// use sol_occ::tokens::{MessageRole, SizedMessage};
+    ///
+    /// let messages = [
+    ///     SizedMessage::new(MessageRole::User, 10, "user-1"),
+    ///     SizedMessage::new(MessageRole::Assistant, 20, "assistant-1"),
+    /// ];
+    /// let projection = NativeProjection::from_messages(&messages);
+    /// assert_eq!(projection.total_tokens(), 30);
+    /// assert_eq!(projection.entries[1].id.as_deref(), Some("m1"));
+    /// assert!(projection.entries.iter().all(|entry| entry.kind == EntryKind::Message));
+    /// ```
+    pub fn from_messages(messages: &[SizedMessage]) -> Self {
+        NativeProjection {
+            entries: messages
+                .iter()
+                .enumerate()
+                .map(|(index, message)| ProjectedEntry {
+                    id: Some(format!("m{index}")),
+                    kind: EntryKind::Message,
+                    messages: vec![message.clone()],
+                })
+                .collect(),
+            leaf_is_compaction: false,
+        }
+    }
+
     /// Index of the first entry after the newest compaction summary (0 without one).
     pub fn history_start(&self) -> usize {
         self.entries

@@ -49,9 +49,10 @@
 //! use sol_occ::estimate::NativeProjection;
 //! use sol_occ::session::*;
 //! use sol_occ::settings::{resolve_compaction_settings, OccOptions};
+//! use sol_occ::tokens::MessageRole;
 //!
 //! let mut occ = OccSession::new(OccOptions { cache_write_read_ratio: Some(0.0), keep_recent_tokens: Some(50) });
-//! occ.session_start(&[], Vec::new());
+//! assert!(occ.on_session_start(&[], Vec::new()).effects.is_empty());
 //! let plan = |status: &str| json!({"steps": [
 //!     {"id": "build", "goal": "Build it", "status": status},
 //!     {"id": "ship", "goal": "Ship it", "status": "pending"},
@@ -65,19 +66,15 @@
 //! })).collect();
 //! let typed: Vec<_> = messages.iter().cloned().map(AgentMessage::from_value).collect();
 //! for step in 0..3 {
-//!     occ.context(ContextEvent::new(false, &typed));
-//!     occ.before_provider_request(None, 0);
-//!     occ.message_end("assistant");
-//!     if step == 0 { occ.update_plan("call-1", &plan("in_progress"), false)?; }
+//!     occ.on_context(ContextEvent::new(false, &typed));
+//!     occ.on_before_provider_request(None, 0);
+//!     occ.on_message_end(MessageRole::Assistant);
+//!     if step == 0 { occ.on_update_plan("call-1", &plan("in_progress"), false).0?; }
 //! }
-//! let result = occ.update_plan("call-2", &plan("completed"), false)?;
-//! assert!(result.details.boundary);
+//! let (result, _) = occ.on_update_plan("call-2", &plan("completed"), false);
+//! assert!(result?.details.boundary);
 //!
-//! let turn = TurnEnd {
-//!     stop_reason: Some(StopReason::ToolUse),
-//!     aborted: false,
-//!     tool_results: vec![TurnToolResult { tool_call_id: "call-2".into(), tool_name: "update_plan".into(), is_error: false }],
-//! };
+//! let turn = TurnEnd::after_tools(vec![TurnToolResult::new("call-2", "update_plan", false)]);
 //! // The host carries out each step's effects in order; `measure` asks for the context.
 //! assert_eq!(occ.on_turn_end(&turn).effects, vec![Effect::Measure]);
 //! let branch: Vec<_> = messages.iter().enumerate()
@@ -93,14 +90,15 @@
 //!     observed: None,
 //! };
 //! let step = occ.on_decide_boundary(&measurement);
-//! assert!(matches!(step.effects.as_slice(), [Effect::Decision(_), Effect::AppendEntry(_), Effect::Abort]));
+//! // Every earlier step saved the state it changed: nothing is left to save before the abort.
+//! assert!(matches!(step.effects.as_slice(), [Effect::Decision(_), Effect::Abort]));
 //!
 //! // The host called ctx.abort(); the run settles with Pi idle.
 //! let step = occ.on_agent_settled(true);
 //! let [Effect::Compact { custom_instructions }] = step.effects.as_slice() else { unreachable!() };
 //! assert!(custom_instructions.starts_with("This compaction runs at a completed step"));
 //! occ.on_session_compact(false, Vec::new());
-//! let step = occ.on_compaction_finished(&CompactionResult::Completed { summary: "## Goal\n…".into() });
+//! let step = occ.on_compaction_finished(&CompactionResult::completed("## Goal\n…"));
 //! assert_eq!(step.account.model_calls, 1);
 //! let Some(Effect::SendMessage(continuation)) = step.effects.last() else { unreachable!() };
 //! assert!(continuation.trigger_turn && !continuation.display);

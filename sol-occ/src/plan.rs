@@ -255,17 +255,22 @@ impl ProgressSummary {
 pub enum PlanError {
     /// The arguments are not a JSON object.
     #[error(
-        "update_plan arguments must be an object like {{\"steps\": [{{\"id\": \"1\", \"goal\": \"...\", \"status\": \"pending\"}}]}}, got {found}; the plan was not changed"
+        "{tool_name} arguments must be an object like {{\"steps\": [{{\"id\": \"1\", \"goal\": \"...\", \"status\": \"pending\"}}]}}, got {found}; the plan was not changed"
     )]
     ArgumentsNotObject {
+        /// The plan tool's model-facing name ([`TOOL_NAME`] unless the host named it
+        /// otherwise).
+        tool_name: String,
         /// The JSON kind that was given.
         found: String,
     },
     /// An argument other than `steps` and `progress`.
     #[error(
-        "update_plan has an unknown argument {key:?}; only \"steps\" and \"progress\" are allowed; the plan was not changed"
+        "{tool_name} has an unknown argument {key:?}; only \"steps\" and \"progress\" are allowed; the plan was not changed"
     )]
     UnknownArgument {
+        /// The plan tool's model-facing name.
+        tool_name: String,
         /// The unknown key.
         key: String,
     },
@@ -456,7 +461,8 @@ pub fn code_points(text: &str) -> usize {
     text.chars().count()
 }
 
-/// Validates the arguments of an `update_plan` call.
+/// Validates the arguments of an `update_plan` call; the error texts name Pi's tool,
+/// [`TOOL_NAME`] ([`parse_update_plan_named`] for another name).
 ///
 /// The checks run in this order: the kind of value, unknown arguments, `steps` (kind, count,
 /// then each step in order: kind, unknown keys, `id`, `goal`, `status`, uniqueness of the
@@ -467,16 +473,40 @@ pub fn code_points(text: &str) -> usize {
 ///
 /// A [`PlanError`] describing the first problem found.
 pub fn parse_update_plan(args: &Value) -> Result<PlanUpdate, PlanError> {
+    parse_update_plan_named(args, TOOL_NAME)
+}
+
+/// [`parse_update_plan`] for a plan tool the host registered as `tool_name`: the error
+/// texts that name the tool name it so, since the model reads them as the tool result.
+///
+/// # Errors
+///
+/// A [`PlanError`] describing the first problem found.
+///
+/// ```
+/// use serde_json::json;
+/// use sol_occ::plan::{parse_update_plan, parse_update_plan_named};
+///
+/// let error = parse_update_plan_named(&json!([]), "set_plan").unwrap_err();
+/// assert!(error.to_string().starts_with("set_plan arguments must be an object"));
+/// let error = parse_update_plan(&json!({"plan": []})).unwrap_err();
+/// assert!(error.to_string().starts_with("update_plan has an unknown argument \"plan\""));
+/// ```
+pub fn parse_update_plan_named(args: &Value, tool_name: &str) -> Result<PlanUpdate, PlanError> {
     let object = args
         .as_object()
         .ok_or_else(|| PlanError::ArgumentsNotObject {
+            tool_name: tool_name.to_owned(),
             found: kind(args).to_owned(),
         })?;
     if let Some(key) = object
         .keys()
         .find(|key| *key != KEY_STEPS && *key != KEY_PROGRESS)
     {
-        return Err(PlanError::UnknownArgument { key: key.clone() });
+        return Err(PlanError::UnknownArgument {
+            tool_name: tool_name.to_owned(),
+            key: key.clone(),
+        });
     }
     let steps = match object.get(KEY_STEPS) {
         None => return Err(PlanError::NoSteps),

@@ -52,20 +52,21 @@
 //! use sol_core::message::AgentMessage;
 //! use sol_occ::session::{ContextEvent, Effect, OccSession};
 //! use sol_occ::settings::OccOptions;
+//! use sol_occ::tokens::MessageRole;
 //!
 //! let mut occ = OccSession::new(OccOptions { cache_write_read_ratio: Some(12.5), keep_recent_tokens: None });
-//! occ.restore(&[]);
+//! occ.on_restore(&[]);
 //! let messages = vec![AgentMessage::from_value(json!({"role": "user", "content": "hello", "timestamp": 1}))];
-//! occ.context(ContextEvent::new(false, &messages));
-//! assert!(occ.before_provider_request(None, 0).counted);
-//! assert!(!occ.before_provider_request(None, 0).counted); // a replay
-//! occ.message_end("assistant");
-//! assert_eq!(occ.state().request_count, 1);
+//! occ.on_context(ContextEvent::new(false, &messages));
 //! // The counted request's state snapshot is an effect of the step that counted it.
-//! occ.context(ContextEvent::new(false, &messages));
 //! let step = occ.on_before_provider_request(None, 0);
-//! assert!(matches!(step.effects.as_slice(), [Effect::AppendEntry(entry)] if entry.data["requestCount"] == 2));
+//! assert!(matches!(step.effects.as_slice(), [Effect::AppendEntry(entry)] if entry.data["requestCount"] == 1));
+//! assert!(occ.on_before_provider_request(None, 0).effects.is_empty()); // a replay
+//! occ.on_message_end(MessageRole::Assistant);
+//! assert_eq!(occ.state().request_count, 1);
 //! ```
+
+use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -78,12 +79,12 @@ use crate::estimate::{NativeCutEstimate, NativeProjection, ObservedContext, esti
 use crate::instructions::compaction_instructions;
 use crate::plan::{
     PlanError, PlanStep, PlanTransition, ProgressSummary, TOOL_NAME, analyze_transition,
-    parse_update_plan, remaining_steps,
+    parse_update_plan_named, remaining_steps,
 };
 use crate::settings::{CompactionSettings, OccOptions, positive_safe_integer};
 use crate::state::{CacheDebt, OccState, STATE_ENTRY_TYPE, StateError, restore_from_branch};
 use crate::text;
-use crate::tokens::{SizedMessage, estimate_utf8_tokens};
+use crate::tokens::{MessageRole, SizedMessage, estimate_utf8_tokens};
 
 /// Whether the next `before_provider_request` is an agent request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -273,6 +274,28 @@ pub struct TurnToolResult {
     pub is_error: bool,
 }
 
+impl TurnToolResult {
+    /// One tool result of the ending turn.
+    ///
+    /// ```
+    /// use sol_occ::session::TurnToolResult;
+    ///
+    /// let result = TurnToolResult::new("call-2", "update_plan", false);
+    /// assert_eq!((result.tool_call_id.as_str(), result.is_error), ("call-2", false));
+    /// ```
+    pub fn new(
+        tool_call_id: impl Into<String>,
+        tool_name: impl Into<String>,
+        is_error: bool,
+    ) -> TurnToolResult {
+        TurnToolResult {
+            tool_call_id: tool_call_id.into(),
+            tool_name: tool_name.into(),
+            is_error,
+        }
+    }
+}
+
 /// Why the assistant message that ends a turn stopped.
 ///
 /// Pi's `stopReason` strings are read in one place, [`StopReason::parse`], and written back
@@ -355,6 +378,26 @@ pub struct TurnEnd {
     pub tool_results: Vec<TurnToolResult>,
 }
 
+impl TurnEnd {
+    /// A turn that ended normally after calling tools ([`StopReason::ToolUse`], not
+    /// aborted) with these results.
+    ///
+    /// ```
+    /// use sol_occ::session::{StopReason, TurnEnd, TurnToolResult};
+    ///
+    /// let turn = TurnEnd::after_tools(vec![TurnToolResult::new("call-2", "update_plan", false)]);
+    /// assert_eq!(turn.stop_reason, Some(StopReason::ToolUse));
+    /// assert!(!turn.aborted);
+    /// ```
+    pub fn after_tools(tool_results: Vec<TurnToolResult>) -> TurnEnd {
+        TurnEnd {
+            stop_reason: Some(StopReason::ToolUse),
+            aborted: false,
+            tool_results,
+        }
+    }
+}
+
 /// Why a recorded plan boundary is not evaluated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BoundarySkip {
@@ -422,6 +465,38 @@ pub struct BoundaryMeasurement {
     /// The sized messages of the host's latest observation, when it reported only their
     /// total ([`Observation::Total`]); ignored when the session holds the sized messages.
     pub observed: Option<Vec<SizedMessage>>,
+}
+
+impl BoundaryMeasurement {
+    /// The measurement of a host without Pi's session entries: the conversation it sent
+    /// (`messages`, the sized list of its latest observation) is also the branch, one
+    /// projected entry per message ([`NativeProjection::from_messages`]), in a window of
+    /// `context_window` tokens, with no reported size, no system prompt and Pi's default
+    /// compaction settings (the session's `keep_recent_tokens` option still wins). The
+    /// fields are public for a host that measured more.
+    ///
+    /// ```
+    /// use sol_occ::session::BoundaryMeasurement;
+    /// use sol_occ::tokens::{MessageRole, SizedMessage};
+    ///
+    /// let messages = vec![SizedMessage::new(MessageRole::User, 2_000, "message-0")];
+    /// let measurement = BoundaryMeasurement::from_observed(messages.clone(), 200_000);
+    /// assert_eq!(measurement.projection.entries.len(), 1);
+    /// assert_eq!(measurement.usage_context_window, Some(200_000.0));
+    /// assert_eq!(measurement.observed, Some(messages));
+    /// ```
+    pub fn from_observed(messages: Vec<SizedMessage>, context_window: u64) -> BoundaryMeasurement {
+        BoundaryMeasurement {
+            reported_tokens: None,
+            // Context windows are far below 2^53, so the conversion is exact.
+            usage_context_window: Some(context_window as f64),
+            model_context_window: None,
+            system_prompt_tokens: 0,
+            projection: NativeProjection::from_messages(&messages),
+            settings: CompactionSettings::default(),
+            observed: Some(messages),
+        }
+    }
 }
 
 /// Pi's estimate of the system prompt.
@@ -510,6 +585,22 @@ pub enum CompactionResult {
     /// Neither callback came: the session shut down while the host waited. Nothing
     /// follows, as for a cancelled compaction.
     Abandoned,
+}
+
+impl CompactionResult {
+    /// `onComplete` with this summary.
+    ///
+    /// ```
+    /// use sol_occ::session::CompactionResult;
+    ///
+    /// let result = CompactionResult::completed("## Goal\nShip it.");
+    /// assert_eq!(result, CompactionResult::Completed { summary: "## Goal\nShip it.".into() });
+    /// ```
+    pub fn completed(summary: impl Into<String>) -> CompactionResult {
+        CompactionResult::Completed {
+            summary: summary.into(),
+        }
+    }
 }
 
 /// A compaction Pi refused without failing: the task resumes with the current context.
@@ -965,9 +1056,7 @@ impl OccSession {
 
     /// `message_end`: the assistant message ends the counted request.
     pub fn message_end(&mut self, role: &str) {
-        if role == "assistant" {
-            self.mark = RequestMark::Clear;
-        }
+        self.on_message_end(MessageRole::parse(role));
     }
 
     /// `input`: corrections drop the plan; a new task after a completed plan starts a new
@@ -1007,7 +1096,7 @@ impl OccSession {
         if aborted {
             return Err(PlanToolError::Aborted);
         }
-        let update = parse_update_plan(arguments)?;
+        let update = parse_update_plan_named(arguments, &self.plan_tool)?;
         let transition = analyze_transition(&self.state.plan, &update.steps);
         let mut progress_recorded = false;
         if let Some(first_id) = transition.completed_step_ids.first() {
@@ -1384,6 +1473,50 @@ pub enum Effect {
     },
 }
 
+/// One line per effect, saying what the host does: for a log, a trace or a test. Texts of
+/// several lines (a warning, the notice, an error) are joined with ` / `.
+///
+/// ```
+/// use sol_occ::session::Effect;
+///
+/// assert_eq!(Effect::Abort.to_string(), "abort the run");
+/// assert_eq!(Effect::Warn { text: "a\nb".into() }.to_string(), "warn: a / b");
+/// ```
+impl fmt::Display for Effect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let one_line = |text: &str| text.lines().collect::<Vec<_>>().join(" / ");
+        match self {
+            Effect::AppendEntry(entry) => write!(f, "save {}", entry.custom_type),
+            Effect::Decision(evaluation) => write!(
+                f,
+                "decision compact={} reason={} removable_tokens={}",
+                evaluation.decision.compact,
+                evaluation.decision.reason.code(),
+                evaluation.estimate.removable_tokens
+            ),
+            Effect::Abort => f.write_str("abort the run"),
+            Effect::Measure => f.write_str("measure the context"),
+            Effect::Compact {
+                custom_instructions,
+            } => write!(
+                f,
+                "compact ({} chars of instructions)",
+                custom_instructions.chars().count()
+            ),
+            Effect::Warn { text } => write!(f, "warn: {}", one_line(text)),
+            Effect::SavingsNotice(notice) => write!(f, "notice: {}", one_line(&notice.notice)),
+            Effect::SendMessage(continuation) => write!(
+                f,
+                "send the continuation ({} chars)",
+                continuation.content.chars().count()
+            ),
+            Effect::WaitForContinuation => f.write_str("wait for the continuation"),
+            Effect::KeepWaiting => f.write_str("keep waiting"),
+            Effect::Fail { error } => write!(f, "fail: {}", one_line(error)),
+        }
+    }
+}
+
 /// What one step left for the host, and what it saved and cost.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -1393,6 +1526,29 @@ pub struct Step {
     /// What the step saved and spent (a completed compaction: one model call and the
     /// tokens it removed).
     pub account: StepAccount,
+}
+
+/// The step's effects in order, as one line: `[save …, abort the run]` ([`Effect`]'s
+/// `Display`); `[]` for a step with nothing to do. The account is not part of it.
+///
+/// ```
+/// use sol_occ::session::{Effect, Step};
+///
+/// let step = Step { effects: vec![Effect::Measure], ..Step::default() };
+/// assert_eq!(step.to_string(), "[measure the context]");
+/// assert_eq!(Step::default().to_string(), "[]");
+/// ```
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[")?;
+        for (index, effect) in self.effects.iter().enumerate() {
+            if index > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{effect}")?;
+        }
+        f.write_str("]")
+    }
 }
 
 impl Step {
@@ -1470,6 +1626,76 @@ impl OccSession {
         let mut effects = Vec::new();
         self.snapshot(&mut effects);
         Step::of(effects)
+    }
+
+    /// `context`: observes the messages the request carries and marks the next provider
+    /// request, unless the build was already aborted. The observation is not saved, so the
+    /// step has no effects.
+    ///
+    /// ```
+    /// use sol_occ::session::{ContextEvent, OccSession};
+    /// use sol_occ::settings::OccOptions;
+    /// use sol_occ::tokens::MessageRole;
+    ///
+    /// let mut occ = OccSession::new(OccOptions::default());
+    /// assert!(occ.on_context(ContextEvent::total(false, 1_200)).effects.is_empty());
+    /// assert_eq!(occ.on_before_provider_request(None, 0).effects.len(), 1); // counted, saved
+    /// assert!(occ.on_message_end(MessageRole::Assistant).effects.is_empty());
+    /// assert_eq!(occ.state().request_count, 1);
+    /// ```
+    pub fn on_context(&mut self, event: ContextEvent) -> Step {
+        self.context(event);
+        Step::default()
+    }
+
+    /// One whole request of a host whose agent loop has no separate `context`,
+    /// `before_provider_request` and `message_end` events: the three steps in that order
+    /// (the reply is an assistant message), so the request is counted unless `event` says
+    /// the build was aborted. The effects are those of
+    /// [`OccSession::on_before_provider_request`]: the snapshot of a counted request.
+    ///
+    /// ```
+    /// use sol_occ::session::{ContextEvent, OccSession};
+    /// use sol_occ::settings::OccOptions;
+    ///
+    /// let mut occ = OccSession::new(OccOptions::default());
+    /// assert_eq!(occ.on_request(ContextEvent::total(false, 2_000), None, 0).effects.len(), 1);
+    /// assert_eq!(occ.on_request(ContextEvent::total(false, 4_000), None, 0).effects.len(), 1);
+    /// assert!(occ.on_request(ContextEvent::total(true, 6_000), None, 0).effects.is_empty());
+    /// assert_eq!(occ.state().request_count, 2);
+    /// ```
+    pub fn on_request(
+        &mut self,
+        event: ContextEvent,
+        reported_tokens: Option<f64>,
+        system_prompt_tokens: u64,
+    ) -> Step {
+        self.on_context(event);
+        let step = self.on_before_provider_request(reported_tokens, system_prompt_tokens);
+        self.on_message_end(MessageRole::Assistant);
+        step
+    }
+
+    /// `message_end`: the assistant message ends the counted request; other roles change
+    /// nothing. Never any effects.
+    pub fn on_message_end(&mut self, role: MessageRole) -> Step {
+        if role == MessageRole::Assistant {
+            self.mark = RequestMark::Clear;
+        }
+        Step::default()
+    }
+
+    /// `session_shutdown`: clears the transient state; a running compaction will produce
+    /// no continuation. Never any effects.
+    pub fn on_session_shutdown(&mut self) -> Step {
+        self.session_shutdown();
+        Step::default()
+    }
+
+    /// `session_before_compact`: whether to cancel the compaction that is about to run
+    /// ([`OccSession::should_cancel_compaction`]).
+    pub fn on_before_compact(&self, trigger: CompactionTrigger) -> bool {
+        self.should_cancel_compaction(trigger)
     }
 
     /// `before_provider_request`: a counted request is saved.

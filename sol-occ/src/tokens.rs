@@ -123,6 +123,25 @@ pub struct SizedMessage {
 }
 
 impl SizedMessage {
+    /// A message the host sized and identified itself: its role, its size in tokens and
+    /// an identity that is the same in every view of the conversation the host hands over
+    /// (any stable text the host chose: its own message number, a timestamp, a digest of
+    /// the content).
+    ///
+    /// ```
+    /// use sol_occ::tokens::{MessageRole, SizedMessage};
+    ///
+    /// let message = SizedMessage::new(MessageRole::Assistant, 2_000, "reply-3");
+    /// assert_eq!((message.role, message.tokens, message.key.as_str()), (MessageRole::Assistant, 2_000, "reply-3"));
+    /// ```
+    pub fn new(role: MessageRole, tokens: u64, key: impl Into<String>) -> SizedMessage {
+        SizedMessage {
+            role,
+            tokens,
+            key: key.into(),
+        }
+    }
+
     /// Sizes and identifies one Pi message (any role).
     pub fn from_message(message: &AgentMessage) -> SizedMessage {
         SizedMessage {

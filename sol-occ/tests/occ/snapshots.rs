@@ -291,3 +291,107 @@ fn prompt_guidelines_for_another_tool_name() {
         .collect();
     assert_text_snapshot!("prompt_guidelines_other_name", lines.join("\n"));
 }
+
+#[test]
+fn plan_errors_for_another_tool_name() {
+    // A host that registers the plan tool as `set_plan`: the errors the model reads name it so.
+    let mut occ = OccSession::new(Default::default()).with_plan_tool_name("set_plan");
+    let lines: Vec<String> = [json!(null), json!({"plan": [], "steps": []})]
+        .iter()
+        .map(|args| {
+            let (result, _) = occ.on_update_plan("call-1", args, false);
+            let error = result.expect_err("invalid");
+            format!("{}: {error}", error.code())
+        })
+        .collect();
+    assert_text_snapshot!("plan_errors_other_name", lines.join("\n"));
+}
+
+/// A boundary driven with the host conveniences up to the selection (`abort`).
+fn selected_boundary(lines: &mut Vec<String>) -> OccSession {
+    use sol_occ::session::{BoundaryMeasurement, ContextEvent, TurnEnd, TurnToolResult};
+    use sol_occ::settings::OccOptions;
+    use sol_occ::tokens::{MessageRole, SizedMessage};
+    let options = OccOptions {
+        cache_write_read_ratio: Some(0.0),
+        keep_recent_tokens: Some(3_000),
+    };
+    let mut occ = OccSession::new(options);
+    let plan = |first: &str, second: &str| {
+        json!({"steps": [{"id": "a", "goal": "Build it", "status": first},
+            {"id": "b", "goal": "Ship it", "status": second}]})
+    };
+    let mut show = |event: &str, step: sol_occ::session::Step| {
+        lines.push(format!("{event}: {step}"));
+    };
+    show(
+        "update_plan",
+        occ.on_update_plan("p1", &plan("in_progress", "pending"), false)
+            .1,
+    );
+    let mut conversation = Vec::new();
+    for i in 0..6u64 {
+        let role = [MessageRole::User, MessageRole::Assistant][i as usize % 2];
+        conversation.push(SizedMessage::new(role, 2_000, format!("m{i}")));
+        let context = ContextEvent::total(false, 2_000 * (i + 1));
+        show("request", occ.on_request(context, None, 0));
+    }
+    show(
+        "update_plan",
+        occ.on_update_plan("p2", &plan("completed", "in_progress"), false)
+            .1,
+    );
+    let turn = TurnEnd::after_tools(vec![TurnToolResult::new("p2", "update_plan", false)]);
+    show("turn end", occ.on_turn_end(&turn));
+    let measurement = BoundaryMeasurement::from_observed(conversation, 200_000);
+    show("measurement", occ.on_decide_boundary(&measurement));
+    occ
+}
+
+#[test]
+fn effect_and_step_lines() {
+    use sol_occ::session::{Effect, Step};
+    let mut lines = Vec::new();
+    let mut completed = selected_boundary(&mut lines);
+    lines.push(format!("settled: {}", completed.on_agent_settled(true)));
+    lines.push(format!(
+        "nested settlement: {}",
+        completed.on_agent_settled(true)
+    ));
+    lines.push(format!(
+        "completed: {}",
+        completed.on_compaction_finished(&CompactionResult::completed("## Goal\nShip it."))
+    ));
+    lines.push(format!(
+        "sent, busy: {}",
+        completed.on_continuation_sent(false)
+    ));
+    for (label, name, message) in [
+        ("refused", None, "Nothing to compact (session too small)"),
+        (
+            "failed",
+            Some("Error"),
+            "provider returned 500\nretry later",
+        ),
+    ] {
+        let mut occ = selected_boundary(&mut Vec::new());
+        occ.on_agent_settled(true);
+        let result = CompactionResult::Failed {
+            name: name.map(str::to_owned),
+            message: message.to_owned(),
+        };
+        lines.push(format!("{label}: {}", occ.on_compaction_finished(&result)));
+        lines.push(format!("{label}, sent: {}", occ.on_continuation_sent(true)));
+    }
+    let mut dropped = selected_boundary(&mut Vec::new());
+    lines.push(format!("settled busy: {}", dropped.on_agent_settled(false)));
+    let warn = Step {
+        effects: vec![Effect::Warn {
+            text: "first line\nsecond line".into(),
+        }],
+        ..Step::default()
+    };
+    lines.push(format!("warning: {warn}"));
+    lines.push(format!("nothing: {}", Step::default()));
+    assert_text_snapshot!("effect_and_step_lines", lines.join("\n"));
+}

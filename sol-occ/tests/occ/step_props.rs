@@ -12,6 +12,7 @@ use sol_occ::session::{
     TurnEndOutcome,
 };
 use sol_occ::state::STATE_ENTRY_TYPE;
+use sol_occ::tokens::MessageRole;
 
 use crate::session_props::{Event, event, own_branch, result, turn_end_of};
 use crate::support::{Driver, assistant, plan_args, user};
@@ -31,6 +32,13 @@ fn polled(occ: &mut OccSession) -> Option<Effect> {
             custom_type: STATE_ENTRY_TYPE,
             data: state.to_value(),
         })
+    })
+}
+
+/// The warning the old host showed for the snapshots a restore could not read.
+fn warning(rejected: &[sol_occ::state::StateError]) -> Option<Effect> {
+    (!rejected.is_empty()).then(|| Effect::Warn {
+        text: sol_occ::text::unreadable_state_warning(rejected),
     })
 }
 
@@ -71,11 +79,13 @@ fn oracle(
         Event::MessageEnd(role) => occ.message_end(role),
         Event::SessionStart => {
             let branch = own_branch(occ);
-            occ.session_start(&branch, Vec::new());
+            let rejected = occ.session_start(&branch, Vec::new());
+            effects.extend(warning(&rejected));
         }
         Event::SessionTree => {
             let branch = own_branch(occ);
-            occ.session_tree(&branch, Vec::new());
+            let rejected = occ.session_tree(&branch, Vec::new());
+            effects.extend(warning(&rejected));
         }
         Event::SessionCompact { from_extension } => {
             occ.session_compact(*from_extension, Vec::new());
@@ -148,7 +158,7 @@ fn oracle(
             }
         }
         Event::BeforeCompact(trigger) => {
-            returned = format!("{}", occ.should_cancel_compaction(*trigger));
+            returned = format!("{}", occ.on_before_compact(*trigger));
         }
         Event::BeforeTree(_) => {
             let refuses = occ.capabilities().refuses_tree_navigation_during_compaction;
@@ -174,31 +184,22 @@ fn stepped(
             let messages = driver.messages.clone();
             driver
                 .occ
-                .context(sol_occ::session::ContextEvent::new(*aborted, &messages));
-            Step::default()
+                .on_context(sol_occ::session::ContextEvent::new(*aborted, &messages))
         }
         Event::ProviderRequest { reported } => occ.on_before_provider_request(*reported, 7),
-        Event::MessageEnd(role) => {
-            occ.message_end(role);
-            Step::default()
-        }
+        Event::MessageEnd(role) => occ.on_message_end(MessageRole::parse(role)),
         Event::SessionStart => {
             let branch = own_branch(occ);
-            occ.session_start(&branch, Vec::new());
-            Step::default()
+            occ.on_session_start(&branch, Vec::new())
         }
         Event::SessionTree => {
             let branch = own_branch(occ);
-            occ.session_tree(&branch, Vec::new());
-            Step::default()
+            occ.on_session_tree(&branch, Vec::new())
         }
         Event::SessionCompact { from_extension } => {
             occ.on_session_compact(*from_extension, Vec::new())
         }
-        Event::Shutdown => {
-            occ.session_shutdown();
-            Step::default()
-        }
+        Event::Shutdown => occ.on_session_shutdown(),
         Event::Input { text, steer } => occ.on_input(&sol_occ::session::InputEvent {
             text: (*text).to_owned(),
             streaming_behavior: steer.then(|| "steer".to_owned()),
@@ -213,7 +214,7 @@ fn stepped(
         Event::Settled { idle } => occ.on_agent_settled(*idle),
         Event::Finished(result) => occ.on_compaction_finished(result),
         Event::BeforeCompact(trigger) => {
-            returned = format!("{}", occ.should_cancel_compaction(*trigger));
+            returned = format!("{}", occ.on_before_compact(*trigger));
             Step::default()
         }
         Event::BeforeTree(_) => {
@@ -356,5 +357,50 @@ proptest! {
         }
         // No continuation is outstanding after a whole event: nothing to wait for.
         prop_assert_eq!(host.occ.on_continuation_sent(idle), Step::default());
+    }
+}
+
+proptest! {
+    // Each case drives a whole random session first (a measurement per event): few cases.
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// Every effect a step can return reads as one non-empty line, and a step's line is its
+    /// effects' lines, in order, between brackets.
+    #[test]
+    fn every_effect_and_step_reads_as_one_line(events in events()) {
+        let mut host = driver(Some(0.0), PiCapabilities::default());
+        for (event, idle_after_send) in &events {
+            let (effects, _, _) = stepped(&mut host, event, *idle_after_send);
+            let lines: Vec<String> = effects.iter().map(Effect::to_string).collect();
+            for line in &lines {
+                prop_assert!(!line.is_empty() && !line.contains('\n'), "{:?}", line);
+            }
+            let step = Step { effects, account: StepAccount::default() };
+            prop_assert_eq!(step.to_string(), format!("[{}]", lines.join(", ")));
+        }
+    }
+
+    /// `on_request` after any events is `context`, `before_provider_request` and the
+    /// assistant's `message_end`, one after the other: the same effects, the same session.
+    #[test]
+    fn a_whole_request_is_its_three_events(
+        events in events(),
+        aborted in any::<bool>(),
+        observed in 0u64..50_000,
+        reported in prop::option::of(prop_oneof![Just(-1.0), 0.0f64..200_000.0]),
+        system in 0u64..5_000,
+    ) {
+        let mut host = driver(Some(0.0), PiCapabilities::default());
+        for (event, idle_after_send) in &events {
+            stepped(&mut host, event, *idle_after_send);
+        }
+        let mut apart = host.occ.clone();
+        let context = || sol_occ::session::ContextEvent::total(aborted, observed);
+        let whole = host.occ.on_request(context(), reported, system);
+        let mut effects = apart.on_context(context()).effects;
+        effects.extend(apart.on_before_provider_request(reported, system).effects);
+        effects.extend(apart.on_message_end(MessageRole::Assistant).effects);
+        prop_assert_eq!(whole.effects, effects);
+        prop_assert_eq!(&host.occ, &apart);
     }
 }
