@@ -68,18 +68,23 @@ for crate in "${crates[@]}"; do
 	(cd "$project" && CARGO_TARGET_DIR="$root/target/outside-hosts" cargo run --quiet)
 done
 
+# The first rust block of a crate's README, as written.
+readme_block() { awk '/^```rust/ { inside = 1; next } /^```/ { if (inside) exit } inside' "$root/$1/README.md"; }
+
 # Examples with a committed expected output: each prints exactly its <name>.stdout (a mechanism's
-# with its `host` feature) and is part of the crate's package.
+# with its `host` feature) and is part of the crate's package; the README shows one of them.
 for crate in "${crates[@]}"; do
 	shopt -s nullglob
 	outputs=("$root/$crate"/examples/*.stdout)
 	shopt -u nullglob
 	[ ${#outputs[@]} -gt 0 ] || continue
 	files=$(cargo package --list --locked --allow-dirty -p "$crate")
+	shown=no
 	for expected in "${outputs[@]}"; do
 		name=$(basename "$expected" .stdout)
 		[ -f "$root/$crate/examples/$name.rs" ] || { echo "$crate: examples/$name.stdout has no examples/$name.rs" >&2; exit 1; }
 		grep -qx "examples/$name.rs" <<<"$files" || { echo "$crate: the package lacks examples/$name.rs" >&2; exit 1; }
+		if diff -q <(readme_block "$crate") "$root/$crate/examples/$name.rs" >/dev/null; then shown=yes; fi
 		echo "== $crate example $name prints examples/$name.stdout"
 		flags=()
 		if is_mechanism "$crate"; then flags=(--features host); fi
@@ -90,5 +95,7 @@ for crate in "${crates[@]}"; do
 			exit 1
 		fi
 	done
+	# The README shows one of these examples as it is, so what a reader copies is what runs here.
+	[ "$shown" = yes ] || { echo "$crate: the README's first rust block is none of its examples with a .stdout" >&2; exit 1; }
 done
 echo "crates: docs, packages, README examples and examples of ${crates[*]} are fine"
