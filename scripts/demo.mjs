@@ -41,17 +41,21 @@ const demoDir = path.join(repoRoot, "scripts", "demo");
 const RAW_SINK = Symbol.for("sol-pi-demo.raw-results");
 const kb = (text) => `${(Buffer.byteLength(text) / 1024).toFixed(1)} KB`;
 
+/** A fresh temp folder with the project (`shop`), an agent folder and a session folder. */
+function demoFolders() {
+	const root = fs.mkdtempSync(path.join(os.tmpdir(), "sol-pi-demo-"));
+	const folders = { root, cwd: path.join(root, "shop"), agentDir: path.join(root, "agent"), sessionDir: path.join(root, "sessions") };
+	for (const dir of [folders.cwd, folders.agentDir, folders.sessionDir]) fs.mkdirSync(dir, { recursive: true });
+	createProject(folders.cwd);
+	return folders;
+}
+
 /**
  * Runs the demo. `log(line)` gets one progress line per step. Returns what happened, for
  * the caller to check: `ok` is true only if every step happened.
  */
 export async function runDemo({ log = console.log, keep = true } = {}) {
-	const root = fs.mkdtempSync(path.join(os.tmpdir(), "sol-pi-demo-"));
-	const cwd = path.join(root, "shop");
-	const agentDir = path.join(root, "agent");
-	const sessionDir = path.join(root, "sessions");
-	for (const dir of [cwd, agentDir, sessionDir]) fs.mkdirSync(dir, { recursive: true });
-	createProject(cwd);
+	const { root, cwd, agentDir, sessionDir } = demoFolders();
 	writeJson(path.join(cwd, ".pi", "sol-pi.json"), demoConfig);
 
 	const steps = {}; // step name -> true once it happened
@@ -217,12 +221,7 @@ export function printSavingsTable(_demo) {}
  * session folder. `print` runs it as `pi -p` (no terminal); otherwise it is interactive.
  */
 export function cliDemo({ print = false } = {}) {
-	const root = fs.mkdtempSync(path.join(os.tmpdir(), "sol-pi-demo-"));
-	const cwd = path.join(root, "shop");
-	const agentDir = path.join(root, "agent");
-	const sessionDir = path.join(root, "sessions");
-	for (const dir of [cwd, agentDir, sessionDir]) fs.mkdirSync(dir, { recursive: true });
-	createProject(cwd);
+	const { root, cwd, agentDir, sessionDir } = demoFolders();
 	// In the agent dir, so no project trust is asked for.
 	writeJson(path.join(agentDir, "sol-pi.json"), demoConfig);
 	writeJson(path.join(agentDir, "settings.json"), { compaction: { enabled: false, keepRecentTokens: KEEP_RECENT_TOKENS } });

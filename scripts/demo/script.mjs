@@ -4,6 +4,9 @@
 // (a placeholder's id, a recall page's offset, the real test run) before it chooses.
 // `ai` is the Pi AI module of the install that runs the demo.
 import { BUGGY_LINE, FIXED_LINE } from "./project.mjs";
+import { isSummarization, textOf } from "../../sol-napi/test/summarizer.mjs";
+
+export { isSummarization, textOf };
 
 export const AGENT_PROVIDER = "sol-faux";
 export const AGENT_MODEL = "faux-1";
@@ -17,7 +20,6 @@ export const PROMPT = "The tests of this shop project fail. Find the bug and fix
 export const FINAL_ANSWER =
 	"Fixed `apply_discount` in shop/pricing.py: it returned the discount instead of the discounted price. The whole suite passes now.";
 const CONTINUATION_MARK = "[Online Context Compact]";
-const SUMMARIZER = "You are a context summarization assistant";
 
 /** The SoL-Pi config of the demo: every mechanism on, the reducer routed to the second faux model. */
 export const demoConfig = {
@@ -32,19 +34,10 @@ export const demoConfig = {
 	cacheWriteReadRatio: 0,
 };
 
-export const textOf = (m) => (typeof m.content === "string" ? m.content : (m.content ?? []).map((b) => b.text ?? "").join("\n"));
 export const resultIn = (context, id) => (context.messages ?? []).find((m) => m.role === "toolResult" && m.toolCallId === id);
 export const placeholderId = (text) => /^id: (obs_[a-f0-9]{24})$/m.exec(text ?? "")?.[1];
 export const RECALL_HEADER = /^\[obs_recall id=(\S+) offset=(\d+) next_offset=(\d+) eof=(true|false)\]\n\[chunk_bytes=\d+ chunk_lines=\d+; use next_offset to continue\]\n/;
 
-/** Whether a provider request is Pi's compaction summarizer (its prompt differs between 0.84.2 and 1.x). */
-export function isSummarization(context) {
-	if (typeof context.systemPrompt === "string" && context.systemPrompt.startsWith(SUMMARIZER)) return true;
-	const messages = context.messages ?? [];
-	if (messages.some((m) => m.role === "system" && textOf(m).startsWith(SUMMARIZER))) return true;
-	const users = messages.filter((m) => m.role === "user");
-	return users.length === 1 && messages.every((m) => m.role === "user" || m.role === "system") && /^(<conversation>\n|# Conversation\n)/.test(textOf(users[0]));
-}
 
 const plan = (locate, fix, verify) => ({
 	steps: [

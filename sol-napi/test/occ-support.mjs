@@ -6,15 +6,14 @@
 import * as path from "node:path";
 
 import { ai, pi, repoRoot, startSession, writeJson } from "./support.mjs";
+import { isSummarization, textOf } from "./summarizer.mjs";
 
 export const STATE_TYPE = "sol-pi-online-context-state-v1";
 export const CONTINUATION_TYPE = "sol-pi-online-context-compact";
 export const SKIP_TYPE = "sol-pi-online-context-compact-skipped";
 export const DECISION_EVENT = "sol-pi:online-context-compact:decision";
 const KEEP_RECENT_FIXTURE = path.join(repoRoot, "sol-napi", "test", "fixtures", "occ-keep-recent-extension.ts");
-const SUMMARIZER = "You are a context summarization assistant";
 
-const textOf = (m) => (typeof m.content === "string" ? m.content : (m.content ?? []).map((b) => b.text ?? "").join("\n"));
 
 export const piMajor = Number(pi.VERSION.split(".")[0]);
 
@@ -23,14 +22,6 @@ export function enableOcc(ws, ratio = 0, extra = {}) {
 }
 
 
-/** Whether a provider request is Pi's compaction summarizer. */
-export function isSummarization(context) {
-	if (typeof context.systemPrompt === "string" && context.systemPrompt.startsWith(SUMMARIZER)) return true;
-	const messages = context.messages ?? [];
-	if (messages.some((m) => m.role === "system" && textOf(m).startsWith(SUMMARIZER))) return true;
-	const users = messages.filter((m) => m.role === "user");
-	return users.length === 1 && messages.every((m) => m.role === "user" || m.role === "system") && /^(<conversation>\n|# Conversation\n)/.test(textOf(users[0]));
-}
 
 /** The full text of every message of a provider context. */
 export const contextText = (context) => (context.messages ?? []).map(textOf).join("\n");

@@ -38,15 +38,20 @@ fn defaults_match_the_schema() {
 
 #[test]
 fn serializes_with_the_file_keys_in_schema_order() {
-    let value = serde_json::to_value(SolPiConfig::default()).expect("serializable");
-    let keys: Vec<&str> = value
-        .as_object()
-        .expect("an object")
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let keys_of = |config: SolPiConfig| -> Vec<String> {
+        let value = serde_json::to_value(config).expect("serializable");
+        value
+            .as_object()
+            .expect("an object")
+            .keys()
+            .cloned()
+            .collect()
+    };
     // `prices` is left out while it is the default, and comes last otherwise.
-    assert_eq!(keys, CONFIG_KEYS[..CONFIG_KEYS.len() - 1]);
+    assert_eq!(
+        keys_of(SolPiConfig::default()),
+        CONFIG_KEYS[..CONFIG_KEYS.len() - 1]
+    );
     let priced = SolPiConfig {
         prices: sol_core::savings::PriceTable {
             output: 10.0,
@@ -54,14 +59,7 @@ fn serializes_with_the_file_keys_in_schema_order() {
         },
         ..SolPiConfig::default()
     };
-    let value = serde_json::to_value(priced).expect("serializable");
-    let keys: Vec<&str> = value
-        .as_object()
-        .expect("an object")
-        .keys()
-        .map(String::as_str)
-        .collect();
-    assert_eq!(keys, CONFIG_KEYS);
+    assert_eq!(keys_of(priced), CONFIG_KEYS);
 }
 
 #[test]

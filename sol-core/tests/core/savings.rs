@@ -223,42 +223,16 @@ fn a_prefix_shared_with_the_previous_request_is_a_cache_read() {
 
 /// A short session in which every mechanism acts once: the facts a host would record.
 fn scripted_session() -> Ledger {
-    let system = Part {
-        key: 1,
-        tokens: 3_000,
-    };
-    let task = Part {
-        key: 2,
-        tokens: 200,
-    };
-    let edit = Part {
-        key: 3,
-        tokens: 400,
-    };
-    let build_log = Part {
-        key: 4,
-        tokens: 14_000,
-    };
-    let placeholder = Part {
-        key: 5,
-        tokens: 160,
-    };
-    let test_log = Part {
-        key: 6,
-        tokens: 9_000,
-    };
-    let receipt = Part {
-        key: 7,
-        tokens: 350,
-    };
-    let summary = Part {
-        key: 8,
-        tokens: 900,
-    };
-    let reply = Part {
-        key: 9,
-        tokens: 300,
-    };
+    let part = |key, tokens| Part { key, tokens };
+    let system = part(1, 3_000);
+    let task = part(2, 200);
+    let edit = part(3, 400);
+    let build_log = part(4, 14_000);
+    let placeholder = part(5, 160);
+    let test_log = part(6, 9_000);
+    let receipt = part(7, 350);
+    let summary = part(8, 900);
+    let reply = part(9, 300);
     let mut ledger = Ledger::new();
     let same = PartForms::unchanged;
     // 1. The task; the model edits with a fused command.
