@@ -68,6 +68,8 @@ function run(argv) {
 			cacheWriteReadRatio: c.cacheWriteReadRatio,
 			evidencePreservingReducerModel: c.evidencePreservingReducerModel,
 			evidencePreservingReducerProvider: c.evidencePreservingReducerProvider,
+			// Only when the file sets a price table (the savings report's default otherwise).
+			...(c.prices ? { prices: c.prices } : {}),
 		},
 		config: configPath,
 	};

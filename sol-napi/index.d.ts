@@ -146,6 +146,35 @@ export declare class ReducerReduction {
   finish(modelAnswer: ReducerModelAnswer, timestamp: string): ReducerDone
 }
 
+/** A session's savings book. */
+export declare class SavingsBook {
+  /** An empty book priced at `prices` (the configuration's; the default table without). */
+  constructor(prices?: SavingsPrices | undefined | null)
+  /** The `customType` of the totals entries. */
+  get entryType(): string
+  /**
+   * Goes on from the newest readable totals entry of `entries` (the branch's totals
+   * entries, root first); returns one warning per newer entry that could not be read.
+   */
+  restore(entries: ReadonlyArray<unknown>): Array<string>
+  /** One provider request as sent. */
+  recordRequest(request: SavingsRequest): void
+  /** The response to the last request. */
+  recordResponse(usage: SavingsUsage): void
+  /** A mechanism step's account (`mechanism` is its `sol-pi.json` key). */
+  recordStep(mechanismKey: string, account: StepAccount): void
+  /** ObservationPack archived an output of `bytes`. */
+  recordArchived(bytes: number): void
+  /** The model recalled `bytes` from the archive. */
+  recordRecall(bytes: number): void
+  /** The last response ran a fused command. */
+  fusedCommand(): void
+  /** The totals as a custom entry. */
+  entry(): SavingsEntry
+  /** The table and the status line, at the configured prices. */
+  view(): SavingsView
+}
+
 /**
  * Panics on purpose, so the tests can prove a Rust panic reaches JavaScript as
  * an error and leaves the process running. Never called by the extension.
@@ -229,6 +258,11 @@ export interface EffectiveConfig {
   onlineContextCompact: boolean
   /** Price of a cache write relative to a cache read. */
   cacheWriteReadRatio: number
+  /**
+   * The price table of `prices`, when the file sets one (the savings use the default
+   * table otherwise).
+   */
+  prices?: SavingsPrices
 }
 
 /**
@@ -449,7 +483,11 @@ export type LoadConfigOutcome =
 export type ObsAdmission =
   | { kind: 'packed'; /** The number `ObsPack.onContext` takes for it. */
     handle: number; /** The text that replaces it. */
-  placeholder: string }
+    placeholder: string; /**
+     * UTF-8 bytes written to the archive now: the original's, or 0 when it was already
+     * stored (the same output earlier, or in an earlier run of the session).
+     */
+  archivedBytes: number }
   | { kind: 'kept' }
   | { kind: 'failed'; /** The one-line message for the person (fail open). */
   error: string }
@@ -509,7 +547,8 @@ export declare function obsRecallCallLabel(args?: unknown): string
 /** What one `obs_recall` call gives the tool. */
 export type ObsRecallOutcome =
   | { kind: 'page'; /** The tool result text. */
-    text: string; /** The tool result details (the page's or the search's details). */
+    text: string; /** Its UTF-8 bytes. */
+    bytes: number; /** The tool result details (the page's or the search's details). */
   details?: Record<string, unknown> }
   | { kind: 'refused'; /** The tool error. */
   error: string }
@@ -965,6 +1004,87 @@ export interface RuntimeRootRequest {
   /** The OS temp folder (`os.tmpdir()`), for a session without a directory. */
   tempDir: string
 }
+
+/** One change SoL-Pi made to a message of the request. */
+export interface SavingsChange {
+  /** The message's index in the request. */
+  index: number
+  /** The mechanism's `sol-pi.json` key (`observationPack`, ...). */
+  mechanism: string
+  /**
+   * The message's tokens before the change; absent when the mechanism added the message
+   * (a compaction summary, a continuation).
+   */
+  beforeTokens?: number
+}
+
+/** The totals entry to append (`pi.appendEntry(customType, data)`). */
+export interface SavingsEntry {
+  /** `sol-pi-savings-totals`. */
+  customType: string
+  /** The totals. */
+  data: Record<string, unknown>
+}
+
+/** The price table of `sol-pi.json` (`prices`), in dollars per million tokens. */
+export interface SavingsPrices {
+  /** Uncached input. */
+  input: number
+  /** Cache reads. */
+  cacheRead: number
+  /** Cache writes. */
+  cacheWrite: number
+  /** Output. */
+  output: number
+}
+
+/**
+ * One provider request as sent: its messages' roles, sizes and identities, and SoL-Pi's
+ * changes to them, earliest first per message.
+ */
+export interface SavingsRequest {
+  /** Each message's role. */
+  roles: Array<string>
+  /** Each message's tokens (Pi's estimate). */
+  tokens: Float64Array
+  /** Each message's numeric `timestamp`, NaN where it has none. */
+  stamps: Float64Array
+  /**
+   * Where a message has no numeric timestamp: its string timestamp, else the whole
+   * message (its identity comes from its content); absent when every message has one.
+   */
+  unstamped?: Array<unknown>
+  /** SoL-Pi's changes. */
+  changes: Array<SavingsChange>
+}
+
+/** The usage of one model response. */
+export interface SavingsUsage {
+  /** The response's tokens by Pi's estimate. */
+  estimatedOutput: number
+  /** `usage.input` as the provider reported it. */
+  input?: number
+  /** `usage.cacheRead`. */
+  cacheRead?: number
+  /** `usage.cacheWrite`. */
+  cacheWrite?: number
+  /** `usage.output`. */
+  output?: number
+}
+
+/** What `/sol-pi` and the status line show. */
+export interface SavingsView {
+  /** The table. */
+  table: string
+  /** The one-line running total. */
+  statusLine: string
+}
+
+/**
+ * The table and status line of a persisted totals entry's `data` (the demo, `replay`);
+ * an error names what is wrong with the data.
+ */
+export declare function savingsViewOfEntry(data: unknown, prices?: SavingsPrices): SavingsView
 
 /**
  * What one step saved and what it cost (see `sol_core::StepAccount`); numbers, never

@@ -57,18 +57,20 @@
 //! assert_eq!(report.total_net(), pack.net);
 //! ```
 
+mod book;
 mod entry;
 mod ledger;
 mod money;
 mod price;
 mod report;
 
+pub use book::{Book, ReportedUsage, ResponseUsage, SentPart};
 pub use entry::{
     RestoredSavings, SAVINGS_ENTRY_TYPE, SAVINGS_ENTRY_VERSION, SavingsEntryError, restore_savings,
 };
 pub use ledger::{
-    Change, LAYERS, LayerTokens, Ledger, Part, PartForms, RequestFacts, Savings, TokenBasis,
-    layer_of,
+    ArchiveTotals, Change, LAYERS, LayerTokens, Ledger, Part, PartForms, RequestFacts, Savings,
+    TokenBasis, layer_of,
 };
 pub use money::Money;
 pub use price::{MAX_PRICE, PriceError, PriceTable};

@@ -10,6 +10,7 @@ import type { Component } from "@earendil-works/pi-tui";
 import { type TSchema, Type } from "typebox";
 
 import type { NativeAddon } from "./native.ts";
+import type { SavingsTracker } from "./savings.ts";
 import { badge, messageOf, OnceWarnings, SavingsStatus } from "./tui.ts";
 
 type Addon = typeof NativeAddon;
@@ -46,7 +47,7 @@ class FileQueue {
 }
 
 /** Registers the fused tools; `bashOptions`, when given, replace the shell settings read from Pi's files under `agentDir`. */
-export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, addon: Addon, options: { agentDir: string; bashOptions?: BashToolOptions }): void {
+export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, addon: Addon, options: { agentDir: string; bashOptions?: BashToolOptions; savings?: SavingsTracker }): void {
 	const bashOptions = options.bashOptions ?? bashOptionsFromSettings(ctx, options.agentDir, addon);
 	const texts = addon.fusionTexts();
 	const queue = new FileQueue();
@@ -109,9 +110,11 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 				case "rethrowMutationError":
 					throw mutationError;
 				case "return":
+					options.savings?.step("actionFusion", effect.account);
 					savings.showNotice(c, effect.notice);
 					return appended(mutation, effect.append);
 				case "returnError":
+					options.savings?.step("actionFusion", effect.account);
 					return { ...appended(mutation, effect.append), isError: true };
 			}
 			effect = machine.step(input);

@@ -10,6 +10,7 @@ import { loadNative, type NativeLoad } from "./native.ts";
 import { registerObservationPack } from "./observation-pack.ts";
 import { registerOnlineContextCompact } from "./online-context-compact.ts";
 import { registerReducer } from "./reducer.ts";
+import { SavingsTracker } from "./savings.ts";
 import { messageOf } from "./tui.ts";
 
 export interface SolPiExtensionOptions {
@@ -36,12 +37,13 @@ export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
 			const outcome = addon.loadConfig({ cwd: ctx.cwd, agentDir, projectTrusted: ctx.isProjectTrusted() });
 			if (outcome.kind === "invalid") throw new Error(outcome.error.message);
 			const { config } = outcome;
+			const savings = new SavingsTracker(addon, config.prices);
 			const register: Record<string, () => void> = {
-				actionFusion: () => registerActionFusion(pi, ctx, addon, { agentDir, bashOptions: options.bashOptions }),
-				observationPack: () => registerObservationPack(pi, addon),
-				evidencePreservingReducer: () => registerReducer(pi, addon, { provider: config.evidencePreservingReducerProvider, model: config.evidencePreservingReducerModel }),
+				actionFusion: () => registerActionFusion(pi, ctx, addon, { agentDir, bashOptions: options.bashOptions, savings }),
+				observationPack: () => registerObservationPack(pi, addon, savings),
+				evidencePreservingReducer: () => registerReducer(pi, addon, { provider: config.evidencePreservingReducerProvider, model: config.evidencePreservingReducerModel }, savings),
 				onlineContextCompact: () =>
-					registerOnlineContextCompact(pi, ctx, addon, { cacheWriteReadRatio: config.cacheWriteReadRatio, keepRecentTokens: options.keepRecentTokens }),
+					registerOnlineContextCompact(pi, ctx, addon, { cacheWriteReadRatio: config.cacheWriteReadRatio, keepRecentTokens: options.keepRecentTokens, savings }),
 			};
 			// A mechanism that cannot start is skipped with its own message; the others still run.
 			const failures = outcome.enabled.flatMap((key) => {
@@ -52,6 +54,8 @@ export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
 				}
 				return [];
 			});
+			// After the mechanisms: its `context` handler sees each request as sent.
+			savings.register(pi, ctx);
 			// `hasUI` is also true in RPC mode; only the interactive terminal gets the notice.
 			if (ctx.mode === "tui") ctx.ui.notify(outcome.notice, "info");
 			if (failures.length > 0) throw new Error(failures.join("\n"));

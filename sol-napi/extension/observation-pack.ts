@@ -11,6 +11,7 @@ import { Text } from "@earendil-works/pi-tui";
 import { Type } from "typebox";
 
 import type { NativeAddon } from "./native.ts";
+import type { SavingsTracker } from "./savings.ts";
 import { runtimeRoot } from "./storage.ts";
 import { badge, now, OnceWarnings, SavingsStatus } from "./tui.ts";
 
@@ -57,7 +58,7 @@ function lookup(bucket: Known[] | undefined, message: Message, blocks: Block[]):
 	return undefined;
 }
 
-export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAddon): void {
+export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAddon, tracker?: SavingsTracker): void {
 	const { minCandidateUnits } = addon.obsPolicy();
 	const texts = addon.obsTexts();
 	const packs = new Map<string, { pack: NativeAddon.ObsPack; known: Map<number, Known[]> }>();
@@ -99,6 +100,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 					const [message, blocks, units, after] = fresh[index];
 					// A failed archive keeps this message in full and is retried on the next request.
 					if (admission.kind === "failed") return warnings.warn(ctx, admission.error);
+					if (admission.kind === "packed") tracker?.archived(admission.archivedBytes);
 					const entry = remember(units, message, blocks, admission.kind === "packed" ? admission : undefined);
 					if (entry.packed) seen.push([message, entry, after]);
 				});
@@ -107,9 +109,12 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 			const handles = Uint32Array.from(seen, ([, entry]) => entry.packed!.handle);
 			const step = pack.onContext(assistants + 1, handles, Uint32Array.from(seen, ([, , after]) => after), now());
 			seen.forEach(([message, entry], index) => {
-				if (step.replace[index] === 1) message.content = [{ type: "text", text: entry.packed!.placeholder }];
+				if (step.replace[index] !== 1) return;
+				tracker?.replacing(message, "observationPack");
+				message.content = [{ type: "text", text: entry.packed!.placeholder }];
 			});
 			if (step.error) warnings.warn(ctx, step.error);
+			tracker?.step("observationPack", step.account);
 			savings.showNotice(ctx, step.notice);
 		}),
 	);
@@ -139,6 +144,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 			// Nothing or something damaged is stored under the id: Rust rebuilds it from this branch if it can.
 			if (outcome.kind === "needsHistory") outcome = recall(branchCandidates(ctx));
 			if (outcome.kind !== "page") throw new Error(outcome.error);
+			tracker?.recalled(outcome.bytes);
 			return { content: [{ type: "text", text: outcome.text }], details: outcome.details };
 		},
 		renderCall: (args, theme) => badge(theme, texts.badgeTitle, texts.badgeSaving, addon.obsRecallCallLabel(args)),

@@ -22,6 +22,7 @@ import type { TSchema } from "typebox";
 
 import type { NativeAddon } from "./native.ts";
 import { type ObservedSizes, observedMessages, observeSizes } from "./online-context-compact-sizes.ts";
+import type { SavingsTracker } from "./savings.ts";
 import { badge, messageOf, OnceWarnings, SavingsStatus } from "./tui.ts";
 
 type Addon = typeof NativeAddon;
@@ -29,6 +30,7 @@ type Addon = typeof NativeAddon;
 export interface OnlineContextCompactOptions {
 	cacheWriteReadRatio: number;
 	keepRecentTokens?: number;
+	savings?: SavingsTracker;
 }
 
 /** Emitted on `pi.events` with every boundary evaluation (diagnostics and tests). */
@@ -55,7 +57,7 @@ function waiter(): Waiter {
 /** One `agent_settled` dispatch: the continuation it found waiting, and the one it sent. */
 type Dispatch = { held?: Waiter; sent?: Waiter };
 
-type Step = { effects: NativeAddon.OccEffect[] };
+type Step = { effects: NativeAddon.OccEffect[]; account?: NativeAddon.StepAccount };
 
 export function registerOnlineContextCompact(
 	pi: ExtensionAPI,
@@ -149,7 +151,10 @@ export function registerOnlineContextCompact(
 			try {
 				c.compact({
 					customInstructions,
-					onComplete: (result) => finish({ kind: "completed", summary: result.summary }),
+					onComplete: (result) => {
+						options.savings?.summary(result.summary);
+						finish({ kind: "completed", summary: result.summary });
+					},
 					onError: (error) => finish(failed(error)),
 				});
 			} catch (error) {
@@ -164,6 +169,7 @@ export function registerOnlineContextCompact(
 		// Set before sending: the continuation's own agent_settled takes it.
 		parent = next;
 		dispatch.sent = next;
+		options.savings?.continuation(continuation.customType);
 		try {
 			pi.sendMessage(
 				{ customType: continuation.customType, content: continuation.content, display: continuation.display },
@@ -230,6 +236,7 @@ export function registerOnlineContextCompact(
 
 	/** Carries out a step's effects in order; a promise when one of them waits. */
 	function apply(c: ExtensionContext, step: Step | undefined, dispatch: Dispatch = {}): Promise<void> | undefined {
+		options.savings?.step("onlineContextCompact", step?.account);
 		const effects = step?.effects ?? [];
 		for (const [index, effect] of effects.entries()) {
 			const done = perform(c, effect, dispatch);

@@ -7,6 +7,7 @@ import * as os from "node:os";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 
 import type { NativeAddon } from "./native.ts";
+import type { SavingsTracker } from "./savings.ts";
 import { runtimeRoot } from "./storage.ts";
 import { messageOf, now, OnceWarnings, SavingsStatus } from "./tui.ts";
 
@@ -41,7 +42,7 @@ async function callModel(ctx: ExtensionContext, addon: typeof NativeAddon, reque
 }
 
 /** Registers the reducer with the model route of `sol-pi.json`. */
-export function registerReducer(pi: ExtensionAPI, addon: typeof NativeAddon, route: { provider: string; model: string }): void {
+export function registerReducer(pi: ExtensionAPI, addon: typeof NativeAddon, route: { provider: string; model: string }, tracker?: SavingsTracker): void {
 	const reducer = new addon.Reducer();
 	const tools = new Set(addon.reducerToolNames());
 	const tempDir = addon.realTempDir(os.tmpdir());
@@ -74,7 +75,8 @@ export function registerReducer(pi: ExtensionAPI, addon: typeof NativeAddon, rou
 			if (begun.kind === "askModel") journal(begun);
 			const done = begun.kind === "done" ? begun.done : begun.reduction.finish(await callModel(ctx, addon, begun.request), now());
 			journal(done);
-			if (done.kind !== "replaced") return undefined;
+			if (done.kind !== "replaced") return void tracker?.step("evidencePreservingReducer", done.account);
+			tracker?.receipt(done.content, done.account);
 			savings.showNotice(ctx, done.notice);
 			return { content: done.content, details: done.details };
 		}),

@@ -43,6 +43,9 @@ pub struct EffectiveConfig {
     pub online_context_compact: bool,
     /// Price of a cache write relative to a cache read.
     pub cache_write_read_ratio: f64,
+    /// The price table of `prices`, when the file sets one (the savings use the default
+    /// table otherwise).
+    pub prices: Option<crate::savings::SavingsPrices>,
 }
 
 impl From<&SolPiConfig> for EffectiveConfig {
@@ -58,6 +61,8 @@ impl From<&SolPiConfig> for EffectiveConfig {
             evidence_preserving_reducer_model: config.evidence_preserving_reducer_model.clone(),
             online_context_compact: config.online_context_compact,
             cache_write_read_ratio: config.cache_write_read_ratio,
+            prices: (config.prices != sol_core::savings::PriceTable::default())
+                .then(|| config.prices.into()),
         }
     }
 }

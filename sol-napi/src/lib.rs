@@ -38,6 +38,7 @@ pub mod fusion;
 pub mod obspack;
 pub mod occ;
 pub mod reducer;
+pub mod savings;
 pub mod storage;
 
 pub use account::JsStepAccount;

@@ -136,6 +136,9 @@ pub enum ObsAdmission {
         handle: u32,
         /// The text that replaces it.
         placeholder: String,
+        /// UTF-8 bytes written to the archive now: the original's, or 0 when it was already
+        /// stored (the same output earlier, or in an earlier run of the session).
+        archived_bytes: f64,
     },
     /// Not packable (small, an error result, or an evidence receipt): always sent in full.
     Kept,
@@ -262,6 +265,10 @@ fn admit_one(
     // One SHA-256 of the text: the store derives the observation it archives.
     let (observation, stored) =
         store.observe_and_store(&candidate.tool_name, &candidate.tool_call_id, text);
+    let archived_bytes = match &stored {
+        Ok(StoreOutcome::Reused) => 0.0,
+        _ => text.len() as f64,
+    };
     match stored {
         Ok(StoreOutcome::Repaired(damage)) => {
             repaired.push(LedgerRecord::repaired(&observation.id, &damage));
@@ -281,6 +288,7 @@ fn admit_one(
     ObsAdmission::Packed {
         handle: handle.get(),
         placeholder,
+        archived_bytes,
     }
 }
 
@@ -309,6 +317,8 @@ pub enum ObsRecallOutcome {
     Page {
         /// The tool result text.
         text: String,
+        /// Its UTF-8 bytes.
+        bytes: f64,
         /// The tool result details (the page's or the search's details).
         #[napi(ts_type = "Record<string, unknown>")]
         details: Option<Value>,
@@ -400,6 +410,7 @@ pub fn obs_recall(request: ObsRecallRequest) -> ObsRecallOutcome {
         let records: Vec<LedgerRecord> = repaired.into_iter().chain([record]).collect();
         let _ = store.append_ledger(&records, &request.timestamp);
         ObsRecallOutcome::Page {
+            bytes: text.len() as f64,
             text,
             details: details.ok(),
         }

@@ -1770,7 +1770,9 @@ impl OccSession {
     /// How `ctx.compact()` ended: the skip record of a refusal, the snapshot, the warning
     /// or savings notice, then the continuation. An error to report waits until the
     /// continuation is under way ([`OccSession::on_continuation_sent`]). A completed
-    /// compaction accounts one model call and the tokens it removed.
+    /// compaction accounts one model call and the tokens it removed; the call is Pi's
+    /// summarizer, which reads what the summary replaces (by Pi's estimate) and writes the
+    /// summary.
     pub fn on_compaction_finished(&mut self, result: &CompactionResult) -> Step {
         let follow_up = self.compaction_finished(result);
         let mut effects = Vec::new();
@@ -1796,12 +1798,21 @@ impl OccSession {
                 effects.extend(follow_up.error.map(|error| Effect::Fail { error }));
             }
         }
-        let account = match follow_up.outcome {
-            CompactionOutcome::Completed { removed_tokens } => StepAccount {
-                tokens_removed: removed_tokens,
-                model_calls: 1,
-                ..StepAccount::default()
-            },
+        let account = match (follow_up.outcome, result) {
+            (
+                CompactionOutcome::Completed { removed_tokens },
+                CompactionResult::Completed { summary },
+            ) => {
+                // Pi's summarizer reads what the summary replaces and writes the summary.
+                let summary_tokens = estimate_utf8_tokens(summary);
+                StepAccount {
+                    tokens_removed: removed_tokens,
+                    model_calls: 1,
+                    model_input_tokens: removed_tokens.saturating_add(summary_tokens),
+                    model_output_tokens: summary_tokens,
+                    ..StepAccount::default()
+                }
+            }
             _ => StepAccount::default(),
         };
         Step { effects, account }

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ReportedUsage;
 use crate::{Mechanism, StepAccount};
 
 /// Plain Pi, then each mechanism switched on in [`Mechanism::ALL`]'s order: five layers.
@@ -164,6 +165,24 @@ pub struct Savings {
     pub steps: [StepAccount; 4],
     /// How the tokens were counted.
     pub basis: TokenBasis,
+    /// What the providers reported for the requests as sent, where they did.
+    pub reported: ReportedUsage,
+    /// ObservationPack's archive: what it stored and what the model read back.
+    pub archive: ArchiveTotals,
+}
+
+/// What ObservationPack archived and what the model recalled, in UTF-8 bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ArchiveTotals {
+    /// Tool outputs archived.
+    pub archived: u64,
+    /// Their bytes.
+    pub archived_bytes: u64,
+    /// `obs_recall` pages and searches returned.
+    pub recalls: u64,
+    /// Their bytes.
+    pub recalled_bytes: u64,
 }
 
 /// The running account of a session: [`Savings`] plus the previous request of each layer,
@@ -172,6 +191,8 @@ pub struct Savings {
 pub struct Ledger {
     savings: Savings,
     previous: [Vec<u64>; LAYERS],
+    /// The layers the last request exists in: its output is counted there.
+    last: [bool; LAYERS],
 }
 
 impl Ledger {
@@ -186,7 +207,7 @@ impl Ledger {
     pub fn resume(savings: Savings) -> Ledger {
         Ledger {
             savings,
-            previous: Default::default(),
+            ..Ledger::default()
         }
     }
 
@@ -206,7 +227,8 @@ impl Ledger {
     pub fn record_request(&mut self, request: &RequestFacts) -> [LayerTokens; LAYERS] {
         let mut added = [LayerTokens::default(); LAYERS];
         for (layer, slot) in added.iter_mut().enumerate() {
-            if !request.exists_in(layer) {
+            self.last[layer] = request.exists_in(layer);
+            if !self.last[layer] {
                 continue;
             }
             let parts: Vec<Part> = request.parts.iter().filter_map(|p| p.at(layer)).collect();
@@ -231,5 +253,34 @@ impl Ledger {
             self.savings.layers[layer].add(slot);
         }
         added
+    }
+
+    /// Adds the output of the last recorded request's response, in every layer that
+    /// request exists in.
+    pub fn record_output(&mut self, tokens: u64) {
+        for (layer, totals) in self.savings.layers.iter_mut().enumerate() {
+            if self.last[layer] {
+                totals.output = totals.output.saturating_add(tokens);
+            }
+        }
+    }
+
+    /// Adds one output ObservationPack archived, of `bytes`.
+    pub fn record_archived(&mut self, bytes: u64) {
+        let archive = &mut self.savings.archive;
+        archive.archived = archive.archived.saturating_add(1);
+        archive.archived_bytes = archive.archived_bytes.saturating_add(bytes);
+    }
+
+    /// Adds one recall the model made, of `bytes`.
+    pub fn record_recall(&mut self, bytes: u64) {
+        let archive = &mut self.savings.archive;
+        archive.recalls = archive.recalls.saturating_add(1);
+        archive.recalled_bytes = archive.recalled_bytes.saturating_add(bytes);
+    }
+
+    /// Adds what a provider reported for a request as sent.
+    pub fn record_reported(&mut self, usage: &ReportedUsage) {
+        self.savings.reported.add(usage);
     }
 }

@@ -4,7 +4,9 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::{LAYERS, LayerTokens, Money, PriceTable, Savings, TokenBasis};
+use super::{
+    ArchiveTotals, LAYERS, LayerTokens, Money, PriceTable, ReportedUsage, Savings, TokenBasis,
+};
 use crate::tui::group_digits;
 use crate::{Mechanism, StepAccount};
 
@@ -46,6 +48,10 @@ pub struct Report {
     pub prices: PriceTable,
     /// How the tokens were counted.
     pub basis: TokenBasis,
+    /// What the providers reported for the requests as sent.
+    pub reported: ReportedUsage,
+    /// ObservationPack's archive.
+    pub archive: ArchiveTotals,
 }
 
 impl Savings {
@@ -84,6 +90,8 @@ impl Savings {
             rows,
             prices: *prices,
             basis: self.basis,
+            reported: self.reported,
+            archive: self.archive,
         }
     }
 }
@@ -183,6 +191,7 @@ impl fmt::Display for Report {
             }
             writeln!(f, "{}", text.trim_end())?;
         }
+        self.fmt_details(f)?;
         writeln!(
             f,
             "Priced bill: {} instead of {} ({}), with SoL-Pi's own model calls",
@@ -205,6 +214,18 @@ impl fmt::Display for Report {
             group_digits(u128::from(self.plain.cache_read)),
             group_digits(u128::from(self.plain.cache_write)),
         )?;
+        let reported = &self.reported;
+        if reported.requests > 0 {
+            writeln!(
+                f,
+                "Provider-reported usage as sent ({} requests): {} input, {} cache read, {} cache write, {} output tokens",
+                group_digits(u128::from(reported.requests)),
+                group_digits(u128::from(reported.input)),
+                group_digits(u128::from(reported.cache_read)),
+                group_digits(u128::from(reported.cache_write)),
+                group_digits(u128::from(reported.output)),
+            )?;
+        }
         let p = &self.prices;
         write!(
             f,
@@ -214,6 +235,58 @@ impl fmt::Display for Report {
             p.cache_write,
             p.output,
             self.basis.label()
+        )
+    }
+}
+
+impl Report {
+    /// One line per mechanism: what it did, in its own terms.
+    fn fmt_details(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let count = |value: u64| group_digits(u128::from(value));
+        let plural = |value: u64, one: &str, many: &str| {
+            format!("{} {}", count(value), if value == 1 { one } else { many })
+        };
+        let fusion = self.row(Mechanism::ActionFusion);
+        writeln!(
+            f,
+            "{}: {} avoided",
+            Mechanism::ActionFusion.label(),
+            plural(
+                u64::try_from(fusion.requests_avoided).unwrap_or(0),
+                "model turn",
+                "model turns"
+            ),
+        )?;
+        let archive = &self.archive;
+        writeln!(
+            f,
+            "{}: {} archived ({} bytes), {} ({} bytes)",
+            Mechanism::ObservationPack.label(),
+            plural(archive.archived, "output", "outputs"),
+            count(archive.archived_bytes),
+            plural(archive.recalls, "recall", "recalls"),
+            count(archive.recalled_bytes),
+        )?;
+        let reducer = &self.row(Mechanism::EvidencePreservingReducer).account;
+        writeln!(
+            f,
+            "{}: {}, {} bytes ({} tokens) removed; its model read {} and wrote {} tokens",
+            Mechanism::EvidencePreservingReducer.label(),
+            plural(reducer.model_calls, "model call", "model calls"),
+            count(reducer.bytes_removed),
+            count(reducer.tokens_removed),
+            count(reducer.model_input_tokens),
+            count(reducer.model_output_tokens),
+        )?;
+        let occ = &self.row(Mechanism::OnlineContextCompact).account;
+        writeln!(
+            f,
+            "{}: {}, {} tokens removed from the context; summaries read {} and wrote {} tokens",
+            Mechanism::OnlineContextCompact.label(),
+            plural(occ.model_calls, "compaction", "compactions"),
+            count(occ.tokens_removed),
+            count(occ.model_input_tokens),
+            count(occ.model_output_tokens),
         )
     }
 }

@@ -1,0 +1,253 @@
+//! The book a host keeps for one session: what it saw of each request, turned into
+//! [`RequestFacts`] for the [`Ledger`].
+//!
+//! A host reports each request as sent, part by part, with the changes SoL-Pi made to each
+//! part ([`SentPart`]). Two facts are not visible in a single request, and the book keeps
+//! them: the parts an Online Context Compact summary stands for (the parts of the previous
+//! request that the summary's first request no longer carries), and the model turn a fused
+//! command made unnecessary.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{Change, Ledger, Part, PartForms, RequestFacts, Savings};
+use crate::{Mechanism, StepAccount};
+
+/// One part of a request as sent, with what SoL-Pi changed in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentPart {
+    /// The part as sent.
+    pub part: Part,
+    /// SoL-Pi's changes to it, earliest first; empty for an untouched part. A change by
+    /// Online Context Compact with no `before` marks its summary (or its continuation).
+    pub changes: Vec<Change>,
+}
+
+impl SentPart {
+    /// A part SoL-Pi did not touch.
+    pub fn unchanged(part: Part) -> SentPart {
+        SentPart {
+            part,
+            changes: Vec::new(),
+        }
+    }
+
+    fn is_compaction(&self) -> bool {
+        self.changes
+            .iter()
+            .any(|change| change.by == Mechanism::OnlineContextCompact && change.before.is_none())
+    }
+}
+
+/// The usage of one model response: the host's estimate and what the provider reported.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResponseUsage {
+    /// Output tokens by the host's estimate of the response.
+    pub estimated_output: u64,
+    /// What the provider reported for the request, when it did.
+    pub reported: Option<ReportedUsage>,
+}
+
+/// Token figures a provider reported for one request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ReportedUsage {
+    /// Requests with a report (one per response; a sum in [`Savings::reported`]).
+    pub requests: u64,
+    /// Input tokens the provider neither read from nor wrote to its cache.
+    pub input: u64,
+    /// Input tokens read from the cache.
+    pub cache_read: u64,
+    /// Input tokens written to the cache.
+    pub cache_write: u64,
+    /// Output tokens.
+    pub output: u64,
+}
+
+impl ReportedUsage {
+    /// Whether the report says anything (a provider that reports nothing gives zeros).
+    pub fn is_empty(&self) -> bool {
+        self.input == 0 && self.cache_read == 0 && self.cache_write == 0 && self.output == 0
+    }
+
+    /// Every input token of the report.
+    pub fn all_input(&self) -> u64 {
+        self.input
+            .saturating_add(self.cache_read)
+            .saturating_add(self.cache_write)
+    }
+
+    pub(crate) fn add(&mut self, other: &ReportedUsage) {
+        self.requests = self.requests.saturating_add(other.requests.max(1));
+        self.input = self.input.saturating_add(other.input);
+        self.cache_read = self.cache_read.saturating_add(other.cache_read);
+        self.cache_write = self.cache_write.saturating_add(other.cache_write);
+        self.output = self.output.saturating_add(other.output);
+    }
+}
+
+/// A session's running account, fed with what the host saw.
+///
+/// ```
+/// use sol_core::Mechanism;
+/// use sol_core::savings::{Book, Change, Part, ResponseUsage, SentPart};
+///
+/// let mut book = Book::new();
+/// let prompt = Part { key: 1, tokens: 500 };
+/// let log = Part { key: 2, tokens: 9_000 };
+/// for _ in 0..2 {
+///     book.record_request(vec![SentPart::unchanged(prompt), SentPart::unchanged(log)]);
+///     book.record_response(ResponseUsage { estimated_output: 40, reported: None });
+/// }
+/// // The third request carries ObservationPack's placeholder instead of the log.
+/// let placeholder = SentPart {
+///     part: Part { key: 3, tokens: 120 },
+///     changes: vec![Change { by: Mechanism::ObservationPack, before: Some(log) }],
+/// };
+/// book.record_request(vec![SentPart::unchanged(prompt), placeholder]);
+/// let plain = book.savings().layers[0];
+/// let sent = book.savings().layers[4];
+/// assert_eq!(plain.input() - sent.input(), 8_880);
+/// assert_eq!(plain.output, 80);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Book {
+    ledger: Ledger,
+    /// The previous request's parts in every form.
+    previous: Vec<PartForms>,
+    /// Each compaction summary's key, with the parts it stands for.
+    compactions: BTreeMap<u64, Vec<PartForms>>,
+    /// The last response's calls included a fused command: the model's next turn was saved.
+    fused: bool,
+}
+
+impl Book {
+    /// An empty book.
+    pub fn new() -> Book {
+        Book::default()
+    }
+
+    /// A book that goes on from persisted totals (a resumed or forked session). What earlier
+    /// compactions stood for is not persisted: their summaries count as Pi's own from here
+    /// on, so Online Context Compact's saving is not overstated after a resume.
+    pub fn resume(savings: Savings) -> Book {
+        Book {
+            ledger: Ledger::resume(savings),
+            ..Book::default()
+        }
+    }
+
+    /// The totals so far.
+    pub fn savings(&self) -> &Savings {
+        self.ledger.savings()
+    }
+
+    /// Adds one mechanism step's account.
+    pub fn record_step(&mut self, mechanism: Mechanism, account: StepAccount) {
+        self.ledger.record_step(mechanism, account);
+    }
+
+    /// ObservationPack archived one output of `bytes`.
+    pub fn record_archived(&mut self, bytes: u64) {
+        self.ledger.record_archived(bytes);
+    }
+
+    /// The model recalled `bytes` from ObservationPack's archive.
+    pub fn record_recall(&mut self, bytes: u64) {
+        self.ledger.record_recall(bytes);
+    }
+
+    /// The model's last response ran a fused command (`then_run`): without Action Fusion
+    /// the model would have asked for the command in one more turn. Counted once per
+    /// response, however many fused calls it made, since a model asks for parallel
+    /// commands in one turn.
+    pub fn fused_command(&mut self) {
+        self.fused = true;
+    }
+
+    /// Records one request as sent and returns the facts the ledger was given (the request
+    /// a fused command avoided first, when there is one).
+    ///
+    /// The request a fused command avoided is counted with the context of the request that
+    /// follows it, which is what the model would have been sent then, up to the command's
+    /// own result.
+    pub fn record_request(&mut self, parts: Vec<SentPart>) -> Vec<RequestFacts> {
+        let present: BTreeSet<u64> = parts.iter().map(|sent| sent.part.key).collect();
+        let mut forms = Vec::with_capacity(parts.len());
+        for sent in parts {
+            if sent.is_compaction() {
+                if !self.compactions.contains_key(&sent.part.key) {
+                    let removed = self.removed_since_previous(&present);
+                    self.compactions.insert(sent.part.key, removed);
+                }
+                if let Some(removed) = self.compactions.get(&sent.part.key) {
+                    forms.extend(removed.iter().cloned());
+                }
+            }
+            forms.push(PartForms {
+                sent: Some(sent.part),
+                changes: sent.changes,
+            });
+        }
+        let mut facts = Vec::with_capacity(2);
+        if std::mem::take(&mut self.fused) {
+            facts.push(RequestFacts {
+                avoided_by: Some(Mechanism::ActionFusion),
+                ..RequestFacts::sent(forms.clone())
+            });
+        }
+        facts.push(RequestFacts::sent(forms));
+        for request in &facts {
+            self.ledger.record_request(request);
+        }
+        if let Some(last) = facts.last() {
+            self.previous.clone_from(&last.parts);
+        }
+        facts
+    }
+
+    /// Records the response to the last request.
+    pub fn record_response(&mut self, usage: ResponseUsage) {
+        let output = usage
+            .reported
+            .filter(|reported| reported.output > 0)
+            .map_or(usage.estimated_output, |reported| reported.output);
+        self.ledger.record_output(output);
+        if let Some(reported) = usage.reported.filter(|reported| !reported.is_empty()) {
+            self.ledger.record_reported(&reported);
+        }
+    }
+
+    /// The parts of the previous request that a new compaction summary stands for: those
+    /// the current request no longer carries, each marked as removed by Online Context
+    /// Compact. Parts an earlier summary stood for go with it when it is removed too, and
+    /// stay with it when it is kept.
+    fn removed_since_previous(&self, present: &BTreeSet<u64>) -> Vec<PartForms> {
+        let mut removed = Vec::new();
+        let mut owner_kept = false;
+        for forms in self.previous.iter().rev() {
+            match forms.sent {
+                Some(part) => {
+                    let kept = present.contains(&part.key);
+                    if self.compactions.contains_key(&part.key) {
+                        owner_kept = kept;
+                    }
+                    if !kept {
+                        let mut changes = forms.changes.clone();
+                        changes.push(Change {
+                            by: Mechanism::OnlineContextCompact,
+                            before: Some(part),
+                        });
+                        removed.push(PartForms {
+                            sent: None,
+                            changes,
+                        });
+                    }
+                }
+                None if !owner_kept => removed.push(forms.clone()),
+                None => {}
+            }
+        }
+        removed.reverse();
+        removed
+    }
+}

@@ -1,0 +1,243 @@
+// The savings accounting in Pi: the `/sol-pi` command, the keyed running total in the TUI
+// status line, and the facts Rust's `SavingsBook` needs. Every figure is computed in Rust
+// (`sol_core::savings::Book`); this file only reports what happened:
+// - each provider request as sent (roles, Pi's token estimate, timestamps: no text crosses),
+//   from Pi 1.x's `context_with_system` (after every `context` handler, with the system
+//   message; on 0.84.2 a `context` handler registered after every mechanism's, with the
+//   system prompt as a first part), with the changes the
+//   mechanisms reported on the way (a placeholder, a receipt, a compaction summary);
+// - each response's usage, each mechanism step's account, the archive's bytes;
+// - the totals as a custom entry after every turn that changed them, read back from the
+//   branch at session start and after `/tree`.
+// Nothing here can touch the session: a failure is reported once and the figures stop.
+import { VERSION } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+
+import type { NativeAddon } from "./native.ts";
+import { messageTokens } from "./online-context-compact-sizes.ts";
+import { OnceWarnings } from "./tui.ts";
+
+/** A mechanism's `sol-pi.json` key, as Rust names it. */
+export type MechanismKey = "actionFusion" | "observationPack" | "evidencePreservingReducer" | "onlineContextCompact";
+
+/** The status line's key. */
+export const SAVINGS_STATUS_KEY = "sol-pi-savings";
+
+type Mark = { mechanism: MechanismKey; beforeTokens?: number };
+type Message = { role?: unknown; timestamp?: unknown; content?: unknown; summary?: unknown; customType?: unknown; usage?: Record<string, unknown> };
+
+/** The first text block of a message's content, if it has one. */
+function firstText(content: unknown): string | undefined {
+	if (!Array.isArray(content)) return undefined;
+	const block = content[0] as { type?: unknown; text?: unknown } | undefined;
+	return block?.type === "text" && typeof block.text === "string" ? block.text : undefined;
+}
+
+/** Texts remembered by length, found by `===` among those of the same length. */
+class TextSet<T> {
+	private readonly buckets = new Map<number, Array<[string, T]>>();
+	add(text: string, value: T): void {
+		const bucket = this.buckets.get(text.length) ?? this.buckets.set(text.length, []).get(text.length)!;
+		bucket.push([text, value]);
+	}
+	get(text: string | undefined): T | undefined {
+		if (text === undefined) return undefined;
+		return this.buckets.get(text.length)?.find(([known]) => known === text)?.[1];
+	}
+}
+
+const number = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
+
+export class SavingsTracker {
+	private readonly book: NativeAddon.SavingsBook;
+	private readonly warnings = new OnceWarnings();
+	/** Changes made to messages of the request being built (this request's copies only). */
+	private marks = new WeakMap<object, Mark[]>();
+	/** Reducer receipts: the receipt's first text, with the tokens it removed. */
+	private readonly receipts = new TextSet<number>();
+	/** Online Context Compact's summaries. */
+	private readonly summaries = new TextSet<true>();
+	/** The custom message types of Online Context Compact's continuations. */
+	private readonly continuations = new Set<string>();
+	private changed = false;
+	private broken = false;
+
+	constructor(
+		private readonly addon: typeof NativeAddon,
+		prices: NativeAddon.SavingsPrices | undefined,
+	) {
+		this.book = new addon.SavingsBook(prices);
+	}
+
+	/** Runs one accounting step; a failure stops the accounting with one warning and never reaches Pi. */
+	private guard(ctx: ExtensionContext | undefined, step: () => void): void {
+		if (this.broken) return;
+		try {
+			step();
+		} catch (error) {
+			this.broken = true;
+			this.warnings.warn(ctx, this.addon.internalErrorNotice("savings accounting", error instanceof Error ? error.message : String(error)));
+		}
+	}
+
+	/** A mechanism is about to change `message` in this request's copy (ObservationPack's placeholder). */
+	replacing(message: object, mechanism: MechanismKey): void {
+		this.guard(undefined, () => {
+			const marks = this.marks.get(message) ?? this.receiptMarks(message as Message);
+			marks.push({ mechanism, beforeTokens: messageTokens(message) });
+			this.marks.set(message, marks);
+		});
+	}
+
+	/** The reducer replaced a tool result's content with `content`, removing `account.tokensRemoved`. */
+	receipt(content: ReadonlyArray<{ type: string; text?: string }>, account: NativeAddon.StepAccount): void {
+		this.guard(undefined, () => {
+			const text = firstText(content);
+			if (text !== undefined) this.receipts.add(text, account.tokensRemoved);
+		});
+		this.step("evidencePreservingReducer", account);
+	}
+
+	/** Online Context Compact's compaction wrote `summary`. */
+	summary(summary: string | undefined): void {
+		if (summary) this.guard(undefined, () => this.summaries.add(summary, true));
+	}
+
+	/** Online Context Compact sent a continuation of this custom type. */
+	continuation(customType: string): void {
+		this.continuations.add(customType);
+	}
+
+	/** A mechanism step's account; Action Fusion's with an avoided request marks the model turn it saved. */
+	step(mechanism: MechanismKey, account: NativeAddon.StepAccount | undefined): void {
+		if (!account) return;
+		this.guard(undefined, () => {
+			this.book.recordStep(mechanism, account);
+			if (mechanism === "actionFusion" && account.requestsAvoided > 0) this.book.fusedCommand();
+			this.changed = true;
+		});
+	}
+
+	/** ObservationPack wrote `bytes` to its archive. */
+	archived(bytes: number): void {
+		if (bytes > 0) this.guard(undefined, () => this.book.recordArchived(bytes));
+	}
+
+	/** The model recalled `bytes` from the archive. */
+	recalled(bytes: number): void {
+		this.guard(undefined, () => this.book.recordRecall(bytes));
+	}
+
+	/** The reducer's mark for a receipt message, if it is one. */
+	private receiptMarks(message: Message): Mark[] {
+		if (message.role !== "toolResult") return [];
+		const removed = this.receipts.get(firstText(message.content));
+		return removed === undefined ? [] : [{ mechanism: "evidencePreservingReducer", beforeTokens: messageTokens(message) + removed }];
+	}
+
+	/** Online Context Compact's mark for a summary or continuation it added. */
+	private addedMark(message: Message): Mark[] {
+		const added =
+			(message.role === "compactionSummary" && typeof message.summary === "string" && this.summaries.get(message.summary)) ||
+			(message.role === "custom" && typeof message.customType === "string" && this.continuations.has(message.customType));
+		return added ? [{ mechanism: "onlineContextCompact" }] : [];
+	}
+
+	/** The request as sent: the messages after every mechanism's `context` handler, with the system prompt where Pi keeps it apart. */
+	private request(listed: readonly unknown[], systemPrompt?: string): void {
+		const messages = systemPrompt === undefined ? listed : [{ role: "system", content: systemPrompt }, ...listed];
+		const count = messages.length;
+		const roles = new Array<string>(count);
+		const tokens = new Float64Array(count);
+		const stamps = new Float64Array(count);
+		let unstamped: unknown[] | undefined;
+		const changes: NativeAddon.SavingsChange[] = [];
+		for (let index = 0; index < count; index++) {
+			const message = (messages[index] ?? {}) as Message;
+			roles[index] = typeof message.role === "string" ? message.role : "";
+			tokens[index] = messageTokens(message);
+			const stamp = number(message.timestamp);
+			stamps[index] = stamp ?? Number.NaN;
+			// The system prompt of 0.84.2 is known by its text; any other message without a timestamp by its content.
+			const identity = typeof message.timestamp === "string" ? message.timestamp : index === 0 && systemPrompt !== undefined ? systemPrompt : message;
+			if (stamp === undefined) (unstamped ??= new Array<unknown>(count).fill(null))[index] = identity;
+			const marks = this.marks.get(message) ?? [...this.receiptMarks(message), ...this.addedMark(message)];
+			for (const mark of marks) changes.push({ index, mechanism: mark.mechanism, beforeTokens: mark.beforeTokens });
+		}
+		this.marks = new WeakMap();
+		this.book.recordRequest({ roles, tokens, stamps, unstamped, changes });
+		this.changed = true;
+	}
+
+	/** Shows the running total in the TUI's status line (nowhere else). */
+	private showStatus(ctx: ExtensionContext): void {
+		if (ctx.mode === "tui") ctx.ui.setStatus(SAVINGS_STATUS_KEY, this.book.view().statusLine);
+	}
+
+	/** Goes on from the branch's newest totals entry. */
+	private restore(ctx: ExtensionContext): void {
+		const type = this.book.entryType;
+		const entries = (ctx.sessionManager.getBranch() as Array<{ type?: string; customType?: string }>).filter((entry) => entry.type === "custom" && entry.customType === type);
+		for (const warning of this.book.restore(entries)) this.warnings.warn(ctx, warning);
+		this.changed = false;
+		this.showStatus(ctx);
+	}
+
+	/** The `/sol-pi` table. */
+	table(): string {
+		return this.book.view().table;
+	}
+
+	/** Registers the handlers and the command; call after every mechanism registered its own. */
+	register(pi: ExtensionAPI, ctx: ExtensionContext): void {
+		this.guard(ctx, () => this.restore(ctx));
+		pi.on("session_start", (_event, c) => this.guard(c, () => this.restore(c)));
+		pi.on("session_tree", (_event, c) => this.guard(c, () => this.restore(c)));
+		if (Number(VERSION.split(".")[0]) >= 1) {
+			(pi as unknown as { on(event: string, handler: (event: { messages: unknown[] }, c: ExtensionContext) => undefined): void }).on("context_with_system", (event, c) => {
+				this.guard(c, () => this.request(event.messages));
+				return undefined;
+			});
+		} else {
+			pi.on("context", (event, c) => {
+				this.guard(c, () => this.request(event.messages as unknown[], c.getSystemPrompt()));
+				return undefined;
+			});
+		}
+		pi.on("message_end", (event, c) => {
+			const message = event.message as Message;
+			if (message.role !== "assistant") return undefined;
+			this.guard(c, () => {
+				const usage = message.usage ?? {};
+				this.book.recordResponse({
+					estimatedOutput: messageTokens(message),
+					input: number(usage.input),
+					cacheRead: number(usage.cacheRead),
+					cacheWrite: number(usage.cacheWrite),
+					output: number(usage.output),
+				});
+				this.showStatus(c);
+			});
+			return undefined;
+		});
+		pi.on("turn_end", (_event, c) => {
+			this.guard(c, () => {
+				if (!this.changed) return;
+				const entry = this.book.entry();
+				pi.appendEntry(entry.customType, entry.data);
+				this.changed = false;
+			});
+			return undefined;
+		});
+		pi.registerCommand("sol-pi", {
+			description: "Show what SoL-Pi saved in this session, per mechanism, in tokens and dollars",
+			handler: async (_args, c) => {
+				const table = this.broken ? "SoL-Pi: the savings accounting stopped after an internal error; see the warning above." : this.table();
+				// Asked for: the TUI and RPC clients get it as a notice, a print run on stdout, a JSON run (whose stdout is the event stream) on stderr.
+				if (c.mode === "print") process.stdout.write(`${table}\n`);
+				else if (c.hasUI) c.ui.notify(table, "info");
+				else process.stderr.write(`${table}\n`);
+			},
+		});
+	}
+}

@@ -1,0 +1,349 @@
+//! The savings book as JavaScript sees it: one `SavingsBook` per loaded extension, fed with
+//! what the shell saw of each request and each response, and asked for the `/sol-pi` table,
+//! the status line and the totals entry. Every figure is computed by
+//! `sol_core::savings::Book`; this module only converts.
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::{Mutex, PoisonError};
+
+use napi::bindgen_prelude::Float64Array;
+use napi_derive::napi;
+use serde_json::Value;
+use sol_core::Mechanism;
+use sol_core::savings::{
+    Book, Change, Part, PriceTable, ReportedUsage, ResponseUsage, SAVINGS_ENTRY_TYPE, SentPart,
+    restore_savings,
+};
+use sol_core::session::SessionEntry;
+use sol_occ::tokens::content_key;
+
+use crate::JsStepAccount;
+use crate::boundary::quiet;
+
+/// The price table of `sol-pi.json` (`prices`), in dollars per million tokens.
+#[napi(object)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SavingsPrices {
+    /// Uncached input.
+    pub input: f64,
+    /// Cache reads.
+    pub cache_read: f64,
+    /// Cache writes.
+    pub cache_write: f64,
+    /// Output.
+    pub output: f64,
+}
+
+impl From<PriceTable> for SavingsPrices {
+    fn from(table: PriceTable) -> SavingsPrices {
+        SavingsPrices {
+            input: table.input,
+            cache_read: table.cache_read,
+            cache_write: table.cache_write,
+            output: table.output,
+        }
+    }
+}
+
+/// One change SoL-Pi made to a message of the request.
+#[napi(object)]
+pub struct SavingsChange {
+    /// The message's index in the request.
+    pub index: u32,
+    /// The mechanism's `sol-pi.json` key (`observationPack`, ...).
+    pub mechanism: String,
+    /// The message's tokens before the change; absent when the mechanism added the message
+    /// (a compaction summary, a continuation).
+    pub before_tokens: Option<f64>,
+}
+
+/// One provider request as sent: its messages' roles, sizes and identities, and SoL-Pi's
+/// changes to them, earliest first per message.
+#[napi(object)]
+pub struct SavingsRequest {
+    /// Each message's role.
+    pub roles: Vec<String>,
+    /// Each message's tokens (Pi's estimate).
+    pub tokens: Float64Array,
+    /// Each message's numeric `timestamp`, NaN where it has none.
+    pub stamps: Float64Array,
+    /// Where a message has no numeric timestamp: its string timestamp, else the whole
+    /// message (its identity comes from its content); absent when every message has one.
+    #[napi(ts_type = "Array<unknown>")]
+    pub unstamped: Option<Vec<Value>>,
+    /// SoL-Pi's changes.
+    pub changes: Vec<SavingsChange>,
+}
+
+/// The usage of one model response.
+#[napi(object)]
+pub struct SavingsUsage {
+    /// The response's tokens by Pi's estimate.
+    pub estimated_output: f64,
+    /// `usage.input` as the provider reported it.
+    pub input: Option<f64>,
+    /// `usage.cacheRead`.
+    pub cache_read: Option<f64>,
+    /// `usage.cacheWrite`.
+    pub cache_write: Option<f64>,
+    /// `usage.output`.
+    pub output: Option<f64>,
+}
+
+/// The totals entry to append (`pi.appendEntry(customType, data)`).
+#[napi(object)]
+pub struct SavingsEntry {
+    /// `sol-pi-savings-totals`.
+    pub custom_type: String,
+    /// The totals.
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub data: Value,
+}
+
+/// What `/sol-pi` and the status line show.
+#[napi(object)]
+pub struct SavingsView {
+    /// The table.
+    pub table: String,
+    /// The one-line running total.
+    pub status_line: String,
+}
+
+/// A session's savings book.
+#[napi]
+pub struct SavingsBook {
+    book: Mutex<Book>,
+    prices: PriceTable,
+}
+
+/// The prices given, checked as the configuration checks them; the default table without.
+fn price_table(prices: Option<SavingsPrices>) -> napi::Result<PriceTable> {
+    let Some(p) = prices else {
+        return Ok(PriceTable::default());
+    };
+    let table = PriceTable {
+        input: p.input,
+        cache_read: p.cache_read,
+        cache_write: p.cache_write,
+        output: p.output,
+    };
+    table
+        .validated()
+        .map_err(|error| napi::Error::from_reason(error.to_string()))
+}
+
+/// A count from JavaScript: finite and non-negative, else 0.
+fn count(value: f64) -> u64 {
+    if value.is_finite() && value > 0.0 {
+        value as u64
+    } else {
+        0
+    }
+}
+
+fn mechanism(key: &str) -> Option<Mechanism> {
+    Mechanism::ALL
+        .into_iter()
+        .find(|mechanism| mechanism.config_key() == key)
+}
+
+/// The identity of a message in one form: its role, Pi's timestamp (or its content) and
+/// its size, so that another form of the same message (a placeholder) is another key.
+fn key_of(role: &str, stamp: f64, unstamped: Option<&Value>, tokens: u64) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    role.hash(&mut hasher);
+    tokens.hash(&mut hasher);
+    if !stamp.is_nan() {
+        stamp.to_bits().hash(&mut hasher);
+    } else {
+        match unstamped {
+            Some(Value::String(text)) => text.hash(&mut hasher),
+            Some(message) => content_key(role, message).hash(&mut hasher),
+            None => 0u8.hash(&mut hasher),
+        }
+    }
+    hasher.finish()
+}
+
+fn sent_parts(request: &SavingsRequest) -> Vec<SentPart> {
+    let mut parts: Vec<SentPart> = request
+        .roles
+        .iter()
+        .enumerate()
+        .map(|(index, role)| {
+            let tokens = count(request.tokens.get(index).copied().unwrap_or(0.0));
+            let stamp = request.stamps.get(index).copied().unwrap_or(f64::NAN);
+            let unstamped = request.unstamped.as_ref().and_then(|list| list.get(index));
+            SentPart::unchanged(Part {
+                key: key_of(role, stamp, unstamped, tokens),
+                tokens,
+            })
+        })
+        .collect();
+    for change in &request.changes {
+        let (Some(part), Some(by)) = (
+            parts.get_mut(change.index as usize),
+            mechanism(&change.mechanism),
+        ) else {
+            continue;
+        };
+        let before = change.before_tokens.map(|tokens| {
+            let tokens = count(tokens);
+            let index = change.index as usize;
+            let role = request.roles.get(index).map_or("", String::as_str);
+            let stamp = request.stamps.get(index).copied().unwrap_or(f64::NAN);
+            let unstamped = request.unstamped.as_ref().and_then(|list| list.get(index));
+            Part {
+                key: key_of(role, stamp, unstamped, tokens),
+                tokens,
+            }
+        });
+        part.changes.push(Change { by, before });
+    }
+    parts
+}
+
+#[napi]
+impl SavingsBook {
+    /// An empty book priced at `prices` (the configuration's; the default table without).
+    #[napi(constructor, catch_unwind)]
+    pub fn new(prices: Option<SavingsPrices>) -> napi::Result<SavingsBook> {
+        quiet(|| {
+            Ok(SavingsBook {
+                book: Mutex::new(Book::new()),
+                prices: price_table(prices)?,
+            })
+        })
+    }
+
+    /// The `customType` of the totals entries.
+    #[napi(getter)]
+    pub fn entry_type(&self) -> String {
+        SAVINGS_ENTRY_TYPE.to_owned()
+    }
+
+    fn book(&self) -> std::sync::MutexGuard<'_, Book> {
+        self.book.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Goes on from the newest readable totals entry of `entries` (the branch's totals
+    /// entries, root first); returns one warning per newer entry that could not be read.
+    #[napi(catch_unwind, ts_args_type = "entries: ReadonlyArray<unknown>")]
+    pub fn restore(&self, entries: Vec<Value>) -> Vec<String> {
+        quiet(|| {
+            let restored = restore_savings(&SessionEntry::from_values(entries));
+            *self.book() = Book::resume(restored.savings);
+            restored
+                .rejected
+                .iter()
+                .map(|error| format!("SoL-Pi: savings totals not restored from one entry: {error}"))
+                .collect()
+        })
+    }
+
+    /// One provider request as sent.
+    #[napi(catch_unwind)]
+    pub fn record_request(&self, request: SavingsRequest) {
+        quiet(|| {
+            self.book().record_request(sent_parts(&request));
+        })
+    }
+
+    /// The response to the last request.
+    #[napi(catch_unwind)]
+    pub fn record_response(&self, usage: SavingsUsage) {
+        quiet(|| {
+            let reported = ReportedUsage {
+                requests: 1,
+                input: usage.input.map_or(0, count),
+                cache_read: usage.cache_read.map_or(0, count),
+                cache_write: usage.cache_write.map_or(0, count),
+                output: usage.output.map_or(0, count),
+            };
+            self.book().record_response(ResponseUsage {
+                estimated_output: count(usage.estimated_output),
+                reported: Some(reported),
+            });
+        })
+    }
+
+    /// A mechanism step's account (`mechanism` is its `sol-pi.json` key).
+    #[napi(catch_unwind)]
+    pub fn record_step(&self, mechanism_key: String, account: JsStepAccount) {
+        quiet(|| {
+            if let Some(by) = mechanism(&mechanism_key) {
+                self.book().record_step(by, account.into());
+            }
+        })
+    }
+
+    /// ObservationPack archived an output of `bytes`.
+    #[napi(catch_unwind)]
+    pub fn record_archived(&self, bytes: f64) {
+        quiet(|| self.book().record_archived(count(bytes)))
+    }
+
+    /// The model recalled `bytes` from the archive.
+    #[napi(catch_unwind)]
+    pub fn record_recall(&self, bytes: f64) {
+        quiet(|| self.book().record_recall(count(bytes)))
+    }
+
+    /// The last response ran a fused command.
+    #[napi(catch_unwind)]
+    pub fn fused_command(&self) {
+        quiet(|| self.book().fused_command())
+    }
+
+    /// The totals as a custom entry.
+    #[napi(catch_unwind)]
+    pub fn entry(&self) -> SavingsEntry {
+        quiet(|| SavingsEntry {
+            custom_type: SAVINGS_ENTRY_TYPE.to_owned(),
+            data: self.book().savings().to_entry_data(),
+        })
+    }
+
+    /// The table and the status line, at the configured prices.
+    #[napi(catch_unwind)]
+    pub fn view(&self) -> SavingsView {
+        quiet(|| {
+            let report = self.book().savings().report(&self.prices);
+            SavingsView {
+                table: report.to_string(),
+                status_line: report.status_line(),
+            }
+        })
+    }
+}
+
+/// The table and status line of a persisted totals entry's `data` (the demo, `replay`);
+/// an error names what is wrong with the data.
+#[napi(catch_unwind, ts_args_type = "data: unknown, prices?: SavingsPrices")]
+pub fn savings_view_of_entry(
+    data: Value,
+    prices: Option<SavingsPrices>,
+) -> napi::Result<SavingsView> {
+    quiet(|| {
+        let savings = sol_core::savings::Savings::from_entry_data(&data)
+            .map_err(|error| napi::Error::from_reason(error.to_string()))?;
+        let report = savings.report(&price_table(prices)?);
+        Ok(SavingsView {
+            table: report.to_string(),
+            status_line: report.status_line(),
+        })
+    })
+}
+
+impl From<JsStepAccount> for sol_core::StepAccount {
+    fn from(account: JsStepAccount) -> sol_core::StepAccount {
+        sol_core::StepAccount {
+            bytes_removed: count(account.bytes_removed),
+            tokens_removed: count(account.tokens_removed),
+            requests_avoided: count(account.requests_avoided),
+            model_calls: count(account.model_calls),
+            model_input_tokens: count(account.model_input_tokens),
+            model_output_tokens: count(account.model_output_tokens),
+        }
+    }
+}

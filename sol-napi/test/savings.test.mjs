@@ -1,0 +1,156 @@
+// The savings accounting through a real Pi AgentSession (faux provider): the totals entry
+// each turn appends, checked against an independent count of what the provider received;
+// the totals kept across a restart; nothing of it reaching the model.
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { createRequire } from "node:module";
+import { test } from "node:test";
+
+import { messageTokens } from "../extension/online-context-compact-sizes.ts";
+import { ai, makeWorkspace, pi, piVersion, repoRoot, startSession, toolCalls, writeJson } from "./support.mjs";
+
+const addon = createRequire(import.meta.url)(path.join(repoRoot, "sol-napi", "index.js"));
+const ENTRY = "sol-pi-savings-totals";
+// About 38 KB of real bash output.
+const BIG = `seq -f "build step %g: compiling a module with a fairly long line of output" 1 600`;
+
+/** Replies that record every request's messages as the provider got them. */
+function recording(replies) {
+	const requests = [];
+	const wrap = (reply) => (context) => {
+		// Pi 0.84.2 sends the system prompt apart from the messages; 1.x as the first message.
+		const system = context.messages[0]?.role === "system" ? [] : [{ role: "system", content: context.systemPrompt }];
+		requests.push(structuredClone([...system, ...context.messages]));
+		return typeof reply === "string" ? ai.fauxAssistantMessage(reply) : reply;
+	};
+	return { requests, replies: replies.map(wrap) };
+}
+
+const script = (later) => [toolCalls(["bash", { command: BIG }, "big"]), ...Array.from({ length: later }, (_, i) => toolCalls(["bash", { command: "true" }, `t${i}`])), "done"];
+
+/** The newest totals entry of the session's branch. */
+const totals = (session) =>
+	session.sessionManager
+		.getBranch()
+		.filter((entry) => entry.type === "custom" && entry.customType === ENTRY)
+		.at(-1)?.data;
+
+/**
+ * The provider's bill for `requests` (lists of messages) as the ledger prices it, counted here
+ * independently: the messages a request shares from the start with the previous one are a
+ * cache read, the rest a cache write; tokens are Pi's estimate of each message.
+ */
+function layerOf(requests) {
+	let previous = [];
+	const layer = { requests: 0, cacheRead: 0, cacheWrite: 0 };
+	for (const messages of requests) {
+		const keys = messages.map((message) => JSON.stringify(message));
+		let shared = 0;
+		while (shared < keys.length && keys[shared] === previous[shared]) shared++;
+		const tokens = messages.map(messageTokens);
+		layer.requests++;
+		layer.cacheRead += tokens.slice(0, shared).reduce((a, b) => a + b, 0);
+		layer.cacheWrite += tokens.slice(shared).reduce((a, b) => a + b, 0);
+		previous = keys;
+	}
+	return layer;
+}
+
+const withoutOutput = ({ requests, cacheRead, cacheWrite }) => ({ requests, cacheRead, cacheWrite });
+
+test(`Pi ${piVersion}: the totals entry matches an independent count of what the provider received, with and without placeholders`, async (t) => {
+	const ws = makeWorkspace(t);
+	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, observationPack: true });
+	const { requests, replies } = recording(script(5));
+	const run = await startSession({ ...ws, replies });
+	t.after(() => run.close());
+	await run.session.prompt("go");
+	assert.deepEqual(run.errors, []);
+	const data = totals(run.session);
+	assert.ok(data, "a totals entry was appended");
+	assert.equal(data.version, 1);
+
+	// What plain Pi would have sent: the same requests with every placeholder put back to the original.
+	const original = requests[1].find((m) => m.role === "toolResult" && m.toolCallId === "big");
+	const plain = requests.map((messages) => messages.map((m) => (m.role === "toolResult" && m.toolCallId === "big" ? original : m)));
+	assert.notDeepEqual(plain, requests, "placeholders were sent");
+	const [plainLayer, sentLayer] = [layerOf(plain), layerOf(requests)];
+	assert.equal(sentLayer.requests, requests.length);
+	for (const layer of [0, 1]) assert.deepEqual(withoutOutput(data.layers[layer]), plainLayer, `layer ${layer} is plain Pi`);
+	for (const layer of [2, 3, 4]) assert.deepEqual(withoutOutput(data.layers[layer]), sentLayer, `layer ${layer} is as sent`);
+	assert.ok(plainLayer.cacheRead + plainLayer.cacheWrite > sentLayer.cacheRead + sentLayer.cacheWrite);
+	// The placeholder made the provider write its suffix again: the sent layer has more cache writes than the text alone explains.
+	assert.ok(sentLayer.cacheWrite > 0);
+	assert.deepEqual(
+		data.layers.map((layer) => layer.output),
+		Array(5).fill(data.layers[0].output),
+		"the output is the same in every layer",
+	);
+	// The faux provider reports a simulated prompt cache: its figures are kept beside Pi's estimate.
+	assert.equal(data.reported.requests, requests.length);
+	assert.equal(data.archive.archived, 1);
+	assert.equal(data.archive.archivedBytes, Buffer.byteLength(original.content.map((b) => b.text).join("\n")));
+
+	// The table shows the figures of the entry; no mechanism row is missing.
+	const view = addon.savingsViewOfEntry(data);
+	const saved = sentLayer.cacheRead + sentLayer.cacheWrite - (plainLayer.cacheRead + plainLayer.cacheWrite);
+	const grouped = (n) => n.toLocaleString("en-US");
+	assert.match(view.table, new RegExp(`^ObservationPack +0 +${grouped(-saved)} `, "m"));
+	for (const label of ["Action Fusion", "Evidence-Preserving Reducer", "Online Context Compact"]) assert.match(view.table, new RegExp(`^${label} +0 +0 +\\$0\\.00`, "m"));
+	assert.match(view.table, new RegExp(`^SoL-Pi savings for this session: ${requests.length} provider requests sent, ${requests.length} without SoL-Pi$`, "m"));
+	assert.match(view.statusLine, /^SoL-Pi saved \$\d+\.\d+ \(-\d+\.\d % cost, -\d+\.\d % tokens\)$/);
+
+	// Never part of the model's context.
+	for (const messages of requests) assert.ok(!JSON.stringify(messages).includes(ENTRY));
+});
+
+test(`Pi ${piVersion}: a restarted session goes on from its own totals`, async (t) => {
+	const ws = makeWorkspace(t);
+	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, observationPack: true });
+	const sessionDir = path.join(ws.agentDir, "sessions");
+	const first = recording(script(3));
+	const run = await startSession({ ...ws, replies: first.replies, sessionManager: pi.SessionManager.create(ws.cwd, sessionDir) });
+	await run.session.prompt("go");
+	const file = run.session.sessionManager.getSessionFile();
+	const before = totals(run.session);
+	run.close();
+	assert.equal(before.layers[4].requests, first.requests.length);
+
+	const second = recording(["again"]);
+	const resumed = await startSession({ ...ws, replies: second.replies, sessionManager: pi.SessionManager.open(file, sessionDir) });
+	t.after(() => resumed.close());
+	await resumed.session.prompt("once more");
+	assert.deepEqual(resumed.errors, []);
+	const after = totals(resumed.session);
+	assert.equal(after.layers[4].requests, first.requests.length + second.requests.length);
+	assert.equal(after.layers[0].requests, first.requests.length + second.requests.length);
+	assert.ok(after.layers[0].cacheWrite >= before.layers[0].cacheWrite);
+	assert.equal(after.archive.archived, before.archive.archived);
+	const lines = fs.readFileSync(file, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+	assert.ok(lines.filter((entry) => entry.customType === ENTRY).length >= 2, "one totals entry per turn that changed them");
+});
+
+test(`Pi ${piVersion}: a damaged totals entry is named once and the session goes on from the last good one`, async (t) => {
+	const ws = makeWorkspace(t);
+	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, observationPack: true });
+	const sessionDir = path.join(ws.agentDir, "sessions");
+	const first = recording(["hello"]);
+	const run = await startSession({ ...ws, replies: first.replies, sessionManager: pi.SessionManager.create(ws.cwd, sessionDir) });
+	await run.session.prompt("go");
+	const file = run.session.sessionManager.getSessionFile();
+	run.session.sessionManager.appendCustomEntry(ENTRY, { version: 99 });
+	run.close();
+
+	const stderr = [];
+	const write = process.stderr.write;
+	process.stderr.write = (chunk, ...rest) => (String(chunk).includes("SoL-Pi") ? (stderr.push(String(chunk)), true) : write.call(process.stderr, chunk, ...rest));
+	t.after(() => (process.stderr.write = write));
+	const resumed = await startSession({ ...ws, replies: ["again"], sessionManager: pi.SessionManager.open(file, sessionDir) });
+	t.after(() => resumed.close());
+	await resumed.session.prompt("once more");
+	process.stderr.write = write;
+	assert.deepEqual(resumed.errors, []);
+	assert.deepEqual(stderr, ["SoL-Pi: savings totals not restored from one entry: unsupported SoL-Pi savings entry version 99\n"]);
+	assert.equal(totals(resumed.session).layers[4].requests, 2, "the good entry's one request and the new one");
+});
