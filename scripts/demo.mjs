@@ -40,7 +40,8 @@ export { QUERY, SEARCH_COMMAND, TEST_COMMAND, placeholderId };
 export { REDUCER_ENTRY } from "../sol-napi/test/demo-checks.mjs";
 const demoDir = path.join(repoRoot, "scripts", "demo");
 const RAW_SINK = Symbol.for("sol-pi-demo.raw-results");
-const addon = createRequire(import.meta.url)("../sol-napi/index.js");
+// SoL-Pi's addon, which the extension has loaded by the time the demo asks it.
+const addon = () => createRequire(import.meta.url)("../sol-napi/index.js");
 const kb = (text) => `${(Buffer.byteLength(text) / 1024).toFixed(1)} KB`;
 
 /** A fresh temp folder with the project (`shop`), an agent folder and a session folder. */
@@ -153,7 +154,7 @@ export async function runDemo({ log = console.log, keep = true } = {}) {
 	demo.agentRequests = demo.requests.filter((r) => r.kind === "agent").length;
 	demo.summaryRequests = demo.requests.filter((r) => r.kind === "summary").length;
 	// Where SoL-Pi keeps this session's files, as the extension asks for it.
-	const where = addon.runtimeRoot({ sessionDir: sessionManager.getSessionDir(), sessionId: demo.sessionId, tempDir: os.tmpdir() });
+	const where = addon().runtimeRoot({ sessionDir: sessionManager.getSessionDir(), sessionId: demo.sessionId, tempDir: os.tmpdir() });
 	demo.runtimeRoot = where.kind === "root" ? where.root : undefined;
 	printSavingsTable(demo);
 	run.close();
