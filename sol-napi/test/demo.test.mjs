@@ -8,6 +8,8 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
+import { createRequire } from "node:module";
+import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 
@@ -19,6 +21,7 @@ import { QUERY, REDUCER_ENTRY, SEARCH_COMMAND, TEST_COMMAND, cliDemo, placeholde
 import { FINAL_ANSWER, RECALL_HEADER } from "../../scripts/demo/script.mjs";
 
 
+const addon = createRequire(import.meta.url)("../index.js");
 let demo;
 let lines;
 let session;
@@ -314,7 +317,7 @@ test("the session file reader follows the parent links of the newest entry and n
 	assert.throws(() => parseSession([header, entry("a", "b"), entry("b", "a")].join("\n"), "f.jsonl"), /^Error: f\.jsonl: the parent links loop at b$/);
 });
 
-test(`Pi ${piVersion}: the --tui models drive the real pi CLI through the same task (run as pi -p here)`, (t) => {
+test(`Pi ${piVersion}: the --tui models drive the real pi CLI through the same task (run as pi -p here), and its archives and recalls check out`, (t) => {
 	const cli = cliDemo({ print: true });
 	t.after(() => fs.rmSync(cli.root, { recursive: true, force: true }));
 	const result = spawnSync(cli.command, cli.args, { cwd: cli.cwd, env: cli.env, encoding: "utf8", timeout: 120_000 });
@@ -329,6 +332,16 @@ test(`Pi ${piVersion}: the --tui models drive the real pi CLI through the same t
 	assert.equal(cliEntries.filter((e) => e.type === "compaction").length, 1);
 	const recalled = cliEntries.some((e) => e.type === "message" && e.message.role === "toolResult" && e.message.toolName === "obs_recall" && !e.message.isError);
 	assert.ok(recalled, "obs_recall found the packed search output");
+	// The CLI run's archives and recalls check out against its own session file too.
+	const cliSession = readSessionFile(file);
+	const where = addon.runtimeRoot({ sessionDir: cli.sessionDir, sessionId: cliSession.header.id, tempDir: os.tmpdir() });
+	assert.equal(where.kind, "root", JSON.stringify(where));
+	const archives = DEMO_CHECKS.observationArchives(cliSession, { runtimeRoot: where.root });
+	assert.deepEqual(archives.problems, []);
+	assert.equal(archives.checked.length, 2);
+	const recalls = DEMO_CHECKS.recalls(cliSession);
+	assert.deepEqual(recalls.problems, []);
+	assert.deepEqual(recalls.checked, ["recall-query", "recall-0", "recall-1"]);
 	assert.ok(fs.readFileSync(path.join(cli.cwd, "shop", "pricing.py"), "utf8").includes(FIXED_LINE));
 	assert.equal(spawnSync("python3", ["-m", "unittest"], { cwd: cli.cwd }).status, 0);
 });
