@@ -8,6 +8,7 @@
 // The core is `runDemo()`, which the test suite runs and checks against the session file.
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
+import { createRequire } from "node:module";
 import * as os from "node:os";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -36,9 +37,11 @@ import {
 import { KEEP_RECENT_TOKENS } from "./demo/settings.mjs";
 
 export { QUERY, SEARCH_COMMAND, TEST_COMMAND, placeholderId };
-export const REDUCER_ENTRY = "sol-pi-evidence-preserving-reducer-v1";
+export { REDUCER_ENTRY } from "../sol-napi/test/demo-checks.mjs";
 const demoDir = path.join(repoRoot, "scripts", "demo");
 const RAW_SINK = Symbol.for("sol-pi-demo.raw-results");
+// SoL-Pi's addon, which the extension has loaded by the time the demo asks it.
+const addon = () => createRequire(import.meta.url)("../sol-napi/index.js");
 const kb = (text) => `${(Buffer.byteLength(text) / 1024).toFixed(1)} KB`;
 
 /** A fresh temp folder with the project (`shop`), an agent folder and a session folder. */
@@ -52,14 +55,18 @@ function demoFolders() {
 
 /**
  * Runs the demo. `log(line)` gets one progress line per step. Returns what happened, for
- * the caller to check: `ok` is true only if every step happened.
+ * the caller to check: `ok` is true only if every step happened; `sessionFile`, SoL-Pi's
+ * `runtimeRoot` of the session (where its archives are), `originals` (each tool result as
+ * the tool returned it, before SoL-Pi: toolCallId -> { text, details }), the faux agent
+ * provider's `fauxCallCount` with the `agentRequests` and `summaryRequests` it answered,
+ * and the `reducerCalls` the reducer model received are what demo-checks.mjs reads.
  */
 export async function runDemo({ log = console.log, keep = true } = {}) {
 	const { root, cwd, agentDir, sessionDir } = demoFolders();
 	writeJson(path.join(cwd, ".pi", "sol-pi.json"), demoConfig);
 
 	const steps = {}; // step name -> true once it happened
-	const demo = { root, cwd, sessionDir, steps, raw: new Map(), reducerCalls: [], requests: [], sends: [], compactions: [] };
+	const demo = { root, cwd, sessionDir, steps, raw: new Map(), originals: new Map(), reducerCalls: [], requests: [], sends: [], compactions: [] };
 	const sessionManager = pi.SessionManager.create(cwd, sessionDir);
 
 	const script = agentScript(ai);
@@ -102,7 +109,9 @@ export async function runDemo({ log = console.log, keep = true } = {}) {
 		});
 	};
 	globalThis[RAW_SINK] = (event) => {
-		demo.raw.set(event.toolCallId, (event.content ?? []).filter((b) => b.type === "text").map((b) => b.text).join("\n"));
+		const text = (event.content ?? []).filter((b) => b.type === "text").map((b) => b.text).join("\n");
+		demo.raw.set(event.toolCallId, text);
+		demo.originals.set(event.toolCallId, { text, details: event.details });
 	};
 
 	log(`SoL-Pi demo: Pi ${piVersion}, all four mechanisms, faux models, project ${cwd}`);
@@ -142,6 +151,11 @@ export async function runDemo({ log = console.log, keep = true } = {}) {
 	demo.fauxCallCount = agent.state.callCount;
 	demo.sessionFile = sessionManager.getSessionFile();
 	demo.sessionId = sessionManager.getSessionId();
+	demo.agentRequests = demo.requests.filter((r) => r.kind === "agent").length;
+	demo.summaryRequests = demo.requests.filter((r) => r.kind === "summary").length;
+	// Where SoL-Pi keeps this session's files, as the extension asks for it.
+	const where = addon().runtimeRoot({ sessionDir: sessionManager.getSessionDir(), sessionId: demo.sessionId, tempDir: os.tmpdir() });
+	demo.runtimeRoot = where.kind === "root" ? where.root : undefined;
 	printSavingsTable(demo);
 	run.close();
 	const expected = ["planned", "reduced", "searched", "packed", "queried", "recalled", "fused", "boundary", "compacted", "continued", "answered"];

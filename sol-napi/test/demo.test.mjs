@@ -2,32 +2,37 @@
 // session file and SoL-Pi's archives: what was archived is the real output, what was
 // recalled is the original, every receipt quote is a line of the archived log, the
 // requests the session recorded are the ones the faux provider answered, and the fix
-// really landed. The --tui models also drive the real `pi` CLI (as `pi -p`) to the same end.
+// really landed. The checks themselves are demo-checks.mjs (each is shown failing on a
+// tampered copy here); the session file is read with session-file.mjs. The --tui models
+// also drive the real `pi` CLI (as `pi -p`) to the same end.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
 import * as fs from "node:fs";
+import { createRequire } from "node:module";
+import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 
+import { DEMO_CHECKS, checkDemo, observationId, sha256 } from "./demo-checks.mjs";
+import { parseSession, readSessionFile, textOf } from "./session-file.mjs";
 import { piVersion } from "./support.mjs";
 import { FIXED_LINE } from "../../scripts/demo/project.mjs";
 import { QUERY, REDUCER_ENTRY, SEARCH_COMMAND, TEST_COMMAND, cliDemo, placeholderId, runDemo } from "../../scripts/demo.mjs";
-import { FINAL_ANSWER } from "../../scripts/demo/script.mjs";
+import { FINAL_ANSWER, RECALL_HEADER } from "../../scripts/demo/script.mjs";
 
-const sha256 = (text) => createHash("sha256").update(text).digest("hex");
-const textOf = (m) => (typeof m.content === "string" ? m.content : (m.content ?? []).map((b) => b.text ?? "").join("\n"));
-const RECALL_HEADER = /^\[obs_recall id=(\S+) offset=(\d+) next_offset=(\d+) eof=(true|false)\]\n\[chunk_bytes=\d+ chunk_lines=\d+; use next_offset to continue\]\n/;
 
+const addon = createRequire(import.meta.url)("../index.js");
 let demo;
 let lines;
+let session;
 let entries;
 const toolResult = (id) => entries.find((e) => e.type === "message" && e.message.role === "toolResult" && e.message.toolCallId === id)?.message;
 
 before(async () => {
 	lines = [];
 	demo = await runDemo({ log: (line) => lines.push(line) });
-	entries = fs.readFileSync(demo.sessionFile, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+	session = readSessionFile(demo.sessionFile);
+	entries = session.branch;
 });
 after(() => {
 	if (demo) fs.rmSync(demo.root, { recursive: true, force: true });
@@ -164,7 +169,155 @@ test(`Pi ${piVersion}: the boundary compaction and its continuation are in the s
 	assert.equal(state.nativeCompactionCount, 1);
 });
 
-test(`Pi ${piVersion}: the --tui models drive the real pi CLI through the same task (run as pi -p here)`, (t) => {
+test(`Pi ${piVersion}: the demo's session file checks out: archives, recalls, receipts and request counts`, () => {
+	const results = checkDemo(session, demo);
+	for (const [name, { problems }] of Object.entries(results)) assert.deepEqual(problems, [], name);
+	// What the checks looked at: every archive, every recall, the receipt, the counts.
+	const search = observationId("bash", textOf(toolResult("search-1")));
+	assert.equal(placeholderId(demo.placeholder), search, "the placeholder names the search output's archive");
+	assert.ok(results.observationArchives.checked.includes(search));
+	const recallIds = entries.filter((e) => e.type === "message" && e.message.toolName === "obs_recall").map((e) => e.message.toolCallId);
+	assert.deepEqual(recallIds, ["recall-query", "recall-0", "recall-1"]);
+	assert.deepEqual(results.observationArchives.checked.sort(), [search, observationId("obs_recall", textOf(toolResult("recall-0")))].sort());
+	assert.deepEqual(results.recalls.checked, recallIds);
+	assert.deepEqual(results.reducerReceipts.checked, ["test-1"]);
+	assert.equal(demo.agentRequests + demo.summaryRequests, demo.fauxCallCount);
+	assert.equal(demo.summaryRequests, 1);
+	assert.equal(demo.reducerCalls.length, 1);
+	assert.deepEqual(results.requestCounts.checked, [`agent replies: ${demo.agentRequests}`, "compactions: 1", "reducer responses: 1"]);
+	// The one assistant message no provider answered: Pi's record of the request Online
+	// Context Compact aborted at the boundary before it was sent; the compaction follows it.
+	const unanswered = entries.filter((e) => e.type === "message" && e.message.role === "assistant" && !["stop", "toolUse"].includes(e.message.stopReason));
+	assert.equal(unanswered.length, 1, JSON.stringify(unanswered));
+	assert.deepEqual(unanswered[0].message.content, []);
+	assert.match(unanswered[0].message.errorMessage, /aborted/);
+	assert.equal(entries[entries.indexOf(unanswered[0]) + 1].type, "compaction");
+	assert.ok(demo.runtimeRoot.startsWith(fs.realpathSync(demo.sessionDir)), demo.runtimeRoot);
+	assert.ok(demo.sessionFile.startsWith(demo.sessionDir));
+});
+
+/**
+ * A scratch copy of the run: SoL-Pi's folder copied, the session file's text pointing at
+ * the copy (receipts resealed, so only what a test alters differs), the originals copied.
+ * `alter(text)` may change the session file's text first.
+ */
+function scratchCopy(t, alter = (text) => text) {
+	const scratch = fs.mkdtempSync(path.join(demo.root, "scratch-"));
+	t.after(() => fs.rmSync(scratch, { recursive: true, force: true }));
+	const runtimeRoot = path.join(scratch, "sol-pi");
+	fs.cpSync(demo.runtimeRoot, runtimeRoot, { recursive: true });
+	const moved = parseSession(fs.readFileSync(demo.sessionFile, "utf8").replaceAll(JSON.stringify(demo.runtimeRoot).slice(1, -1), runtimeRoot));
+	reseal(moved);
+	const text = alter([moved.header, ...moved.entries].map((e) => JSON.stringify(e)).join("\n"));
+	const copy = parseSession(text);
+	const originals = new Map([...demo.originals].map(([id, o]) => [id, { ...o }]));
+	const evidence = { ...demo, runtimeRoot, originals, reducerCalls: demo.reducerCalls.map((c) => ({ ...c })) };
+	return { session: copy, evidence, runtimeRoot, reseal: () => reseal(copy) };
+}
+
+/** Sets each replaced result's receipt hash and size, in its details and journal, to its receipt text's. */
+function reseal(copy) {
+	for (const entry of copy.entries) {
+		const summary = entry.message?.details?.evidencePreservingReducer;
+		if (!summary) continue;
+		const text = textOf(entry.message);
+		const receipt = text.slice(text.indexOf("sol_pi_evidence_receipt_v1\n"), text.lastIndexOf("\n\nCommand exited with code"));
+		summary.receiptSha256 = sha256(receipt);
+		summary.receiptBytes = Buffer.byteLength(receipt);
+		for (const record of copy.entries) {
+			if (record.customType === REDUCER_ENTRY && record.data.kind === "applied" && record.data.toolCallId === entry.message.toolCallId) record.data.receiptSha256 = summary.receiptSha256;
+		}
+	}
+}
+
+const FIRST_QUOTE = /^- kind=failure line=(\d+) quote_sha256=[0-9a-f]{64} quote=(".*")$/m;
+const problemsOf = (name, copy) => DEMO_CHECKS[name](copy.session, copy.evidence).problems;
+const messageOf = (copy, id) => copy.session.branch.find((e) => e.message?.toolCallId === id).message;
+const flipByte = (file, at) => {
+	const bytes = fs.readFileSync(file);
+	bytes[at] ^= 0x01;
+	fs.writeFileSync(file, bytes);
+};
+
+test(`Pi ${piVersion}: each check fails on a tampered copy of the run, and passes on an untouched one`, (t) => {
+	const untouched = scratchCopy(t);
+	for (const name of Object.keys(DEMO_CHECKS)) assert.deepEqual(problemsOf(name, untouched), [], `${name} on the untouched copy`);
+
+	// ObservationPack: one flipped byte in an archive; an archive whose result the session lost.
+	const search = observationId("bash", textOf(toolResult("search-1")));
+	const flipped = scratchCopy(t);
+	flipByte(path.join(flipped.runtimeRoot, "observation-pack", "objects", `${search}.txt`), 5000);
+	assert.deepEqual(problemsOf("observationArchives", flipped), [`${search}: the archive is not the bash result search-1 of the session (byte 5000 differs)`]);
+	assert.deepEqual(problemsOf("observationArchives", { ...flipped, evidence: { ...flipped.evidence, runtimeRoot: path.join(flipped.runtimeRoot, "gone") } }), [
+		`no SoL-Pi folder at ${path.join(flipped.runtimeRoot, "gone")}`,
+	]);
+	const lost = scratchCopy(t);
+	messageOf(lost, "search-1").content[0].text += " ";
+	assert.deepEqual(problemsOf("observationArchives", lost), [`${search}: no tool result on the branch has this id`]);
+
+	// obs_recall: one byte of a page; a match's byte offset.
+	const page = scratchCopy(t);
+	const recalled = messageOf(page, "recall-1").content[0];
+	recalled.text = `${recalled.text.slice(0, -2)}X${recalled.text.slice(-1)}`;
+	const { offset, nextOffset, bytes } = messageOf(page, "recall-1").details;
+	assert.deepEqual(problemsOf("recalls", page), [`recall-1: the page is not bytes ${offset}..${nextOffset} of the original (byte ${bytes - 2} differs)`]);
+	const query = scratchCopy(t);
+	const match = messageOf(query, "recall-query");
+	const at = match.details.matches[0].byteOffset;
+	match.details.matches[0].byteOffset = at + 1;
+	match.content[0].text = match.content[0].text.replace(` byte ${at}: `, ` byte ${at + 1}: `);
+	assert.deepEqual(problemsOf("recalls", query), [`recall-query: row 1: the query is not at byte ${at + 1} of the original`]);
+
+	// Reducer: a quote that names the next line; a changed line in the archived log; an original that differs.
+	const quote = scratchCopy(t, (text) => text.replace(/(\\n- kind=failure line=)(\d+)/, (_, head, line) => `${head}${Number(line) + 1}`));
+	quote.reseal();
+	const [, line, quoted] = FIRST_QUOTE.exec(textOf(messageOf(quote, "test-1")));
+	assert.deepEqual(problemsOf("reducerReceipts", quote), [`test-1: the quote ${quoted} is not line ${line} of the archived log`]);
+	const log = scratchCopy(t);
+	const artifact = /^source_artifact=(.+)$/m.exec(textOf(messageOf(log, "test-1")))[1];
+	assert.ok(artifact.startsWith(log.runtimeRoot), artifact);
+	const logText = fs.readFileSync(artifact, "utf8");
+	const [, logLine, logQuoted] = FIRST_QUOTE.exec(textOf(messageOf(log, "test-1")));
+	const logLines = logText.split("\n");
+	logLines[Number(logLine) - 1] += "?";
+	fs.writeFileSync(artifact, logLines.join("\n"));
+	const logProblems = problemsOf("reducerReceipts", log);
+	assert.ok(logProblems.includes(`test-1: the quote ${logQuoted} is not line ${logLine} of the archived log`), logProblems.join("\n"));
+	assert.ok(logProblems.some((p) => p.startsWith("test-1: the receipt has source_sha256=")), logProblems.join("\n"));
+	const original = scratchCopy(t);
+	const raw = original.evidence.originals.get("test-1");
+	raw.text = raw.text.replace("FAIL: ", "FAIL:  ");
+	assert.deepEqual(problemsOf("reducerReceipts", original), [`test-1: the archived log is not the command's output (byte ${Buffer.from(logText).indexOf("FAIL: ") + 6} differs)`]);
+
+	// Requests: one agent request more than the branch shows; a reducer request the journal does not have.
+	const more = scratchCopy(t);
+	more.evidence.agentRequests += 1;
+	assert.deepEqual(problemsOf("requestCounts", more), [
+		`${demo.agentRequests} answered assistant messages on the branch, ${demo.agentRequests + 1} agent requests`,
+		`${demo.agentRequests + 1} + 1 requests, but the faux provider counted ${demo.fauxCallCount}`,
+	]);
+	const extra = scratchCopy(t);
+	extra.evidence.reducerCalls.push({ ...extra.evidence.reducerCalls[0] });
+	assert.deepEqual(problemsOf("requestCounts", extra), ["1 reducer responses in the journal, 2 reducer requests"]);
+});
+
+test("the session file reader follows the parent links of the newest entry and names what it cannot read", () => {
+	const header = JSON.stringify({ type: "session", version: 3, id: "s", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/" });
+	const entry = (id, parentId) => JSON.stringify({ type: "message", id, parentId, timestamp: "2026-01-01T00:00:00.000Z", message: { role: "user", content: id } });
+	// b and c are both children of a; c is newer, so the branch is a, c.
+	const forked = parseSession([header, entry("a", null), entry("b", "a"), entry("c", "a"), ""].join("\n"));
+	assert.equal(forked.header.id, "s");
+	assert.deepEqual(forked.entries.map((e) => e.id), ["a", "b", "c"]);
+	assert.deepEqual(forked.branch.map((e) => e.id), ["a", "c"]);
+	assert.deepEqual(parseSession(header).branch, []);
+	assert.throws(() => parseSession([header, "{not json"].join("\n"), "f.jsonl"), /^Error: f\.jsonl:2: not a JSON line/);
+	assert.throws(() => parseSession(entry("a", null), "f.jsonl"), /^Error: f\.jsonl:1: not a session header$/);
+	assert.throws(() => parseSession([header, entry("a", null), entry("a", null)].join("\n"), "f.jsonl"), /^Error: f\.jsonl:3: the id a is used twice$/);
+	assert.throws(() => parseSession([header, entry("b", "x")].join("\n"), "f.jsonl"), /^Error: f\.jsonl: b names the parent x, which is not in the file$/);
+	assert.throws(() => parseSession([header, entry("a", "b"), entry("b", "a")].join("\n"), "f.jsonl"), /^Error: f\.jsonl: the parent links loop at b$/);
+});
+
+test(`Pi ${piVersion}: the --tui models drive the real pi CLI through the same task (run as pi -p here), and its archives and recalls check out`, (t) => {
 	const cli = cliDemo({ print: true });
 	t.after(() => fs.rmSync(cli.root, { recursive: true, force: true }));
 	const result = spawnSync(cli.command, cli.args, { cwd: cli.cwd, env: cli.env, encoding: "utf8", timeout: 120_000 });
@@ -179,6 +332,16 @@ test(`Pi ${piVersion}: the --tui models drive the real pi CLI through the same t
 	assert.equal(cliEntries.filter((e) => e.type === "compaction").length, 1);
 	const recalled = cliEntries.some((e) => e.type === "message" && e.message.role === "toolResult" && e.message.toolName === "obs_recall" && !e.message.isError);
 	assert.ok(recalled, "obs_recall found the packed search output");
+	// The CLI run's archives and recalls check out against its own session file too.
+	const cliSession = readSessionFile(file);
+	const where = addon.runtimeRoot({ sessionDir: cli.sessionDir, sessionId: cliSession.header.id, tempDir: os.tmpdir() });
+	assert.equal(where.kind, "root", JSON.stringify(where));
+	const archives = DEMO_CHECKS.observationArchives(cliSession, { runtimeRoot: where.root });
+	assert.deepEqual(archives.problems, []);
+	assert.equal(archives.checked.length, 2);
+	const recalls = DEMO_CHECKS.recalls(cliSession);
+	assert.deepEqual(recalls.problems, []);
+	assert.deepEqual(recalls.checked, ["recall-query", "recall-0", "recall-1"]);
 	assert.ok(fs.readFileSync(path.join(cli.cwd, "shop", "pricing.py"), "utf8").includes(FIXED_LINE));
 	assert.equal(spawnSync("python3", ["-m", "unittest"], { cwd: cli.cwd }).status, 0);
 });
