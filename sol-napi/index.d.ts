@@ -152,6 +152,8 @@ export declare class SavingsBook {
   constructor(prices?: SavingsPrices | undefined | null)
   /** The `customType` of the totals entries. */
   get entryType(): string
+  /** The status key of the running total. */
+  get statusKey(): string
   /**
    * Goes on from the newest readable totals entry of `entries` (the branch's totals
    * entries, root first); returns one warning per newer entry that could not be read.

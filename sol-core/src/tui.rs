@@ -12,6 +12,10 @@
 
 /// Status key shared by every mechanism, so a newer saving replaces the older one.
 pub const STATUS_KEY: &str = "sol-pi-savings";
+
+/// The status key of the session's running total (`/sol-pi`'s one-line form), kept apart from
+/// the mechanisms' passing notices so neither clears the other.
+pub const TOTAL_STATUS_KEY: &str = "sol-pi-total";
 /// How long the status entry stays before the host clears it, in milliseconds.
 pub const STATUS_CLEAR_MS: u32 = 4000;
 

@@ -8,6 +8,8 @@ extern crate sol_testkit;
 
 #[path = "core/account_props.rs"]
 mod account_props;
+#[path = "core/book.rs"]
+mod book;
 #[path = "core/config.rs"]
 mod config;
 #[path = "core/fixtures.rs"]

@@ -54,8 +54,8 @@ export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
 				}
 				return [];
 			});
-			// After the mechanisms: its `context` handler sees each request as sent.
-			savings.register(pi, ctx);
+			// After the mechanisms, so it sees each request as sent; with none on, nothing is registered.
+			if (outcome.enabled.length > 0) savings.register(pi, ctx);
 			// `hasUI` is also true in RPC mode; only the interactive terminal gets the notice.
 			if (ctx.mode === "tui") ctx.ui.notify(outcome.notice, "info");
 			if (failures.length > 0) throw new Error(failures.join("\n"));

@@ -20,9 +20,6 @@ import { OnceWarnings } from "./tui.ts";
 /** A mechanism's `sol-pi.json` key, as Rust names it. */
 export type MechanismKey = "actionFusion" | "observationPack" | "evidencePreservingReducer" | "onlineContextCompact";
 
-/** The status line's key. */
-export const SAVINGS_STATUS_KEY = "sol-pi-savings";
-
 type Mark = { mechanism: MechanismKey; beforeTokens?: number };
 type Message = { role?: unknown; timestamp?: unknown; content?: unknown; summary?: unknown; customType?: unknown; usage?: Record<string, unknown> };
 
@@ -171,7 +168,7 @@ export class SavingsTracker {
 
 	/** Shows the running total in the TUI's status line (nowhere else). */
 	private showStatus(ctx: ExtensionContext): void {
-		if (ctx.mode === "tui") ctx.ui.setStatus(SAVINGS_STATUS_KEY, this.book.view().statusLine);
+		if (ctx.mode === "tui") ctx.ui.setStatus(this.book.statusKey, this.book.view().statusLine);
 	}
 
 	/** Goes on from the branch's newest totals entry. */

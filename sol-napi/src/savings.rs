@@ -226,6 +226,12 @@ impl SavingsBook {
         self.book.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The status key of the running total.
+    #[napi(getter)]
+    pub fn status_key(&self) -> String {
+        sol_core::tui::TOTAL_STATUS_KEY.to_owned()
+    }
+
     /// Goes on from the newest readable totals entry of `entries` (the branch's totals
     /// entries, root first); returns one warning per newer entry that could not be read.
     #[napi(catch_unwind, ts_args_type = "entries: ReadonlyArray<unknown>")]

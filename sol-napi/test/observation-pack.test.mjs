@@ -7,7 +7,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
 
-import { ai, makeWorkspace, pi, piVersion, repoRoot, resultText, startSession, toolCalls, toolResults, writeJson } from "./support.mjs";
+import { ai, makeWorkspace, pi, piMajor, piVersion, repoRoot, resultText, startSession, toolCalls, toolResults, writeJson } from "./support.mjs";
 
 // 600 numbered lines of about 64 bytes: about 38 KB, under Pi's 50 KB bash truncation.
 const BIG = `seq -f "build step %g: compiling a module with a fairly long line of output" 1 600`;
@@ -412,7 +412,10 @@ test(`Pi ${piVersion}: the recall row carries the Observation Pack badge`, async
 	const run = await startSession(ws);
 	t.after(() => run.close());
 	assert.deepEqual([...run.solPi.tools.keys()], ["obs_recall"]);
-	assert.deepEqual([...run.solPi.handlers.keys()].sort(), ["context", "session_start"]);
+	// ObservationPack's handlers and the savings accounting's (Pi 1.x sees requests with their system message).
+	const savingsHandlers = ["message_end", "session_tree", "turn_end", ...(piMajor >= 1 ? ["context_with_system"] : [])];
+	assert.deepEqual([...run.solPi.handlers.keys()].sort(), ["context", "session_start", ...savingsHandlers].sort());
+	assert.deepEqual([...run.solPi.commands.keys()], ["sol-pi"]);
 	const theme = { fg: (_c, text) => text, bg: (_c, text) => text, bold: (text) => text };
 	const tool = run.session.getToolDefinition("obs_recall");
 	const lines = tool.renderCall({ id: "obs_0123456789abcdef01234567", offset: 0 }, theme, {}).render(120).map((l) => l.trimEnd());

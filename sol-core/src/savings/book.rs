@@ -114,8 +114,9 @@ pub struct Book {
     ledger: Ledger,
     /// The previous request's parts in every form.
     previous: Vec<PartForms>,
-    /// Each compaction summary's key, with the parts it stands for.
-    compactions: BTreeMap<u64, Vec<PartForms>>,
+    /// Each compaction summary's key, with the parts it stands for (`None`: unknown, it
+    /// counts as Pi's own).
+    compactions: BTreeMap<u64, Option<Vec<PartForms>>>,
     /// The last response's calls included a fused command: the model's next turn was saved.
     fused: bool,
 }
@@ -171,16 +172,31 @@ impl Book {
     /// follows it, which is what the model would have been sent then, up to the command's
     /// own result.
     pub fn record_request(&mut self, parts: Vec<SentPart>) -> Vec<RequestFacts> {
-        let present: BTreeSet<u64> = parts.iter().map(|sent| sent.part.key).collect();
+        // Every form of the parts sent: a part the previous request carried in another form
+        // (before its placeholder) is still there, not compacted away.
+        let present: BTreeSet<u64> = parts
+            .iter()
+            .flat_map(|sent| {
+                let earlier = sent.changes.iter().filter_map(|change| change.before);
+                std::iter::once(sent.part).chain(earlier)
+            })
+            .map(|part| part.key)
+            .collect();
         let mut forms = Vec::with_capacity(parts.len());
-        for sent in parts {
+        for mut sent in parts {
             if sent.is_compaction() {
                 if !self.compactions.contains_key(&sent.part.key) {
-                    let removed = self.removed_since_previous(&present);
+                    // A summary first seen with no request before it in this book (a resumed
+                    // session): what it stands for is unknown, so it counts as Pi's own.
+                    let removed =
+                        (!self.previous.is_empty()).then(|| self.removed_since_previous(&present));
                     self.compactions.insert(sent.part.key, removed);
                 }
-                if let Some(removed) = self.compactions.get(&sent.part.key) {
-                    forms.extend(removed.iter().cloned());
+                match self.compactions.get(&sent.part.key) {
+                    Some(Some(removed)) => forms.extend(removed.iter().cloned()),
+                    _ => sent.changes.retain(|change| {
+                        change.by != Mechanism::OnlineContextCompact || change.before.is_some()
+                    }),
                 }
             }
             forms.push(PartForms {
@@ -228,7 +244,7 @@ impl Book {
             match forms.sent {
                 Some(part) => {
                     let kept = present.contains(&part.key);
-                    if self.compactions.contains_key(&part.key) {
+                    if matches!(self.compactions.get(&part.key), Some(Some(_))) {
                         owner_kept = kept;
                     }
                     if !kept {

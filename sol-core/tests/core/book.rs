@@ -1,0 +1,280 @@
+//! The session book: from what a host saw of each request, it rebuilds what plain Pi and
+//! each partial configuration would have sent. Checked against a model conversation whose
+//! plain and sent request lists are built independently and priced here by the prefix rule.
+
+use proptest::prelude::*;
+use sol_core::Mechanism;
+use sol_core::savings::{
+    Book, Change, LayerTokens, Part, ReportedUsage, ResponseUsage, SAVINGS_ENTRY_VERSION, Savings,
+    SentPart,
+};
+
+/// One thing that happens in the model conversation.
+#[derive(Debug, Clone)]
+enum Event {
+    /// A message of this many tokens joins the history.
+    Append(u64),
+    /// ObservationPack replaces a message not yet compacted (picked by this number) by a
+    /// placeholder of this many tokens, if it has none.
+    Place(usize, u64),
+    /// A request, then its response.
+    Request,
+    /// The last response ran a fused command; a request follows.
+    Fused,
+    /// A request, then Online Context Compact summarizes (this share, in tenths, of) the
+    /// history into a summary of this many tokens.
+    Compact(u8, u64),
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    prop_oneof![
+        4 => (1..3_000u64).prop_map(Event::Append),
+        2 => (any::<usize>(), 1..200u64).prop_map(|(at, tokens)| Event::Place(at, tokens)),
+        4 => Just(Event::Request),
+        1 => Just(Event::Fused),
+        1 => (1..10u8, 1..400u64).prop_map(|(tenths, tokens)| Event::Compact(tenths, tokens)),
+    ]
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Message {
+    id: u64,
+    tokens: u64,
+    placeholder: Option<u64>,
+}
+
+impl Message {
+    fn original(&self) -> Part {
+        Part {
+            key: self.id * 2,
+            tokens: self.tokens,
+        }
+    }
+
+    fn as_packed(&self) -> Part {
+        match self.placeholder {
+            Some(tokens) => Part {
+                key: self.id * 2 + 1,
+                tokens,
+            },
+            None => self.original(),
+        }
+    }
+}
+
+/// The conversation, and the request lists of each configuration, built without the book.
+#[derive(Default)]
+struct Model {
+    history: Vec<Message>,
+    /// The summary's key and tokens, and how many leading messages it stands for.
+    summary: Option<(u64, u64, usize)>,
+    next_id: u64,
+    plain: Vec<Vec<Part>>,
+    /// Plain Pi with the requests fused commands saved put back.
+    unfused: Vec<Vec<Part>>,
+    packed: Vec<Vec<Part>>,
+    sent: Vec<Vec<Part>>,
+}
+
+impl Model {
+    fn request(&mut self, book: &mut Book, fused: bool) {
+        let plain: Vec<Part> = self.history.iter().map(Message::original).collect();
+        let packed: Vec<Part> = self.history.iter().map(Message::as_packed).collect();
+        let mut parts = Vec::new();
+        let mut sent = Vec::new();
+        let covered = self.summary.map_or(0, |(_, _, covered)| covered);
+        if let Some((key, tokens, _)) = self.summary {
+            let part = Part { key, tokens };
+            sent.push(part);
+            parts.push(SentPart {
+                part,
+                changes: vec![Change {
+                    by: Mechanism::OnlineContextCompact,
+                    before: None,
+                }],
+            });
+        }
+        for message in &self.history[covered..] {
+            let part = message.as_packed();
+            sent.push(part);
+            parts.push(SentPart {
+                part,
+                changes: message
+                    .placeholder
+                    .map(|_| Change {
+                        by: Mechanism::ObservationPack,
+                        before: Some(message.original()),
+                    })
+                    .into_iter()
+                    .collect(),
+            });
+        }
+        if fused {
+            book.fused_command();
+            self.unfused.push(plain.clone());
+        }
+        book.record_request(parts);
+        book.record_response(ResponseUsage {
+            estimated_output: 10,
+            reported: None,
+        });
+        self.unfused.push(plain.clone());
+        self.plain.push(plain);
+        self.packed.push(packed);
+        self.sent.push(sent);
+    }
+
+    fn apply(&mut self, book: &mut Book, event: &Event) {
+        match *event {
+            Event::Append(tokens) => {
+                self.next_id += 1;
+                self.history.push(Message {
+                    id: self.next_id,
+                    tokens,
+                    placeholder: None,
+                });
+            }
+            Event::Place(at, tokens) => {
+                let covered = self.summary.map_or(0, |(_, _, covered)| covered);
+                let open = self.history.len() - covered;
+                if open > 0 {
+                    let message = &mut self.history[covered + at % open];
+                    if message.placeholder.is_none() && tokens < message.tokens {
+                        message.placeholder = Some(tokens);
+                    }
+                }
+            }
+            Event::Request => self.request(book, false),
+            Event::Fused => self.request(book, true),
+            Event::Compact(tenths, tokens) => {
+                self.request(book, false);
+                let covered = self.summary.map_or(0, |(_, _, covered)| covered);
+                let share = self.history.len() * usize::from(tenths) / 10;
+                if share > covered {
+                    self.next_id += 1;
+                    self.summary = Some((u64::MAX - self.next_id, tokens, share));
+                }
+            }
+        }
+    }
+}
+
+/// The prefix rule, counted here: what a request shares from the start with the previous
+/// one is a cache read. Output is left out: only requests really sent have one.
+fn priced(requests: &[Vec<Part>]) -> LayerTokens {
+    let mut layer = LayerTokens::default();
+    let mut previous: &[Part] = &[];
+    for parts in requests {
+        let shared = parts
+            .iter()
+            .zip(previous)
+            .take_while(|(a, b)| a.key == b.key)
+            .count();
+        layer.requests += 1;
+        layer.cache_read += parts[..shared].iter().map(|p| p.tokens).sum::<u64>();
+        layer.cache_write += parts[shared..].iter().map(|p| p.tokens).sum::<u64>();
+        previous = parts;
+    }
+    layer
+}
+
+fn run(events: &[Event]) -> (Book, Model) {
+    let mut book = Book::new();
+    let mut model = Model::default();
+    for event in events {
+        model.apply(&mut book, event);
+    }
+    (book, model)
+}
+
+proptest! {
+    #[test]
+    fn every_layer_is_what_that_configuration_would_have_sent(
+        events in prop::collection::vec(event(), 0..40),
+    ) {
+        let (book, model) = run(&events);
+        let mut layers = book.savings().layers;
+        for layer in &mut layers {
+            prop_assert_eq!(layer.output, 10 * model.sent.len() as u64, "the responses' output");
+            layer.output = 0;
+        }
+        prop_assert_eq!(layers[0], priced(&model.unfused), "plain Pi, with the fused commands' turns");
+        prop_assert_eq!(layers[1], priced(&model.plain), "with Action Fusion");
+        prop_assert_eq!(layers[2], priced(&model.packed), "with ObservationPack");
+        prop_assert_eq!(layers[3], layers[2], "the reducer changed nothing");
+        prop_assert_eq!(layers[4], priced(&model.sent), "as sent");
+    }
+
+    #[test]
+    fn a_resumed_book_keeps_the_counts_and_prices_its_first_request_as_a_write(
+        events in prop::collection::vec(event(), 1..30),
+        later in prop::collection::vec(event(), 0..15),
+    ) {
+        let (mut live, mut model) = run(&events);
+        let data = live.savings().to_entry_data();
+        prop_assert_eq!(data["version"].as_u64(), Some(SAVINGS_ENTRY_VERSION));
+        let mut resumed = Book::resume(Savings::from_entry_data(&data).expect("reads back"));
+        prop_assert_eq!(resumed.savings(), live.savings());
+        let mut shadow = Model {
+            history: model.history.clone(),
+            summary: model.summary,
+            next_id: model.next_id,
+            ..Model::default()
+        };
+        for event in &later {
+            model.apply(&mut live, event);
+            shadow.apply(&mut resumed, event);
+        }
+        let (a, b) = (live.savings(), resumed.savings());
+        // What a summary from before the resume stands for is not persisted: it counts as
+        // Pi's own from then on, so only the layers with Online Context Compact are the same.
+        let same = if shadow.summary.is_some() { 4..5 } else { 0..5 };
+        for layer in 0..5 {
+            prop_assert_eq!(a.layers[layer].requests, b.layers[layer].requests);
+            prop_assert_eq!(a.layers[layer].output, b.layers[layer].output);
+        }
+        for layer in same {
+            prop_assert_eq!(a.layers[layer].input(), b.layers[layer].input(), "only the cache split differs");
+            prop_assert!(b.layers[layer].cache_write >= a.layers[layer].cache_write);
+        }
+    }
+
+    #[test]
+    fn the_provider_reports_are_summed_as_given(
+        reports in prop::collection::vec((0..5_000u64, 0..5_000u64, 0..5_000u64, 0..900u64), 0..10),
+    ) {
+        let mut book = Book::new();
+        for &(input, cache_read, cache_write, output) in &reports {
+            book.record_request(vec![SentPart::unchanged(Part { key: 1, tokens: 3 })]);
+            book.record_response(ResponseUsage {
+                estimated_output: 7,
+                reported: Some(ReportedUsage { requests: 1, input, cache_read, cache_write, output }),
+            });
+        }
+        let reported = book.savings().reported;
+        let given: Vec<_> = reports.iter().filter(|r| r.0 + r.1 + r.2 + r.3 > 0).collect();
+        prop_assert_eq!(reported.requests, given.len() as u64);
+        prop_assert_eq!(reported.cache_read, given.iter().map(|r| r.1).sum::<u64>());
+        // A reported output wins over the estimate; without one the estimate counts.
+        let outputs: u64 = reports.iter().map(|r| if r.3 > 0 { r.3 } else { 7 }).sum();
+        prop_assert_eq!(book.savings().layers[4].output, outputs);
+    }
+}
+
+#[test]
+fn a_fused_command_saves_one_request_per_turn_however_many_calls_it_made() {
+    let mut book = Book::new();
+    let part = Part {
+        key: 5,
+        tokens: 100,
+    };
+    book.fused_command();
+    book.fused_command();
+    let facts = book.record_request(vec![SentPart::unchanged(part)]);
+    assert_eq!(facts.len(), 2);
+    assert_eq!(facts[0].avoided_by, Some(Mechanism::ActionFusion));
+    let layers = book.savings().layers;
+    assert_eq!((layers[0].requests, layers[1].requests), (2, 1));
+    // The avoided request wrote the prefix; the one sent then read it.
+    assert_eq!((layers[0].cache_write, layers[0].cache_read), (100, 100));
+}
