@@ -156,7 +156,7 @@ export async function runDemo({ log = console.log, keep = true } = {}) {
 	// Where SoL-Pi keeps this session's files, as the extension asks for it.
 	const where = addon().runtimeRoot({ sessionDir: sessionManager.getSessionDir(), sessionId: demo.sessionId, tempDir: os.tmpdir() });
 	demo.runtimeRoot = where.kind === "root" ? where.root : undefined;
-	printSavingsTable(demo);
+	await printSavingsTable(demo, log);
 	run.close();
 	const expected = ["planned", "reduced", "searched", "packed", "queried", "recalled", "fused", "boundary", "compacted", "continued", "answered"];
 	demo.missing = expected.filter((name) => !steps[name]);
@@ -224,10 +224,18 @@ function describe(message, demo, log) {
 }
 
 /**
- * Where the `/sol-pi` savings table will be printed once the Rust ledger is wired into
- * the extension. Every figure is computed once, in Rust; until then this prints nothing.
+ * Runs `/sol-pi` in the demo's session, as a user types it, and prints the table it shows
+ * (every figure computed once, in Rust, from the same decisions that changed the requests).
+ * `demo.savingsTable` keeps it for the caller to check against the session file.
  */
-export function printSavingsTable(_demo) {}
+export async function printSavingsTable(demo, log) {
+	const before = demo.run.notices().length;
+	await demo.run.session.prompt("/sol-pi");
+	const shown = demo.run.notices().slice(before).filter((notice) => notice.message.startsWith("SoL-Pi savings"));
+	demo.savingsTable = shown.at(-1)?.message;
+	if (demo.savingsTable) log(`\n/sol-pi\n${demo.savingsTable}\n`);
+	else log("/sol-pi showed no table");
+}
 
 /**
  * The real `pi` CLI on a fresh copy of the project with SoL-Pi and the scripted models

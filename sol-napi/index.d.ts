@@ -159,9 +159,12 @@ export declare class SavingsBook {
    * entries, root first); returns one warning per newer entry that could not be read.
    */
   restore(entries: ReadonlyArray<unknown>): Array<string>
-  /** One provider request as sent. */
+  /** One provider request as sent; recorded with its response. */
   recordRequest(request: SavingsRequest): void
-  /** The response to the last request. */
+  /**
+   * The response to the last request (an abort or an error that was not billed is
+   * dropped with its request).
+   */
   recordResponse(usage: SavingsUsage): void
   /** A mechanism step's account (`mechanism` is its `sol-pi.json` key). */
   recordStep(mechanismKey: string, account: StepAccount): void
@@ -1072,6 +1075,8 @@ export interface SavingsUsage {
   cacheWrite?: number
   /** `usage.output`. */
   output?: number
+  /** The message's `stopReason` was `aborted` or `error`. */
+  failed: boolean
 }
 
 /** What `/sol-pi` and the status line show. */

@@ -212,6 +212,7 @@ export class SavingsTracker {
 					cacheRead: number(usage.cacheRead),
 					cacheWrite: number(usage.cacheWrite),
 					output: number(usage.output),
+					failed: ["aborted", "error"].includes(String((message as { stopReason?: unknown }).stopReason)),
 				});
 				this.showStatus(c);
 			});

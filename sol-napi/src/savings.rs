@@ -88,6 +88,8 @@ pub struct SavingsUsage {
     pub cache_write: Option<f64>,
     /// `usage.output`.
     pub output: Option<f64>,
+    /// The message's `stopReason` was `aborted` or `error`.
+    pub failed: bool,
 }
 
 /// The totals entry to append (`pi.appendEntry(customType, data)`).
@@ -247,15 +249,16 @@ impl SavingsBook {
         })
     }
 
-    /// One provider request as sent.
+    /// One provider request as sent; recorded with its response.
     #[napi(catch_unwind)]
     pub fn record_request(&self, request: SavingsRequest) {
         quiet(|| {
-            self.book().record_request(sent_parts(&request));
+            self.book().begin_request(sent_parts(&request));
         })
     }
 
-    /// The response to the last request.
+    /// The response to the last request (an abort or an error that was not billed is
+    /// dropped with its request).
     #[napi(catch_unwind)]
     pub fn record_response(&self, usage: SavingsUsage) {
         quiet(|| {
@@ -266,10 +269,11 @@ impl SavingsBook {
                 cache_write: usage.cache_write.map_or(0, count),
                 output: usage.output.map_or(0, count),
             };
-            self.book().record_response(ResponseUsage {
+            let response = ResponseUsage {
                 estimated_output: count(usage.estimated_output),
                 reported: Some(reported),
-            });
+            };
+            self.book().end_request(response, usage.failed);
         })
     }
 

@@ -10,9 +10,11 @@
 //   summaryRequests  requests it answered as Pi's compaction summarizer
 //   fauxCallCount    the faux provider's own count of the requests it received
 //   reducerCalls     the requests the reducer's faux provider received ({ sha, log })
+//   savingsTable     the table `/sol-pi` showed at the end of the run
 // `DEMO_CHECKS` lists them; `checkDemo` runs them all.
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
+import { createRequire } from "node:module";
 import * as path from "node:path";
 
 import { customEntries, messagesOf, textOf } from "./session-file.mjs";
@@ -295,11 +297,68 @@ export function checkRequestCounts(session, { agentRequests, summaryRequests, fa
 	return { checked: [`agent replies: ${replies}`, `compactions: ${compactions}`, `reducer responses: ${responses.length}`], problems };
 }
 
+export const SAVINGS_ENTRY = "sol-pi-savings-totals";
+const addon = () => createRequire(import.meta.url)("../index.js");
+const ROW = /^(Action Fusion|ObservationPack|Evidence-Preserving Reducer|Online Context Compact|Total) +(-?[\d,]+) +(-?[\d,]+) +(-?\$[\d.]+) +(-?\$[\d.]+) +(-?\$[\d.]+)$/;
+const count = (text) => Number(text.replaceAll(",", ""));
+const dollars = (text) => Number(text.replace("$", ""));
+
+/**
+ * The savings: the table `/sol-pi` showed is the one the branch's newest totals entry gives
+ * (the live figures are the persisted ones); it counts the requests the provider answered;
+ * its rows add up to its total; its tokens are plain Pi's less those sent; its archive
+ * figures are the archives on disk and the recalls on the branch.
+ */
+export function checkSavingsTable(session, { savingsTable, agentRequests, runtimeRoot }) {
+	const problems = [];
+	const data = customEntries(session.branch, SAVINGS_ENTRY).at(-1)?.data;
+	if (!data) return { checked: [], problems: ["no savings totals entry on the branch"] };
+	const { table } = addon().savingsViewOfEntry(data);
+	if (table !== savingsTable) problems.push(`/sol-pi showed another table than the session's totals give:\n${savingsTable}\n---\n${table}`);
+	const [plain, , , , sent] = data.layers;
+	if (sent.requests !== agentRequests) problems.push(`${sent.requests} requests counted as sent, ${agentRequests} agent requests answered`);
+	const header = /^SoL-Pi savings for this session: ([\d,]+) provider requests sent, ([\d,]+) without SoL-Pi$/m.exec(savingsTable ?? "");
+	if (!header || count(header[1]) !== agentRequests) problems.push(`the table does not say ${agentRequests} provider requests sent`);
+	const rows = (savingsTable ?? "").split("\n").flatMap((line) => {
+		const m = ROW.exec(line);
+		return m ? [{ label: m[1], requests: count(m[2]), tokens: count(m[3]), gross: dollars(m[4]), own: dollars(m[5]), net: dollars(m[6]) }] : [];
+	});
+	const total = rows.find((row) => row.label === "Total");
+	const mechanisms = rows.filter((row) => row.label !== "Total");
+	if (mechanisms.length !== 4 || !total) problems.push(`the table has ${mechanisms.length} mechanism rows and ${total ? "a" : "no"} total`);
+	else {
+		const sum = (key) => mechanisms.reduce((n, row) => n + row[key], 0);
+		if (sum("tokens") !== total.tokens) problems.push(`the rows save ${sum("tokens")} input tokens, the total ${total.tokens}`);
+		if (sum("requests") !== total.requests) problems.push(`the rows save ${sum("requests")} requests, the total ${total.requests}`);
+		const inputOf = (layer) => layer.cacheRead + layer.cacheWrite;
+		if (total.tokens !== inputOf(plain) - inputOf(sent)) problems.push(`the total saves ${total.tokens} input tokens, plain Pi less sent is ${inputOf(plain) - inputOf(sent)}`);
+		if (total.requests !== plain.requests - sent.requests) problems.push(`the total saves ${total.requests} requests, plain Pi less sent is ${plain.requests - sent.requests}`);
+		// Each shown amount is rounded to its last digit ($0.0001 below a dollar).
+		for (const key of ["gross", "own", "net"]) if (Math.abs(sum(key) - total[key]) > 0.00026) problems.push(`the rows' ${key} adds up to ${sum(key).toFixed(4)}, the total is ${total[key]}`);
+		if (Math.abs(total.gross - total.own - total.net) > 0.00016) problems.push(`the total's net ${total.net} is not its saving ${total.gross} less its cost ${total.own}`);
+		const bill = /^Priced bill: \$([\d.]+) instead of \$([\d.]+)/m.exec(savingsTable);
+		if (!bill || Math.abs(Number(bill[2]) - Number(bill[1]) - total.net) > 0.00016) problems.push(`the priced bill does not fall by the total net ${total.net}`);
+	}
+	const objects = path.join(runtimeRoot ?? "", "observation-pack", "objects");
+	const archives = fs.existsSync(objects) ? fs.readdirSync(objects).filter((name) => name.endsWith(".txt")) : [];
+	const archivedBytes = archives.reduce((n, name) => n + fs.statSync(path.join(objects, name)).size, 0);
+	if (data.archive.archived !== archives.length || data.archive.archivedBytes !== archivedBytes) {
+		problems.push(`the totals count ${data.archive.archived} archives of ${data.archive.archivedBytes} bytes, the disk holds ${archives.length} of ${archivedBytes}`);
+	}
+	const recalls = messagesOf(session.branch, "toolResult").filter((m) => m.toolName === "obs_recall" && m.isError !== true);
+	const recalledBytes = recalls.reduce((n, m) => n + Buffer.byteLength(textOf(m)), 0);
+	if (data.archive.recalls !== recalls.length || data.archive.recalledBytes !== recalledBytes) {
+		problems.push(`the totals count ${data.archive.recalls} recalls of ${data.archive.recalledBytes} bytes, the branch has ${recalls.length} of ${recalledBytes}`);
+	}
+	return { checked: [`savings rows: ${rows.length}`, `archives: ${archives.length}`, `recalls: ${recalls.length}`], problems };
+}
+
 export const DEMO_CHECKS = {
 	observationArchives: checkObservationArchives,
 	recalls: checkRecalls,
 	reducerReceipts: checkReducerReceipts,
 	requestCounts: checkRequestCounts,
+	savingsTable: checkSavingsTable,
 };
 
 /** Runs every check of `checks`; the result maps each name to its `{ checked, problems }`. */

@@ -57,8 +57,11 @@ test(`Pi ${piVersion}: the demo runs every step in one session and prints one pr
 		/^occ: the run continued by itself after the compaction \(Online Context Compact's continuation\)$/,
 		/^answer: Fixed `apply_discount` in shop\/pricing\.py: .* The whole suite passes now\.$/,
 	];
-	assert.equal(lines.length, expected.length, lines.join("\n"));
+	// Then the table `/sol-pi` showed, as the user would see it.
+	assert.equal(lines.length, expected.length + 1, lines.join("\n"));
 	expected.forEach((pattern, i) => assert.match(lines[i], pattern));
+	assert.match(demo.savingsTable, /^SoL-Pi savings for this session: /);
+	assert.equal(lines.at(-1), `\n/sol-pi\n${demo.savingsTable}\n`);
 });
 
 test(`Pi ${piVersion}: the failing test log is archived byte for byte and every receipt quote is a line of it`, () => {
@@ -191,7 +194,8 @@ test(`Pi ${piVersion}: the demo's session file checks out: archives, recalls, re
 	assert.equal(unanswered.length, 1, JSON.stringify(unanswered));
 	assert.deepEqual(unanswered[0].message.content, []);
 	assert.match(unanswered[0].message.errorMessage, /aborted/);
-	assert.equal(entries[entries.indexOf(unanswered[0]) + 1].type, "compaction");
+	const next = entries.slice(entries.indexOf(unanswered[0]) + 1).find((e) => e.customType !== "sol-pi-savings-totals");
+	assert.equal(next.type, "compaction");
 	assert.ok(demo.runtimeRoot.startsWith(fs.realpathSync(demo.sessionDir)), demo.runtimeRoot);
 	assert.ok(demo.sessionFile.startsWith(demo.sessionDir));
 });
@@ -299,6 +303,20 @@ test(`Pi ${piVersion}: each check fails on a tampered copy of the run, and passe
 	const extra = scratchCopy(t);
 	extra.evidence.reducerCalls.push({ ...extra.evidence.reducerCalls[0] });
 	assert.deepEqual(problemsOf("requestCounts", extra), ["1 reducer responses in the journal, 2 reducer requests"]);
+
+	// Savings: a table that is not the session's totals; totals that count one request too many.
+	const shown = scratchCopy(t);
+	shown.evidence.savingsTable = shown.evidence.savingsTable.replace(/^(ObservationPack +\d+ +)(\d)/m, (_, head, digit) => `${head}${(Number(digit) + 1) % 10}`);
+	assert.equal(problemsOf("savingsTable", shown).length, 2, problemsOf("savingsTable", shown).join("\n"));
+	assert.match(problemsOf("savingsTable", shown)[0], /^\/sol-pi showed another table than the session's totals give/);
+	assert.match(problemsOf("savingsTable", shown)[1], /^the rows save \d+ input tokens, the total \d+$/);
+	const counted = scratchCopy(t);
+	const totals = counted.session.branch.filter((e) => e.customType === "sol-pi-savings-totals").at(-1);
+	totals.data.layers[4].requests += 1;
+	assert.ok(problemsOf("savingsTable", counted).includes(`${demo.agentRequests + 1} requests counted as sent, ${demo.agentRequests} agent requests answered`), problemsOf("savingsTable", counted).join("\n"));
+	const archived = scratchCopy(t);
+	archived.session.branch.filter((e) => e.customType === "sol-pi-savings-totals").at(-1).data.archive.archivedBytes -= 1;
+	assert.equal(problemsOf("savingsTable", archived).filter((p) => p.startsWith("the totals count")).length, 1);
 });
 
 test("the session file reader follows the parent links of the newest entry and names what it cannot read", () => {

@@ -47,6 +47,17 @@ pub struct ResponseUsage {
     pub reported: Option<ReportedUsage>,
 }
 
+impl ResponseUsage {
+    /// Whether the request was billed: a response that ended in an abort or an error
+    /// (`failed`) with no output and no reported usage was not (a request aborted before it
+    /// went out, a provider error), and costs nothing.
+    pub fn billed(&self, failed: bool) -> bool {
+        !failed
+            || self.estimated_output > 0
+            || self.reported.is_some_and(|reported| !reported.is_empty())
+    }
+}
+
 /// Token figures a provider reported for one request.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -119,6 +130,8 @@ pub struct Book {
     compactions: BTreeMap<u64, Option<Vec<PartForms>>>,
     /// The last response's calls included a fused command: the model's next turn was saved.
     fused: bool,
+    /// A request begun and not answered yet.
+    pending: Option<Vec<SentPart>>,
 }
 
 impl Book {
@@ -219,6 +232,26 @@ impl Book {
             self.previous.clone_from(&last.parts);
         }
         facts
+    }
+
+    /// A request the host is about to send; it is recorded with its response
+    /// ([`Book::end_request`]). An earlier request with no response never went out and is
+    /// dropped.
+    pub fn begin_request(&mut self, parts: Vec<SentPart>) {
+        self.pending = Some(parts);
+    }
+
+    /// The response to the request begun last, `failed` when it ended in an abort or an
+    /// error: both are recorded, unless the request was not billed
+    /// ([`ResponseUsage::billed`]), which is dropped. Nothing happens without a begun request.
+    pub fn end_request(&mut self, usage: ResponseUsage, failed: bool) {
+        let Some(parts) = self.pending.take() else {
+            return;
+        };
+        if usage.billed(failed) {
+            self.record_request(parts);
+            self.record_response(usage);
+        }
     }
 
     /// Records the response to the last request.

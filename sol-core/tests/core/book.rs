@@ -278,3 +278,31 @@ fn a_fused_command_saves_one_request_per_turn_however_many_calls_it_made() {
     // The avoided request wrote the prefix; the one sent then read it.
     assert_eq!((layers[0].cache_write, layers[0].cache_read), (100, 100));
 }
+
+#[test]
+fn a_request_that_failed_unbilled_is_dropped_with_its_response() {
+    let mut book = Book::new();
+    let part = Part {
+        key: 5,
+        tokens: 100,
+    };
+    let nothing = ResponseUsage::default();
+    book.begin_request(vec![SentPart::unchanged(part)]);
+    book.end_request(nothing, true);
+    assert_eq!(book.savings().layers[4].requests, 0);
+    // Aborted while streaming: the provider answered part of it, so it was billed.
+    let partial = ResponseUsage {
+        estimated_output: 12,
+        reported: None,
+    };
+    book.begin_request(vec![SentPart::unchanged(part)]);
+    book.end_request(partial, true);
+    // Ended normally, even with no output at all.
+    book.begin_request(vec![SentPart::unchanged(part)]);
+    book.end_request(nothing, false);
+    let sent = book.savings().layers[4];
+    assert_eq!((sent.requests, sent.output), (2, 12));
+    // A response with no request begun is not counted.
+    book.end_request(partial, false);
+    assert_eq!(book.savings().layers[4].requests, 2);
+}
