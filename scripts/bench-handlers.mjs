@@ -12,8 +12,12 @@
 // and then dispatches, with Pi's own extension context:
 //   context       every SoL-Pi `context` handler in registration order, on a fresh
 //                 structuredClone of the messages (Pi clones them per request; the clone is
-//                 not timed); `walk` is a bare walk of another clone of the same array
-//                 (every text length read, nothing else): what any handler pays to visit it
+//                 not timed), then (Pi 1.x) its `context_with_system` handler on the same
+//                 messages behind a system message: the savings book's record of the request
+//                 as sent (`w/system`, included in `context`; on 0.84.2 the book's handler is
+//                 the last `context` handler); `walk` is a bare walk of another clone of the
+//                 same array (every text length read, nothing else): what any handler pays to
+//                 visit it
 //   before_provider_request, message_end and turn_end of that turn, and tool_result of a
 //   small bash result (not a reducer candidate); `Pi usage` is Pi's own ctx.getContextUsage()
 //   alone, which the Online Context Compact handler calls on every counted request; `own` is
@@ -111,7 +115,8 @@ async function measure(count, seed) {
 	session.agent.state.messages = messages;
 	const handlers = handlersOf(solPi);
 	const ctx = session.extensionRunner.createContext();
-	const figures = { walk: [], context: [], before: [], usage: [], own: [], prompt: [], messageEnd: [], turnEnd: [], toolResult: [] };
+	const system = { role: "system", content: [{ type: "text", text: ctx.getSystemPrompt() }], timestamp: 0 };
+	const figures = { walk: [], context: [], withSystem: [], before: [], usage: [], own: [], prompt: [], messageEnd: [], turnEnd: [], toolResult: [] };
 	const contextEach = [];
 
 	let timestamp = 1_000_000;
@@ -123,7 +128,9 @@ async function measure(count, seed) {
 			bareWalk(forWalk);
 			return ms(start, now());
 		})();
-		const context = await dispatch(handlers.get("context"), { type: "context", messages: forHandlers }, ctx, timed ? contextEach : undefined);
+		const visible = await dispatch(handlers.get("context"), { type: "context", messages: forHandlers }, ctx, timed ? contextEach : undefined);
+		const withSystem = await dispatch(handlers.get("context_with_system"), { type: "context_with_system", messages: [system, ...forHandlers] }, ctx);
+		const context = visible + withSystem;
 		// Pi's own price of the context usage the OCC handler asks for on every counted request,
 		// then the handler with that answer handed back at once: SoL-Pi's own part of the event.
 		const usageStart = now();
@@ -158,6 +165,7 @@ async function measure(count, seed) {
 		if (!timed) return;
 		figures.walk.push(walk);
 		figures.context.push(context);
+		figures.withSystem.push(withSystem);
 		figures.before.push(before);
 		figures.usage.push(usage);
 		figures.own.push(own);
@@ -182,14 +190,14 @@ async function measure(count, seed) {
 const pad = (value, width, digits = 3) => (typeof value === "number" ? value.toFixed(digits) : String(value)).padStart(width);
 
 console.log(`SoL-Pi handlers, all four mechanisms on, Pi ${piVersion}; median of ${requests} requests (ms)`);
-console.log("messages  text M  first req  walk     context  ctx/walk  before_req  (Pi usage)  (own)  (Pi prompt)  message_end  turn_end  tool_result");
+console.log("messages  text M  first req  walk     context  (w/system)  ctx/walk  before_req  (Pi usage)  (own)  (Pi prompt)  message_end  turn_end  tool_result");
 let peak = 0;
 const breakdown = [];
 for (const [count, seed] of [[100, 1], [1_000, 2], [5_000, 3]]) {
 	const r = await measure(count, seed);
 	peak = Math.max(peak, r.rss);
 	console.log(
-		`${pad(String(count), 8)}  ${pad(r.megabytes, 6, 2)}  ${pad(r.firstMs, 9, 1)}  ${pad(r.walk, 7)}  ${pad(r.context, 7)}  ${pad(r.context / r.walk, 8, 2)}  ${pad(r.before, 10)}  ${pad(r.usage, 10)}  ${pad(r.own, 5)}  ${pad(r.prompt, 11)}  ${pad(r.messageEnd, 11)}  ${pad(r.turnEnd, 8)}  ${pad(r.toolResult, 11)}`,
+		`${pad(String(count), 8)}  ${pad(r.megabytes, 6, 2)}  ${pad(r.firstMs, 9, 1)}  ${pad(r.walk, 7)}  ${pad(r.context, 7)}  ${pad(r.withSystem, 10)}  ${pad(r.context / r.walk, 8, 2)}  ${pad(r.before, 10)}  ${pad(r.usage, 10)}  ${pad(r.own, 5)}  ${pad(r.prompt, 11)}  ${pad(r.messageEnd, 11)}  ${pad(r.turnEnd, 8)}  ${pad(r.toolResult, 11)}`,
 	);
 	breakdown.push(`${count}: ${r.contextEach.map((value) => value.toFixed(3)).join(" + ")}`);
 }

@@ -231,9 +231,9 @@ export class SavingsTracker {
 			description: "Show what SoL-Pi saved in this session, per mechanism, in tokens and dollars",
 			handler: async (_args, c) => {
 				const table = this.broken ? "SoL-Pi: the savings accounting stopped after an internal error; see the warning above." : this.table();
-				// Asked for: the TUI and RPC clients get it as a notice, a print run on stdout, a JSON run (whose stdout is the event stream) on stderr.
-				if (c.mode === "print") process.stdout.write(`${table}\n`);
-				else if (c.hasUI) c.ui.notify(table, "info");
+				// The TUI and RPC clients get it as a notice; print and JSON runs on stderr, since Pi
+				// keeps stdout for the answer and its event stream (and sends an extension's stdout there too).
+				if (c.hasUI) c.ui.notify(table, "info");
 				else process.stderr.write(`${table}\n`);
 			},
 		});

@@ -2,13 +2,14 @@
 // each turn appends, checked against an independent count of what the provider received;
 // the totals kept across a restart; nothing of it reaching the model.
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { createRequire } from "node:module";
 import { test } from "node:test";
 
 import { messageTokens } from "../extension/online-context-compact-sizes.ts";
-import { ai, makeWorkspace, pi, piVersion, repoRoot, startSession, toolCalls, writeJson } from "./support.mjs";
+import { ai, makeWorkspace, pi, piCliPath, piVersion, repoRoot, startSession, toolCalls, writeJson } from "./support.mjs";
 
 const addon = createRequire(import.meta.url)(path.join(repoRoot, "sol-napi", "index.js"));
 const ENTRY = "sol-pi-savings-totals";
@@ -153,4 +154,25 @@ test(`Pi ${piVersion}: a damaged totals entry is named once and the session goes
 	assert.deepEqual(resumed.errors, []);
 	assert.deepEqual(stderr, ["SoL-Pi: savings totals not restored from one entry: unsupported SoL-Pi savings entry version 99\n"]);
 	assert.equal(totals(resumed.session).layers[4].requests, 2, "the good entry's one request and the new one");
+});
+
+test(`Pi ${piVersion}: the real pi CLI in print mode: /sol-pi shows the table on stderr, a prompt gets only the answer on stdout`, (t) => {
+	const ws = makeWorkspace(t);
+	writeJson(path.join(ws.agentDir, "sol-pi.json"), { version: 1, observationPack: true });
+	const cli = (prompt) =>
+		spawnSync(process.execPath, [piCliPath(), "--provider", "sol-faux", "--model", "faux-1", "--no-session", "-e", path.join(repoRoot, "sol-napi", "test", "faux-provider-extension.ts"), "-e", repoRoot, "-p", prompt], {
+			cwd: ws.cwd,
+			env: { ...process.env, PI_CODING_AGENT_DIR: ws.agentDir },
+			encoding: "utf8",
+			timeout: 120_000,
+		});
+	const table = cli("/sol-pi");
+	assert.equal(table.status, 0, table.stderr);
+	assert.equal(table.stdout, "");
+	assert.match(table.stderr, /^SoL-Pi savings for this session: 0 provider requests sent, 0 without SoL-Pi$/m);
+	for (const label of ["Action Fusion", "ObservationPack", "Evidence-Preserving Reducer", "Online Context Compact", "Total"]) assert.match(table.stderr, new RegExp(`^${label} +0 +0 +\\$0\\.0000`, "m"));
+	const answer = cli("hello");
+	assert.equal(answer.status, 0, answer.stderr);
+	assert.equal(answer.stdout, "faux answer from the CLI\n");
+	assert.doesNotMatch(answer.stderr, /SoL-Pi (saved|savings)/);
 });
