@@ -28,12 +28,6 @@ impl Money {
         self.0 > 0
     }
 
-    /// The amount in dollars, for display and JSON; sums are made on [`Money`] itself.
-    #[allow(clippy::cast_precision_loss, reason = "a display value, never summed")]
-    pub fn dollars(self) -> f64 {
-        self.0 as f64 / PER_DOLLAR as f64
-    }
-
     /// `self` as a share of `whole`, in tenths of a percent, rounded half away from zero;
     /// `None` when `whole` is not positive.
     pub fn per_mille_of(self, whole: Money) -> Option<i128> {

@@ -53,7 +53,7 @@ impl Savings {
     pub fn report(&self, prices: &PriceTable) -> Report {
         let cost =
             |layer: &LayerTokens| prices.cost(layer.cache_read, layer.cache_write, 0, layer.output);
-        let costs: Vec<Money> = self.layers.iter().map(cost).collect();
+        let costs: [Money; LAYERS] = self.layers.each_ref().map(cost);
         let rows = Mechanism::ALL.map(|mechanism| {
             let index = super::layer_of(mechanism);
             let (before, with) = (&self.layers[index - 1], &self.layers[index]);
