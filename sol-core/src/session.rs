@@ -445,6 +445,50 @@ pub struct ProjectedSessionEntry {
     pub extra: Extra,
 }
 
+/// The newest entry of a branch (root first, as Pi's `getBranch()` lists it) that `read`
+/// reads, with the errors of the newer entries it could not read, newest first.
+///
+/// `read` gives `None` for an entry that is not of the kind sought (passed over silently),
+/// `Some(Err(_))` for one that is but cannot be used, and `Some(Ok(_))` for one that can:
+/// the walk from the newest entry back stops at the first of these. Older unreadable
+/// entries are not reported, since a newer readable one replaced them; a branch without a
+/// readable entry gives `None` and the errors of all of them.
+///
+/// ```
+/// use serde_json::json;
+/// use sol_core::session::{SessionEntry, newest_readable};
+///
+/// let counter = |n: i64| SessionEntry::from_value(json!({"type": "custom", "id": format!("c{n}"),
+///     "customType": "counter", "data": n}));
+/// let read = |entry: &SessionEntry| match entry {
+///     SessionEntry::Custom(custom) if custom.custom_type == "counter" => {
+///         let n = custom.data.as_ref().and_then(|data| data.as_i64()).unwrap_or(-1);
+///         Some(if n >= 0 { Ok(n) } else { Err(format!("bad counter {n}")) })
+///     }
+///     _ => None,
+/// };
+/// let label = SessionEntry::from_value(json!({"type": "label", "id": "l1", "label": "x"}));
+/// let branch = [counter(-3), counter(1), label, counter(-2), counter(-4)];
+/// let (newest, rejected) = newest_readable(&branch, read);
+/// assert_eq!(newest, Some(1));
+/// assert_eq!(rejected, ["bad counter -4", "bad counter -2"]);
+/// assert_eq!(newest_readable(&branch[..1], read), (None, vec!["bad counter -3".to_owned()]));
+/// ```
+pub fn newest_readable<T, E>(
+    branch: &[SessionEntry],
+    mut read: impl FnMut(&SessionEntry) -> Option<Result<T, E>>,
+) -> (Option<T>, Vec<E>) {
+    let mut rejected = Vec::new();
+    for entry in branch.iter().rev() {
+        match read(entry) {
+            Some(Ok(value)) => return (Some(value), rejected),
+            Some(Err(error)) => rejected.push(error),
+            None => {}
+        }
+    }
+    (None, rejected)
+}
+
 /// Parses the `YYYY-MM-DDTHH:MM:SS(.fff)Z` form `Date.prototype.toISOString()` writes,
 /// into milliseconds since the Unix epoch (proleptic Gregorian, no leap-second table: a
 /// second of 60 counts as the next minute's first). More than three fraction digits are

@@ -1,6 +1,7 @@
 // What tells Pi's compaction summarizer request from the agent's own requests, for the
 // scripted faux models of the OCC tests and of the demo. It imports nothing from Pi, so the
-// demo's CLI extension can load it too.
+// extensions the real `pi` CLI loads (the demo's, and the OCC CLI test's faux provider) can
+// import it too.
 
 const SUMMARIZER = "You are a context summarization assistant";
 

@@ -22,7 +22,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sol_core::session::SessionEntry;
+use sol_core::session::{SessionEntry, newest_readable};
 
 use crate::plan::{PlanStep, ProgressSummary, is_fully_completed, parse_plan_steps};
 
@@ -355,7 +355,7 @@ pub struct Restored {
 ///
 /// ```
 /// use serde_json::json;
-/// use sol_core::session::SessionEntry;
+/// use sol_core::session::{SessionEntry, newest_readable};
 /// use sol_occ::state::{restore_from_branch, OccState, StateError, STATE_ENTRY_TYPE};
 ///
 /// let entry = |data| SessionEntry::from_value(json!({"type": "custom", "id": "s",
@@ -367,16 +367,9 @@ pub struct Restored {
 /// assert_eq!(restored.rejected, vec![StateError::Version(2)]);
 /// ```
 pub fn restore_from_branch(branch: &[SessionEntry]) -> Restored {
-    let mut rejected = Vec::new();
-    for entry in branch.iter().rev() {
-        match OccState::from_entry(entry) {
-            Some(Ok(state)) => return Restored { state, rejected },
-            Some(Err(error)) => rejected.push(error),
-            None => {}
-        }
-    }
+    let (state, rejected) = newest_readable(branch, OccState::from_entry);
     Restored {
-        state: OccState::default(),
+        state: state.unwrap_or_default(),
         rejected,
     }
 }

@@ -7,7 +7,7 @@ use super::{
     CONFIG_KEYS, ConfigError, KEY_CACHE_WRITE_READ_RATIO, KEY_PRICES, KEY_REDUCER_MODEL,
     KEY_REDUCER_PROVIDER, KEY_VERSION, Mechanism, SolPiConfig,
 };
-use crate::savings::{MAX_PRICE, PriceTable};
+use crate::savings::PriceTable;
 
 /// Parses and validates the bytes of a configuration file.
 ///
@@ -235,7 +235,10 @@ fn validate(
     Ok(config)
 }
 
-/// The default prices overlaid with those of `value`, or why it cannot be.
+/// The default prices overlaid with those of `value`, or why it cannot be. The range rule
+/// is [`PriceTable::validated`]'s; a given price that is not a JSON number is read as NaN,
+/// which that rule rejects like any other value outside the range, so the first bad price
+/// is named in the order of the fields whatever is wrong with it.
 fn price_table(value: &Value) -> Result<PriceTable, String> {
     let Value::Object(object) = value else {
         return Err("must be an object".to_owned());
@@ -248,15 +251,12 @@ fn price_table(value: &Value) -> Result<PriceTable, String> {
         let (Some(given), Some(slot)) = (object.get(key), prices.field_mut(key)) else {
             continue;
         };
-        match given.as_f64() {
-            // Adding 0.0 turns -0.0 into 0.0.
-            Some(price) if price.is_finite() && (0.0..=MAX_PRICE).contains(&price) => {
-                *slot = price + 0.0;
-            }
-            _ => return Err(format!("{key} must be a number from 0 to 1000000")),
-        }
+        // Adding 0.0 turns -0.0 into 0.0.
+        *slot = given.as_f64().unwrap_or(f64::NAN) + 0.0;
     }
-    Ok(prices)
+    prices
+        .validated()
+        .map_err(|error| format!("{} must be a number from 0 to 1000000", error.field))
 }
 
 /// The trimmed string under `key`, `None` when the key is absent.

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::Savings;
-use crate::session::SessionEntry;
+use crate::session::{SessionEntry, newest_readable};
 
 /// The `customType` of the entry that holds a session's totals.
 pub const SAVINGS_ENTRY_TYPE: &str = "sol-pi-savings-totals";
@@ -73,16 +73,9 @@ pub struct RestoredSavings {
 /// The totals a branch (root first, as Pi lists it) ends with: the newest readable totals
 /// entry, reporting every newer one that could not be read rather than skipping it silently.
 pub fn restore_savings(branch: &[SessionEntry]) -> RestoredSavings {
-    let mut rejected = Vec::new();
-    for entry in branch.iter().rev() {
-        match Savings::from_entry(entry) {
-            Some(Ok(savings)) => return RestoredSavings { savings, rejected },
-            Some(Err(error)) => rejected.push(error),
-            None => {}
-        }
-    }
+    let (savings, rejected) = newest_readable(branch, Savings::from_entry);
     RestoredSavings {
-        savings: Savings::default(),
+        savings: savings.unwrap_or_default(),
         rejected,
     }
 }

@@ -28,16 +28,10 @@ impl Money {
         self.0 > 0
     }
 
-    /// The amount in dollars, for display and JSON; sums are made on [`Money`] itself.
-    #[allow(clippy::cast_precision_loss, reason = "a display value, never summed")]
-    pub fn dollars(self) -> f64 {
-        self.0 as f64 / PER_DOLLAR as f64
-    }
-
     /// `self` as a share of `whole`, in tenths of a percent, rounded half away from zero;
     /// `None` when `whole` is not positive.
     pub fn per_mille_of(self, whole: Money) -> Option<i128> {
-        (whole.0 > 0).then(|| div_round(self.0 * 1000, whole.0))
+        per_mille(self.0, whole.0)
     }
 }
 
@@ -87,12 +81,57 @@ impl std::fmt::Display for Money {
     }
 }
 
+/// `part` as a share of `whole`, in tenths of a percent, rounded half away from zero;
+/// `None` when `whole` is not positive. The one rule for every percentage a report shows.
+pub(crate) fn per_mille(part: i128, whole: i128) -> Option<i128> {
+    (whole > 0).then(|| div_round(part * 1000, whole))
+}
+
 /// `numerator / denominator` rounded half away from zero (`denominator > 0`).
-pub(crate) fn div_round(numerator: i128, denominator: i128) -> i128 {
+fn div_round(numerator: i128, denominator: i128) -> i128 {
     let half = denominator / 2;
     if numerator >= 0 {
         (numerator + half) / denominator
     } else {
         (numerator - half) / denominator
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::{Money, per_mille};
+
+    proptest! {
+        #[test]
+        fn per_mille_rounds_half_away_from_zero(
+            part in -(1i128 << 90)..(1i128 << 90),
+            whole in prop_oneof![-3i128..=0, 1i128..=2000, 1i128..(1i128 << 90)],
+        ) {
+            let share = per_mille(part, whole);
+            prop_assert_eq!(Money(part).per_mille_of(Money(whole)), share);
+            let Some(share) = share else {
+                prop_assert!(whole <= 0);
+                return Ok(());
+            };
+            prop_assert!(whole > 0);
+            // Within half a tenth of a percent of the exact share, and a tie rounds outwards.
+            let exact = part * 1000;
+            let error = (exact - share * whole).abs() * 2;
+            prop_assert!(error <= whole, "{share} for {part}/{whole}");
+            if error == whole {
+                prop_assert!((share * whole).abs() > exact.abs());
+            }
+        }
+    }
+
+    #[test]
+    fn per_mille_examples() {
+        assert_eq!(per_mille(-380, 1000), Some(-380));
+        assert_eq!(per_mille(1, 2000), Some(1));
+        assert_eq!(per_mille(-1, 2000), Some(-1));
+        assert_eq!(per_mille(1, 2001), Some(0));
+        assert_eq!(per_mille(5, 0), None);
     }
 }

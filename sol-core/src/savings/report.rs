@@ -59,7 +59,7 @@ impl Savings {
     pub fn report(&self, prices: &PriceTable) -> Report {
         let cost =
             |layer: &LayerTokens| prices.cost(layer.cache_read, layer.cache_write, 0, layer.output);
-        let costs: Vec<Money> = self.layers.iter().map(cost).collect();
+        let costs: [Money; LAYERS] = self.layers.each_ref().map(cost);
         let rows = Mechanism::ALL.map(|mechanism| {
             let index = super::layer_of(mechanism);
             let (before, with) = (&self.layers[index - 1], &self.layers[index]);
@@ -293,21 +293,19 @@ impl Report {
 
 /// `-38.0 %` for a bill that fell from `before` to `after`; `n/a` without a `before`.
 fn change(after: Money, before: Money) -> String {
-    match (after - before).per_mille_of(before) {
-        Some(per_mille) => per_mille_text(per_mille),
-        None => "n/a".to_owned(),
-    }
+    change_text((after - before).per_mille_of(before))
 }
 
+/// [`change`] for a number of tokens.
 fn change_tokens(after: u64, before: u64) -> String {
-    if before == 0 {
-        return "n/a".to_owned();
-    }
     let delta = i128::from(after) - i128::from(before);
-    per_mille_text(super::money::div_round(delta * 1000, i128::from(before)))
+    change_text(super::money::per_mille(delta, i128::from(before)))
 }
 
-fn per_mille_text(per_mille: i128) -> String {
+fn change_text(per_mille: Option<i128>) -> String {
+    let Some(per_mille) = per_mille else {
+        return "n/a".to_owned();
+    };
     let sign = if per_mille < 0 { "-" } else { "+" };
     let magnitude = per_mille.unsigned_abs();
     format!("{sign}{}.{} %", magnitude / 10, magnitude % 10)

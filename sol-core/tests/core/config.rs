@@ -79,6 +79,34 @@ fn prices_overlay_the_default_table() {
 }
 
 #[test]
+fn the_first_bad_price_in_field_order_is_named_whatever_is_wrong_with_it() {
+    let reason = |prices: Value| match rejected(json!({"version": 1, "prices": prices})) {
+        ConfigError::InvalidPrices { reason, .. } => reason,
+        other => panic!("not a price error: {other}"),
+    };
+    // Out of range before a non-number, and the other way round, in either document order.
+    assert_eq!(
+        reason(json!({"cacheRead": "0.3", "input": -1})),
+        "input must be a number from 0 to 1000000"
+    );
+    assert_eq!(
+        reason(json!({"output": 1_000_001, "cacheWrite": null})),
+        "cacheWrite must be a number from 0 to 1000000"
+    );
+    // The cap itself is a price; a JSON number just above it is not.
+    assert_eq!(
+        accepted(json!({"version": 1, "prices": {"output": 1_000_000}}))
+            .prices
+            .output,
+        1_000_000.0
+    );
+    assert_eq!(
+        reason(json!({"output": 1_000_000.000_001})),
+        "output must be a number from 0 to 1000000"
+    );
+}
+
+#[test]
 fn mechanisms_in_registration_order() {
     assert_eq!(
         Mechanism::ALL,

@@ -267,6 +267,48 @@ proptest! {
     }
 
     #[test]
+    fn a_prices_object_is_accepted_exactly_when_every_given_price_is_in_range(
+        given in prop::collection::vec(
+            (
+                select(sol_core::config::PRICE_KEYS.to_vec()),
+                prop_oneof![
+                    3 => (-10.0..1.1e6_f64).prop_map(Value::from),
+                    1 => select(vec![json!(0), json!(-0.0), json!(1_000_000), json!(1_000_000.5), json!(-1)]),
+                    1 => json_leaf(),
+                ],
+            ),
+            0..6,
+        ),
+    ) {
+        let prices: Map<String, Value> =
+            given.into_iter().map(|(key, value)| (key.to_owned(), value)).collect();
+        let outcome = validate_config(&json!({"version": 1, "prices": prices}), path());
+        // The reference: the first price, in the order of the fields, that is not a JSON
+        // number from 0 to 1,000,000.
+        let first_bad = sol_core::config::PRICE_KEYS.into_iter().find(|key| {
+            prices.get(*key).is_some_and(|value| {
+                !value.as_f64().is_some_and(|price| (0.0..=1_000_000.0).contains(&price))
+            })
+        });
+        match (first_bad, outcome) {
+            (None, Ok(config)) => {
+                prop_assert_eq!(config.prices.validated(), Ok(config.prices));
+                let mut want = sol_core::savings::PriceTable::default();
+                for (key, value) in &prices {
+                    *want.field_mut(key).expect("a price key") = value.as_f64().expect("a number");
+                }
+                prop_assert_eq!(config.prices, want);
+            }
+            (Some(key), Err(ConfigError::InvalidPrices { reason, .. })) => {
+                prop_assert_eq!(reason, format!("{key} must be a number from 0 to 1000000"));
+            }
+            (first_bad, outcome) => {
+                prop_assert!(false, "first bad price {:?}, outcome {:?}", first_bad, outcome);
+            }
+        }
+    }
+
+    #[test]
     fn session_id_parse_matches_the_reference(
         id in prop_oneof![any::<String>(), "[a-zA-Z0-9._/ -]{0,10}", "\\PC{0,4}"],
     ) {

@@ -3,9 +3,9 @@
 //! typed; a typed message is sized exactly like its JSON.
 
 use proptest::prelude::*;
-use serde_json::Value;
+use serde_json::{Value, json};
 use sol_core::message::AgentMessage;
-use sol_core::session::{SessionEntry, SessionProjection, iso_to_epoch_ms};
+use sol_core::session::{SessionEntry, SessionProjection, iso_to_epoch_ms, newest_readable};
 
 use crate::pi_shapes::{
     branch_values, entry_value, iso_millis, iso_of, json_value, message_value, projection_value,
@@ -22,6 +22,49 @@ const MODELLED: [&str; 6] = [
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1024))]
+
+    #[test]
+    fn newest_readable_is_the_last_readable_entry_with_the_newer_rejects(
+        kinds in prop::collection::vec((0..3_u8, any::<u16>()), 0..12),
+    ) {
+        // A `probe` custom entry that reads (`ok`), one that does not (`err`), or another
+        // entry that is not sought at all.
+        let branch: Vec<SessionEntry> = kinds
+            .iter()
+            .enumerate()
+            .map(|(index, (kind, n))| {
+                SessionEntry::from_value(match kind {
+                    0 => json!({"type": "custom", "id": index.to_string(), "customType": "probe", "data": {"ok": n}}),
+                    1 => json!({"type": "custom", "id": index.to_string(), "customType": "probe", "data": {"err": n}}),
+                    _ => json!({"type": "label", "id": index.to_string(), "label": n.to_string()}),
+                })
+            })
+            .collect();
+        let mut visited = Vec::new();
+        let (newest, rejected) = newest_readable(&branch, |entry| {
+            visited.push(entry.id().map(str::to_owned));
+            let SessionEntry::Custom(custom) = entry else { return None };
+            let data = custom.data.as_ref().expect("data");
+            Some(match data.get("ok") {
+                Some(n) => Ok(n.as_u64().expect("a number")),
+                None => Err(data["err"].as_u64().expect("a number")),
+            })
+        });
+        let found = kinds.iter().rposition(|(kind, _)| *kind == 0);
+        prop_assert_eq!(newest, found.map(|index| u64::from(kinds[index].1)));
+        let newer = found.map_or(0, |index| index + 1);
+        let want: Vec<u64> = kinds[newer..]
+            .iter()
+            .rev()
+            .filter(|(kind, _)| *kind == 1)
+            .map(|(_, n)| u64::from(*n))
+            .collect();
+        prop_assert_eq!(rejected, want);
+        // Newest first, and nothing older than the entry found is read.
+        let want_visited: Vec<Option<String>> =
+            (found.unwrap_or(0)..branch.len()).rev().map(|index| Some(index.to_string())).collect();
+        prop_assert_eq!(visited, want_visited);
+    }
 
     #[test]
     fn any_json_is_an_entry_that_round_trips(value in prop_oneof![json_value(), entry_value(2)]) {
