@@ -184,6 +184,14 @@ test(`Pi ${piVersion}: the demo's session file checks out: archives, recalls, re
 	assert.deepEqual(results.observationArchives.checked.sort(), [search, observationId("obs_recall", textOf(toolResult("recall-0")))].sort());
 	assert.deepEqual(results.recalls.checked, recallIds);
 	assert.deepEqual(results.reducerReceipts.checked, ["test-1"]);
+	// Every mechanism saved something in this run: input tokens, and money net of its own calls.
+	for (const label of ["Action Fusion", "ObservationPack", "Evidence-Preserving Reducer", "Online Context Compact"]) {
+		const row = new RegExp(`^${label} +(\\d+) +([\\d,]+) +\\$[\\d.]+ +\\$[\\d.]+ +\\$([\\d.]+)$`, "m").exec(demo.savingsTable);
+		assert.ok(row, `${label} row: ${demo.savingsTable}`);
+		assert.ok(Number(row[2].replaceAll(",", "")) > 0 && Number(row[3]) > 0, `${label} saved: ${row[0]}`);
+	}
+	assert.match(demo.savingsTable, /^SoL-Pi savings for this session: \d+ provider requests sent, \d+ without SoL-Pi$/m);
+	assert.match(demo.savingsTable, /^Action Fusion +1 /m);
 	assert.equal(demo.agentRequests + demo.summaryRequests, demo.fauxCallCount);
 	assert.equal(demo.summaryRequests, 1);
 	assert.equal(demo.reducerCalls.length, 1);

@@ -176,3 +176,23 @@ test(`Pi ${piVersion}: the real pi CLI in print mode: /sol-pi shows the table on
 	assert.equal(answer.stdout, "faux answer from the CLI\n");
 	assert.doesNotMatch(answer.stderr, /SoL-Pi (saved|savings)/);
 });
+
+test(`Pi ${piVersion}: an accounting failure is named once and changes nothing else`, async (t) => {
+	const ws = makeWorkspace(t);
+	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, observationPack: true });
+	const { requests, replies } = recording(script(4));
+	const stderr = [];
+	const write = process.stderr.write;
+	process.stderr.write = (chunk, ...rest) => (String(chunk).includes("SoL-Pi") ? (stderr.push(String(chunk)), true) : write.call(process.stderr, chunk, ...rest));
+	t.after(() => (process.stderr.write = write));
+	const run = await startSession({ ...ws, replies, extensionPath: path.join(repoRoot, "sol-napi", "test", "fixtures", "failing-savings-extension.ts") });
+	t.after(() => run.close());
+	await run.session.prompt("go");
+	process.stderr.write = write;
+	assert.deepEqual(run.errors, []);
+	assert.equal(run.session.getLastAssistantText(), "done");
+	assert.deepEqual(stderr, ["SoL-Pi savings accounting: internal error (deliberate accounting failure); nothing was changed this time and Pi keeps working.\n"]);
+	// ObservationPack still placed its placeholder; no totals were written.
+	assert.match(JSON.stringify(requests.at(-1)), /large tool result replaced after its first 2 provider requests/);
+	assert.equal(totals(run.session), undefined);
+});
