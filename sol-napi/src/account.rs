@@ -34,3 +34,26 @@ impl From<StepAccount> for JsStepAccount {
         }
     }
 }
+
+/// A count from JavaScript: finite and non-negative, else 0 (sizes and token counts are
+/// never negative; anything else counts as nothing).
+pub(crate) fn count(value: f64) -> u64 {
+    if value.is_finite() && value > 0.0 {
+        value as u64
+    } else {
+        0
+    }
+}
+
+impl From<JsStepAccount> for StepAccount {
+    fn from(account: JsStepAccount) -> StepAccount {
+        StepAccount {
+            bytes_removed: count(account.bytes_removed),
+            tokens_removed: count(account.tokens_removed),
+            requests_avoided: count(account.requests_avoided),
+            model_calls: count(account.model_calls),
+            model_input_tokens: count(account.model_input_tokens),
+            model_output_tokens: count(account.model_output_tokens),
+        }
+    }
+}

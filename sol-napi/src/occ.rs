@@ -33,7 +33,7 @@ use sol_occ::state::STATE_ENTRY_TYPE;
 use sol_occ::text;
 use sol_occ::tokens::{MessageRole, SizedMessage};
 
-use crate::account::JsStepAccount;
+use crate::account::{JsStepAccount, count};
 use crate::boundary::quiet;
 
 /// The factory options.
@@ -245,15 +245,6 @@ pub fn occ_observed_messages(observed: Vec<OccObservedMessage>) -> Vec<OccSizedM
     })
 }
 
-fn tokens_of(value: f64) -> u64 {
-    // Sizes are non-negative integers; anything else counts as nothing.
-    if value.is_finite() && value > 0.0 {
-        value as u64
-    } else {
-        0
-    }
-}
-
 fn observed_list(observed: Vec<OccObservedMessage>) -> Vec<SizedMessage> {
     observed
         .into_iter()
@@ -261,7 +252,7 @@ fn observed_list(observed: Vec<OccObservedMessage>) -> Vec<SizedMessage> {
             let content = message.message.map(AgentMessage::from_value);
             SizedMessage::from_parts(
                 &message.role,
-                tokens_of(message.tokens),
+                count(message.tokens),
                 message.timestamp.as_ref(),
                 content.as_ref(),
             )
@@ -551,10 +542,10 @@ impl Occ {
     )]
     pub fn session_start(&self, branch: Vec<Value>, observed_tokens: f64) -> OccStep {
         quiet(|| {
-            step_of(self.session().on_session_start(
-                &entries(branch),
-                Observation::Total(tokens_of(observed_tokens)),
-            ))
+            step_of(
+                self.session()
+                    .on_session_start(&entries(branch), Observation::Total(count(observed_tokens))),
+            )
         })
     }
 
@@ -565,10 +556,10 @@ impl Occ {
     )]
     pub fn session_tree(&self, branch: Vec<Value>, observed_tokens: f64) -> OccStep {
         quiet(|| {
-            step_of(self.session().on_session_tree(
-                &entries(branch),
-                Observation::Total(tokens_of(observed_tokens)),
-            ))
+            step_of(
+                self.session()
+                    .on_session_tree(&entries(branch), Observation::Total(count(observed_tokens))),
+            )
         })
     }
 
@@ -588,7 +579,7 @@ impl Occ {
         quiet(|| {
             // The step never has effects: an observation is not saved.
             self.session()
-                .on_context(ContextEvent::total(aborted, tokens_of(observed_tokens)));
+                .on_context(ContextEvent::total(aborted, count(observed_tokens)));
         });
     }
 
@@ -770,10 +761,10 @@ impl Occ {
     #[napi(catch_unwind)]
     pub fn session_compact(&self, from_extension: bool, observed_tokens: f64) -> OccStep {
         quiet(|| {
-            step_of(self.session().on_session_compact(
-                from_extension,
-                Observation::Total(tokens_of(observed_tokens)),
-            ))
+            step_of(
+                self.session()
+                    .on_session_compact(from_extension, Observation::Total(count(observed_tokens))),
+            )
         })
     }
 

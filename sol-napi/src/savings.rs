@@ -18,6 +18,7 @@ use sol_core::session::SessionEntry;
 use sol_occ::tokens::content_key;
 
 use crate::JsStepAccount;
+use crate::account::count;
 use crate::boundary::quiet;
 
 /// The price table of `sol-pi.json` (`prices`), in dollars per million tokens.
@@ -132,15 +133,6 @@ fn price_table(prices: Option<SavingsPrices>) -> napi::Result<PriceTable> {
     table
         .validated()
         .map_err(|error| napi::Error::from_reason(error.to_string()))
-}
-
-/// A count from JavaScript: finite and non-negative, else 0.
-fn count(value: f64) -> u64 {
-    if value.is_finite() && value > 0.0 {
-        value as u64
-    } else {
-        0
-    }
 }
 
 fn mechanism(key: &str) -> Option<Mechanism> {
@@ -343,17 +335,4 @@ pub fn savings_view_of_entry(
             status_line: report.status_line(),
         })
     })
-}
-
-impl From<JsStepAccount> for sol_core::StepAccount {
-    fn from(account: JsStepAccount) -> sol_core::StepAccount {
-        sol_core::StepAccount {
-            bytes_removed: count(account.bytes_removed),
-            tokens_removed: count(account.tokens_removed),
-            requests_avoided: count(account.requests_avoided),
-            model_calls: count(account.model_calls),
-            model_input_tokens: count(account.model_input_tokens),
-            model_output_tokens: count(account.model_output_tokens),
-        }
-    }
 }
