@@ -92,7 +92,7 @@ const count = (cell) => Number(cell.replaceAll(",", ""));
 
 test(`Pi ${piVersion}: /sol-pi shows the savings table in the TUI, the footer the running total, and the model sees neither`, async (t) => {
 	const { term, requests } = await startPi(t);
-	await term.waitFor((s) => /^SoL-Pi: no requests yet$/m.test(footerOf(s)), { what: "`SoL-Pi: no requests yet` in the footer before any request" });
+	await term.waitFor((s) => /(^|\s)SoL-Pi: no requests yet(\s|$)/m.test(footerOf(s)), { what: "`SoL-Pi: no requests yet` in the footer before any request" });
 
 	// Five requests: the ~38 KB bash result is sent in full twice, then as ObservationPack's placeholder.
 	await term.submit("pack the build log");
@@ -112,7 +112,8 @@ test(`Pi ${piVersion}: /sol-pi shows the savings table in the TUI, the footer th
 	const pack = tableRow(screen, "ObservationPack");
 	assert.ok(count(pack[2]) > 0, `ObservationPack's input tokens saved is positive: ${pack.join(" | ")}`);
 	assert.ok(count(tableRow(screen, "Total")[2]) >= count(pack[2]));
-	await term.waitFor((s) => /^SoL-Pi saved /m.test(footerOf(s)), { what: "`SoL-Pi saved ...` in the footer" });
+	// Pi joins every keyed status on one footer line, sorted by key: the total is one of them.
+	await term.waitFor((s) => /(^|\s)SoL-Pi saved \S/m.test(footerOf(s)), { what: "`SoL-Pi saved ...` in the footer" });
 
 	// Nothing of this reaches the model.
 	await term.submit("and now?");

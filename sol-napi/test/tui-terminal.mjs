@@ -112,7 +112,7 @@ export async function startTerminal({ piRoot = defaultPiRoot, cwd, args = [], en
 				if (test(text)) return text;
 				const exit = paneDead();
 				if (exit !== undefined) throw new Error(`Pi exited (status ${exit}) while waiting for ${what}; last screen:\n${text}`);
-				if (Date.now() > deadline) throw new Error(`no ${what} on the screen within ${deadlineMs / 1000} s; last screen:\n${text}`);
+				if (Date.now() > deadline) throw new Error(`gave up after ${deadlineMs / 1000} s waiting for ${what}; last screen:\n${text}`);
 				await new Promise((resolve) => setTimeout(resolve, POLL_MS));
 			}
 		},
