@@ -18,13 +18,19 @@ const MECHANISMS = ["Action Fusion", "ObservationPack", "Evidence-Preserving Red
 
 /** Pi in tmux on a fresh workspace with ObservationPack on; `requests()` is what the faux model got. */
 async function startPi(t, { extensions = [] } = {}) {
-	const ws = makeWorkspace(t);
+	// The folders go only after Pi has stopped (the terminal's own hook would run after this one).
+	const ws = makeWorkspace();
+	let term;
+	t.after(() => {
+		term?.close();
+		fs.rmSync(ws.root, { recursive: true, force: true });
+	});
 	writeJson(path.join(ws.agentDir, "sol-pi.json"), { version: 1, observationPack: true });
 	writeJson(path.join(ws.agentDir, "settings.json"), { compaction: { enabled: false } });
 	const log = path.join(ws.root, "requests.jsonl");
 	const args = ["--provider", "sol-faux", "--model", "faux-1", "--session-dir", path.join(ws.root, "sessions")];
 	for (const extension of [fixture("tui-faux-provider-extension.ts"), ...extensions, SOL_PI]) args.push("-e", extension);
-	const term = await startTerminal({ piRoot, cwd: ws.cwd, args, env: piEnv(ws.agentDir, { SOL_PI_TUI_REQUESTS: log }), t });
+	term = await startTerminal({ piRoot, cwd: ws.cwd, args, env: piEnv(ws.agentDir, { SOL_PI_TUI_REQUESTS: log }), t });
 	// SoL-Pi's startup notice comes from its session_start handler: the session is bound and the editor is live.
 	await term.waitFor(/SoL-Pi: ObservationPack enabled/, { what: "SoL-Pi's startup notice" });
 	const requests = () =>

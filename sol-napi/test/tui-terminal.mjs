@@ -4,7 +4,7 @@
 // Reading the screen polls `tmux capture-pane` until the awaited text is there: the
 // deadline is only a guard against a hang (the test then fails with the last screen),
 // never a pause standing in for an event.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -13,6 +13,17 @@ import { piRoot as defaultPiRoot } from "./support.mjs";
 
 const POLL_MS = 100;
 const DEFAULT_DEADLINE_MS = 90_000;
+
+// Run as `node -e <this> <socket> <dir>`: waits for its stdin to end, then kills the server.
+const watchdogScript = `
+const [socket, dir] = process.argv.slice(1);
+const done = () => {
+	require("node:child_process").spawnSync("tmux", ["-S", socket, "kill-server"], { stdio: "ignore" });
+	require("node:fs").rmSync(dir, { recursive: true, force: true });
+	process.exit(0);
+};
+process.stdin.on("end", done).on("close", done).on("error", done).resume();
+`;
 
 /** The installed tmux's version line; throws a clear error when tmux is missing. */
 export function tmuxVersion() {
@@ -59,6 +70,12 @@ export async function startTerminal({ piRoot = defaultPiRoot, cwd, args = [], en
 	tmuxVersion();
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sol-pi-tmux-"));
 	const socket = path.join(dir, "tmux.sock");
+	// If the test process dies without running its hooks (a kill), the end of this pipe
+	// tells a detached watchdog to kill the server, so no Pi is left running.
+	const watchdog = spawn(process.execPath, ["-e", watchdogScript, socket, dir], { detached: true, stdio: ["pipe", "ignore", "ignore"] });
+	watchdog.unref();
+	watchdog.stdin.unref?.();
+	watchdog.stdin.on("error", () => {});
 	const tmux = (...argv) => {
 		const result = spawnSync("tmux", ["-S", socket, "-f", "/dev/null", ...argv], { encoding: "utf8" });
 		if (result.error) throw result.error;
@@ -75,6 +92,7 @@ export async function startTerminal({ piRoot = defaultPiRoot, cwd, args = [], en
 		closed = true;
 		tmux("kill-server");
 		fs.rmSync(dir, { recursive: true, force: true });
+		watchdog.stdin.end();
 	};
 	t?.after(close);
 	// `env` (coreutils) sets the variables, so no tmux environment option is needed.
