@@ -152,6 +152,8 @@ export declare class SavingsBook {
   constructor(prices?: SavingsPrices | undefined | null)
   /** The `customType` of the totals entries. */
   get entryType(): string
+  /** The roles `SavingsRequest.roles` indexes. */
+  get roles(): Array<string>
   /** The status key of the running total. */
   get statusKey(): string
   /**
@@ -1048,8 +1050,8 @@ export interface SavingsPrices {
  * changes to them, earliest first per message.
  */
 export interface SavingsRequest {
-  /** Each message's role. */
-  roles: Array<string>
+  /** Each message's role, as its index in `SavingsBook.roles` (0 for any other role). */
+  roles: Uint8Array
   /** Each message's tokens (Pi's estimate). */
   tokens: Float64Array
   /** Each message's numeric `timestamp`, NaN where it has none. */

@@ -184,6 +184,21 @@ export function messageTokens(message: unknown): number {
 	return Math.ceil(messageChars(message) / 4);
 }
 
+/** The latest observation, with the array it measured: the savings book reuses its sizes. */
+let latest: { messages: readonly unknown[]; sizes: ObservedSizes } | undefined;
+
+/**
+ * Pi's estimate of each of `messages` after the first `offset`, from the latest observation, if
+ * it measured exactly those message objects (the same request, seen again by a later handler);
+ * undefined otherwise.
+ */
+export function observedTokensOf(messages: readonly unknown[], offset: number): readonly number[] | undefined {
+	const seen = latest;
+	if (!seen || seen.messages.length !== messages.length - offset) return undefined;
+	for (let i = 0; i < seen.messages.length; i++) if (seen.messages[i] !== messages[i + offset]) return undefined;
+	return seen.sizes.tokens;
+}
+
 /** Sizes every message of an observation. */
 export function observeSizes(messages: readonly unknown[]): ObservedSizes {
 	const count = messages.length;
@@ -204,7 +219,9 @@ export function observeSizes(messages: readonly unknown[]): ObservedSizes {
 		if (!stamped) (unstamped ??= new Array<unknown>(count))[i] = message;
 		total += size;
 	}
-	return { roles, tokens, timestamps, unstamped, total };
+	const sizes = { roles, tokens, timestamps, unstamped, total };
+	latest = { messages, sizes };
+	return sizes;
 }
 
 /** The sized messages as they cross with a boundary measurement. */

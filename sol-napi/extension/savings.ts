@@ -14,7 +14,7 @@ import { VERSION } from "@earendil-works/pi-coding-agent";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 
 import type { NativeAddon } from "./native.ts";
-import { messageTokens } from "./online-context-compact-sizes.ts";
+import { messageTokens, observedTokensOf } from "./online-context-compact-sizes.ts";
 import { OnceWarnings } from "./tui.ts";
 
 /** A mechanism's `sol-pi.json` key, as Rust names it. */
@@ -56,6 +56,8 @@ export class SavingsTracker {
 	private readonly summaries = new TextSet<true>();
 	/** The custom message types of Online Context Compact's continuations. */
 	private readonly continuations = new Set<string>();
+	/** Each role's index in the book's list (no string crosses per message). */
+	private readonly roleCodes: Map<string, number>;
 	private changed = false;
 	private broken = false;
 
@@ -64,6 +66,7 @@ export class SavingsTracker {
 		prices: NativeAddon.SavingsPrices | undefined,
 	) {
 		this.book = new addon.SavingsBook(prices);
+		this.roleCodes = new Map(this.book.roles.map((role, index) => [role, index]));
 	}
 
 	/** Runs one accounting step; a failure stops the accounting with one warning and never reaches Pi. */
@@ -144,15 +147,18 @@ export class SavingsTracker {
 	private request(listed: readonly unknown[], systemPrompt?: string): void {
 		const messages = systemPrompt === undefined ? listed : [{ role: "system", content: systemPrompt }, ...listed];
 		const count = messages.length;
-		const roles = new Array<string>(count);
+		// Online Context Compact's walk sized these very messages a moment ago (1.x: all but the system message).
+		const shift = messages[0] !== listed[0] || (listed.length > 0 && (listed[0] as Message).role === "system") ? 1 : 0;
+		const known = observedTokensOf(messages, shift);
+		const roles = new Uint8Array(count);
 		const tokens = new Float64Array(count);
 		const stamps = new Float64Array(count);
 		let unstamped: unknown[] | undefined;
 		const changes: NativeAddon.SavingsChange[] = [];
 		for (let index = 0; index < count; index++) {
 			const message = (messages[index] ?? {}) as Message;
-			roles[index] = typeof message.role === "string" ? message.role : "";
-			tokens[index] = messageTokens(message);
+			roles[index] = (typeof message.role === "string" && this.roleCodes.get(message.role)) || 0;
+			tokens[index] = index >= shift && known ? known[index - shift] : messageTokens(message);
 			const stamp = number(message.timestamp);
 			stamps[index] = stamp ?? Number.NaN;
 			// The system prompt of 0.84.2 is known by its text; any other message without a timestamp by its content.

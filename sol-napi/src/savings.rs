@@ -6,7 +6,7 @@
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Mutex, PoisonError};
 
-use napi::bindgen_prelude::Float64Array;
+use napi::bindgen_prelude::{Float64Array, Uint8Array};
 use napi_derive::napi;
 use serde_json::Value;
 use sol_core::Mechanism;
@@ -62,8 +62,8 @@ pub struct SavingsChange {
 /// changes to them, earliest first per message.
 #[napi(object)]
 pub struct SavingsRequest {
-    /// Each message's role.
-    pub roles: Vec<String>,
+    /// Each message's role, as its index in `SavingsBook.roles` (0 for any other role).
+    pub roles: Uint8Array,
     /// Each message's tokens (Pi's estimate).
     pub tokens: Float64Array,
     /// Each message's numeric `timestamp`, NaN where it has none.
@@ -159,40 +159,49 @@ fn key_of(role: &str, stamp: f64, unstamped: Option<&Value>, tokens: u64) -> u64
     hasher.finish()
 }
 
+/// The roles a request's messages are told apart by: `SavingsRequest.roles` holds indexes
+/// into this list, so no string crosses per message.
+const ROLES: [&str; 9] = [
+    "",
+    "user",
+    "assistant",
+    "toolResult",
+    "system",
+    "custom",
+    "bashExecution",
+    "compactionSummary",
+    "branchSummary",
+];
+
 fn sent_parts(request: &SavingsRequest) -> Vec<SentPart> {
-    let mut parts: Vec<SentPart> = request
-        .roles
-        .iter()
-        .enumerate()
-        .map(|(index, role)| {
+    // The message at `index` in a form of `tokens`.
+    let part_at = |index: usize, tokens: u64| {
+        let role = request
+            .roles
+            .get(index)
+            .and_then(|&code| ROLES.get(usize::from(code)))
+            .copied()
+            .unwrap_or("");
+        let stamp = request.stamps.get(index).copied().unwrap_or(f64::NAN);
+        let unstamped = request.unstamped.as_ref().and_then(|list| list.get(index));
+        Part {
+            key: key_of(role, stamp, unstamped, tokens),
+            tokens,
+        }
+    };
+    let mut parts: Vec<SentPart> = (0..request.roles.len())
+        .map(|index| {
             let tokens = count(request.tokens.get(index).copied().unwrap_or(0.0));
-            let stamp = request.stamps.get(index).copied().unwrap_or(f64::NAN);
-            let unstamped = request.unstamped.as_ref().and_then(|list| list.get(index));
-            SentPart::unchanged(Part {
-                key: key_of(role, stamp, unstamped, tokens),
-                tokens,
-            })
+            SentPart::unchanged(part_at(index, tokens))
         })
         .collect();
     for change in &request.changes {
-        let (Some(part), Some(by)) = (
-            parts.get_mut(change.index as usize),
-            mechanism(&change.mechanism),
-        ) else {
+        let index = change.index as usize;
+        let (Some(by), true) = (mechanism(&change.mechanism), index < parts.len()) else {
             continue;
         };
-        let before = change.before_tokens.map(|tokens| {
-            let tokens = count(tokens);
-            let index = change.index as usize;
-            let role = request.roles.get(index).map_or("", String::as_str);
-            let stamp = request.stamps.get(index).copied().unwrap_or(f64::NAN);
-            let unstamped = request.unstamped.as_ref().and_then(|list| list.get(index));
-            Part {
-                key: key_of(role, stamp, unstamped, tokens),
-                tokens,
-            }
-        });
-        part.changes.push(Change { by, before });
+        let before = change.before_tokens.map(|tokens| part_at(index, count(tokens)));
+        parts[index].changes.push(Change { by, before });
     }
     parts
 }
@@ -218,6 +227,12 @@ impl SavingsBook {
 
     fn book(&self) -> std::sync::MutexGuard<'_, Book> {
         self.book.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The roles `SavingsRequest.roles` indexes.
+    #[napi(getter)]
+    pub fn roles(&self) -> Vec<String> {
+        ROLES.map(str::to_owned).to_vec()
     }
 
     /// The status key of the running total.

@@ -60,9 +60,10 @@ function layerOf(requests) {
 
 const withoutOutput = ({ requests, cacheRead, cacheWrite }) => ({ requests, cacheRead, cacheWrite });
 
-test(`Pi ${piVersion}: the totals entry matches an independent count of what the provider received, with and without placeholders`, async (t) => {
+// With Online Context Compact on, the book takes each message's size from its walk of the same request.
+for (const [what, config] of [["ObservationPack", { observationPack: true }], ["ObservationPack and Online Context Compact", { observationPack: true, onlineContextCompact: true }]]) test(`Pi ${piVersion}: the totals entry matches an independent count of what the provider received, with and without placeholders (${what} on)`, async (t) => {
 	const ws = makeWorkspace(t);
-	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, observationPack: true });
+	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, ...config });
 	const { requests, replies } = recording(script(5));
 	const run = await startSession({ ...ws, replies });
 	t.after(() => run.close());
