@@ -61,10 +61,10 @@ export class SavingsTracker {
 	private changed = false;
 	private broken = false;
 
-	constructor(
-		private readonly addon: typeof NativeAddon,
-		prices: NativeAddon.SavingsPrices | undefined,
-	) {
+	private readonly addon: typeof NativeAddon;
+
+	constructor(addon: typeof NativeAddon, prices: NativeAddon.SavingsPrices | undefined) {
+		this.addon = addon;
 		this.book = new addon.SavingsBook(prices);
 		this.roleCodes = new Map(this.book.roles.map((role, index) => [role, index]));
 	}
