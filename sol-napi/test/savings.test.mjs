@@ -157,11 +157,11 @@ test(`Pi ${piVersion}: a damaged totals entry is named once and the session goes
 	assert.equal(totals(resumed.session).layers[4].requests, 2, "the good entry's one request and the new one");
 });
 
-test(`Pi ${piVersion}: the real pi CLI in print mode: /sol-pi shows the table on stderr, a prompt gets only the answer on stdout`, (t) => {
+test(`Pi ${piVersion}: the real pi CLI in print and JSON modes: /sol-pi shows the table on stderr, stdout has only Pi's own output`, (t) => {
 	const ws = makeWorkspace(t);
 	writeJson(path.join(ws.agentDir, "sol-pi.json"), { version: 1, observationPack: true });
-	const cli = (prompt) =>
-		spawnSync(process.execPath, [piCliPath(), "--provider", "sol-faux", "--model", "faux-1", "--no-session", "-e", path.join(repoRoot, "sol-napi", "test", "faux-provider-extension.ts"), "-e", repoRoot, "-p", prompt], {
+	const cli = (prompt, extra = []) =>
+		spawnSync(process.execPath, [piCliPath(), "--provider", "sol-faux", "--model", "faux-1", "--no-session", "-e", path.join(repoRoot, "sol-napi", "test", "faux-provider-extension.ts"), "-e", repoRoot, ...extra, "-p", prompt], {
 			cwd: ws.cwd,
 			env: { ...process.env, PI_CODING_AGENT_DIR: ws.agentDir },
 			encoding: "utf8",
@@ -176,6 +176,13 @@ test(`Pi ${piVersion}: the real pi CLI in print mode: /sol-pi shows the table on
 	assert.equal(answer.status, 0, answer.stderr);
 	assert.equal(answer.stdout, "faux answer from the CLI\n");
 	assert.doesNotMatch(answer.stderr, /SoL-Pi (saved|savings)/);
+	// JSON mode: stdout is Pi's event stream, one JSON object a line, with nothing of SoL-Pi's.
+	for (const prompt of ["hello", "/sol-pi"]) {
+		const json = cli(prompt, ["--mode", "json"]);
+		assert.equal(json.status, 0, json.stderr);
+		for (const line of json.stdout.split("\n").filter(Boolean)) assert.doesNotThrow(() => JSON.parse(line), line);
+		assert.doesNotMatch(json.stdout, /SoL-Pi (saved|savings|: no requests)/);
+	}
 });
 
 test(`Pi ${piVersion}: an accounting failure is named once and changes nothing else`, async (t) => {
@@ -196,4 +203,28 @@ test(`Pi ${piVersion}: an accounting failure is named once and changes nothing e
 	// ObservationPack still placed its placeholder; no totals were written.
 	assert.match(JSON.stringify(requests.at(-1)), /large tool result replaced after its first 2 provider requests/);
 	assert.equal(totals(run.session), undefined);
+});
+
+test(`Pi ${piVersion}: after /tree the totals are those of the branch navigated to`, async (t) => {
+	const ws = makeWorkspace(t);
+	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, observationPack: true });
+	const first = recording(script(3));
+	const second = recording(["second answer"]);
+	const third = recording(["third answer"]);
+	const sessionManager = pi.SessionManager.inMemory(ws.cwd);
+	const run = await startSession({ ...ws, sessionManager, replies: [...first.replies, ...second.replies, ...third.replies] });
+	t.after(() => run.close());
+	await run.session.prompt("first");
+	const afterFirst = totals(run.session);
+	await run.session.prompt("second");
+	assert.equal(totals(run.session).layers[4].requests, first.requests.length + second.requests.length);
+	// Back to the second prompt's user message: its branch ends with the first prompt's totals.
+	const secondUser = sessionManager.getEntries().filter((e) => e.type === "message" && e.message.role === "user")[1];
+	await run.session.navigateTree(secondUser.id, { summarize: false });
+	assert.deepEqual(totals(run.session), afterFirst);
+	await run.session.prompt("third");
+	assert.deepEqual(run.errors, []);
+	const now = totals(run.session);
+	assert.equal(now.layers[4].requests, first.requests.length + third.requests.length, "the abandoned branch's request is not counted");
+	assert.equal(now.archive.archived, afterFirst.archive.archived);
 });
