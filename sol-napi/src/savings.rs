@@ -200,7 +200,9 @@ fn sent_parts(request: &SavingsRequest) -> Vec<SentPart> {
         let (Some(by), true) = (mechanism(&change.mechanism), index < parts.len()) else {
             continue;
         };
-        let before = change.before_tokens.map(|tokens| part_at(index, count(tokens)));
+        let before = change
+            .before_tokens
+            .map(|tokens| part_at(index, count(tokens)));
         parts[index].changes.push(Change { by, before });
     }
     parts
