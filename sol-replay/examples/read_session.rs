@@ -66,7 +66,7 @@ fn describe(session: &Session, kind: &EntryKind) -> String {
     match kind {
         EntryKind::Message(message) => {
             let mut text = format!("{} message, {} tokens", message.role.name(), message.tokens);
-            for call in &message.tool_calls {
+            for call in message.tool_calls() {
                 text.push_str(&format!(", calls {} ({})", call.name, call.id));
             }
             if let Some(result) = &message.tool_result {

@@ -59,12 +59,13 @@ mod error;
 
 use std::collections::BTreeMap;
 use std::io::BufRead;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 pub use entry::{
-    CompactionFacts, ContentDigest, Entry, EntryIndex, EntryKind, MessageFacts, Role,
-    ToolCallFacts, ToolResultFacts, Usage,
+    AssistantFacts, CompactionFacts, ContentDigest, Entry, EntryIndex, EntryKind, MessageFacts,
+    Role, ToolCallFacts, ToolResultFacts, Usage,
 };
 pub use error::{ReadError, ReadErrorKind, ReadWarning};
 
@@ -92,7 +93,7 @@ pub struct Session {
     file: String,
     header: SessionHeader,
     entries: Vec<Entry>,
-    ids: BTreeMap<Box<str>, EntryIndex>,
+    ids: BTreeMap<Arc<str>, EntryIndex>,
     warnings: Vec<ReadWarning>,
     lines: u64,
     bytes: u64,
@@ -201,6 +202,7 @@ pub fn read_session_with_progress(
         entries: Vec::new(),
         ids: BTreeMap::new(),
         warnings: Vec::new(),
+        names: entry::Names::default(),
     };
     let mut buffer = Vec::new();
     let mut line = 0u64;
@@ -244,8 +246,9 @@ struct Reader<'a> {
     file: &'a str,
     header: Option<SessionHeader>,
     entries: Vec<Entry>,
-    ids: BTreeMap<Box<str>, EntryIndex>,
+    ids: BTreeMap<Arc<str>, EntryIndex>,
     warnings: Vec<ReadWarning>,
+    names: entry::Names,
 }
 
 impl Reader<'_> {
@@ -356,13 +359,13 @@ impl Reader<'_> {
         let Some(id) = value.get("id").and_then(Value::as_str) else {
             return Err(self.error(line, ReadErrorKind::MissingId { entry_type }));
         };
-        let id: Box<str> = id.into();
+        let id: Arc<str> = id.into();
         if let Some(first) = self.ids.get(&id) {
             let first_line = self.entries[first.get()].line;
             return Err(self.error(
                 line,
                 ReadErrorKind::DuplicateId {
-                    id: id.into(),
+                    id: id.to_string(),
                     first_line,
                 },
             ));
@@ -375,14 +378,14 @@ impl Reader<'_> {
                     return Err(self.error(
                         line,
                         ReadErrorKind::MissingParent {
-                            id: id.into(),
+                            id: id.to_string(),
                             parent: parent.clone(),
                         },
                     ));
                 }
             },
             Some(_) => {
-                return Err(self.error(line, ReadErrorKind::InvalidParentId { id: id.into() }));
+                return Err(self.error(line, ReadErrorKind::InvalidParentId { id: id.to_string() }));
             }
         };
         let Ok(position) = u32::try_from(self.entries.len()) else {
@@ -397,7 +400,7 @@ impl Reader<'_> {
             self.entries[parent.get()].has_children = true;
         }
         let timestamp_ms = entry::timestamp_ms(&value);
-        let kind = entry::entry_kind(&entry_type, value, version);
+        let kind = entry::entry_kind(&entry_type, value, version, &mut self.names);
         self.ids.insert(id.clone(), EntryIndex(position));
         self.entries.push(Entry {
             id,

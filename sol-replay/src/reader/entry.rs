@@ -1,6 +1,8 @@
 //! The compact form the reader keeps of each entry: what a replay needs, never the text.
 
+use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -21,7 +23,7 @@ impl EntryIndex {
 /// One entry of a session file, as much of it as a replay needs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
-    pub(crate) id: Box<str>,
+    pub(crate) id: Arc<str>,
     pub(crate) parent: Option<EntryIndex>,
     pub(crate) line: u64,
     pub(crate) timestamp_ms: Option<i64>,
@@ -92,7 +94,7 @@ impl Entry {
 #[derive(Debug, Clone, PartialEq)]
 pub enum EntryKind {
     /// `message`: one agent message.
-    Message(Box<MessageFacts>),
+    Message(MessageFacts),
     /// `compaction`: a summary replacing the history before `firstKeptEntryId`.
     Compaction(Box<CompactionFacts>),
     /// `branch_summary`: the summary of an abandoned branch (written by `/tree`).
@@ -105,14 +107,14 @@ pub enum EntryKind {
     /// `custom_message`: an extension's message, part of the model context.
     CustomMessage {
         /// The extension's message type.
-        custom_type: Option<Box<str>>,
+        custom_type: Option<Arc<str>>,
         /// Pi's estimate of the `custom` message it puts into the context.
         tokens: u64,
     },
     /// `custom`: extension data, never part of the model context.
     Custom {
         /// The extension's entry type.
-        custom_type: Box<str>,
+        custom_type: Arc<str>,
         /// The data of a SoL-Pi entry (`customType` starting with `sol-pi-`); `None` for
         /// other extensions' entries, whose data is not kept.
         data: Option<Box<Value>>,
@@ -182,13 +184,29 @@ pub struct MessageFacts {
     /// The message's own `timestamp` (Unix milliseconds), when it is an integer.
     pub timestamp: Option<i64>,
     /// A tool result's facts.
-    pub tool_result: Option<ToolResultFacts>,
-    /// An assistant message's tool calls, in order.
-    pub tool_calls: Vec<ToolCallFacts>,
-    /// An assistant message's provider-reported usage.
+    pub tool_result: Option<Box<ToolResultFacts>>,
+    /// An assistant message's facts.
+    pub assistant: Option<Box<AssistantFacts>>,
+}
+
+impl MessageFacts {
+    /// An assistant message's tool calls, in order (none for other roles).
+    pub fn tool_calls(&self) -> &[ToolCallFacts] {
+        self.assistant
+            .as_ref()
+            .map_or(&[], |assistant| &assistant.tool_calls)
+    }
+}
+
+/// What an assistant message holds besides its size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssistantFacts {
+    /// Its tool calls, in order.
+    pub tool_calls: Box<[ToolCallFacts]>,
+    /// The provider-reported usage, if written.
     pub usage: Option<Usage>,
-    /// An assistant message's `stopReason`.
-    pub stop_reason: Option<Box<str>>,
+    /// The `stopReason`, if written.
+    pub stop_reason: Option<Arc<str>>,
 }
 
 /// The role of a message.
@@ -211,11 +229,11 @@ pub enum Role {
     /// `compactionSummary`.
     CompactionSummary,
     /// Any other role; empty when the message has no string role.
-    Other(Box<str>),
+    Other(Arc<str>),
 }
 
 impl Role {
-    fn from_name(name: &str) -> Role {
+    fn from_name(name: &str, names: &mut Names) -> Role {
         match name {
             "user" => Role::User,
             "assistant" => Role::Assistant,
@@ -225,7 +243,7 @@ impl Role {
             "system" => Role::System,
             "branchSummary" => Role::BranchSummary,
             "compactionSummary" => Role::CompactionSummary,
-            other => Role::Other(other.into()),
+            other => Role::Other(names.get(other)),
         }
     }
 
@@ -251,7 +269,7 @@ pub struct ToolResultFacts {
     /// The call it answers (`toolCallId`; empty when absent).
     pub tool_call_id: Box<str>,
     /// The tool's name (`toolName`; empty when absent).
-    pub tool_name: Box<str>,
+    pub tool_name: Arc<str>,
     /// Whether the tool reported a failure.
     pub is_error: bool,
     /// UTF-8 length of the text blocks joined with `\n` (images left out).
@@ -266,7 +284,7 @@ pub struct ToolCallFacts {
     /// The call's id.
     pub id: Box<str>,
     /// The tool's name.
-    pub name: Box<str>,
+    pub name: Arc<str>,
 }
 
 /// Provider-reported token usage (`usage` of an assistant message or a 1.x usage entry);
@@ -335,16 +353,42 @@ fn boxed_str(value: Option<&Value>) -> Option<Box<str>> {
     value.and_then(Value::as_str).map(Box::from)
 }
 
+/// Names that repeat (tool names, stop reasons, custom types), each held once.
+#[derive(Debug, Default)]
+pub(crate) struct Names(BTreeSet<Arc<str>>);
+
+impl Names {
+    /// The shared copy of `name`.
+    pub(crate) fn get(&mut self, name: &str) -> Arc<str> {
+        if let Some(known) = self.0.get(name) {
+            return known.clone();
+        }
+        let name: Arc<str> = Arc::from(name);
+        self.0.insert(name.clone());
+        name
+    }
+
+    fn field(&mut self, value: Option<&Value>) -> Option<Arc<str>> {
+        value.and_then(Value::as_str).map(|name| self.get(name))
+    }
+}
+
 /// The kind and facts of an entry of type `entry_type`, read from its JSON (`value`, the
 /// whole entry object), consumed so that no text outlives this call.
-pub(crate) fn entry_kind(entry_type: &str, mut value: Value, version: u64) -> EntryKind {
+pub(crate) fn entry_kind(
+    entry_type: &str,
+    mut value: Value,
+    version: u64,
+    names: &mut Names,
+) -> EntryKind {
     match entry_type {
         "message" => {
             let message = value.get_mut("message").map(Value::take);
-            EntryKind::Message(Box::new(message_facts(
+            EntryKind::Message(message_facts(
                 message.unwrap_or(Value::Null),
                 version,
-            )))
+                names,
+            ))
         }
         "compaction" => {
             let tokens_before = value.get("tokensBefore").and_then(Value::as_u64);
@@ -367,7 +411,7 @@ pub(crate) fn entry_kind(entry_type: &str, mut value: Value, version: u64) -> En
             EntryKind::BranchSummary { tokens, from_id }
         }
         "custom_message" => {
-            let custom_type = boxed_str(value.get("customType"));
+            let custom_type = names.field(value.get("customType"));
             let tokens = context_tokens(SessionEntry::from_value(value));
             EntryKind::CustomMessage {
                 custom_type,
@@ -375,7 +419,9 @@ pub(crate) fn entry_kind(entry_type: &str, mut value: Value, version: u64) -> En
             }
         }
         "custom" => {
-            let custom_type: Box<str> = boxed_str(value.get("customType")).unwrap_or_default();
+            let custom_type = names
+                .field(value.get("customType"))
+                .unwrap_or_else(|| names.get(""));
             let data = if custom_type.starts_with("sol-pi-") {
                 value.get_mut("data").map(|data| Box::new(data.take()))
             } else {
@@ -419,44 +465,52 @@ fn context_tokens(entry: SessionEntry) -> u64 {
 }
 
 /// The facts of one message, consumed.
-fn message_facts(mut message: Value, version: u64) -> MessageFacts {
+fn message_facts(mut message: Value, version: u64, names: &mut Names) -> MessageFacts {
     // Version 2 called extension messages `hookMessage`; Pi renames them when it migrates.
     if version < 3 && message.get("role").and_then(Value::as_str) == Some("hookMessage") {
         message["role"] = Value::from("custom");
     }
-    let role = Role::from_name(message.get("role").and_then(Value::as_str).unwrap_or(""));
+    let role = Role::from_name(
+        message.get("role").and_then(Value::as_str).unwrap_or(""),
+        names,
+    );
     let timestamp = message.get("timestamp").and_then(Value::as_i64);
     let mut tool_result = None;
-    let mut tool_calls = Vec::new();
-    let mut usage = None;
-    let mut stop_reason = None;
+    let mut assistant = None;
     match role {
         Role::ToolResult => {
             let texts = || sol_core::message::text_blocks(&message);
             let (count, bytes) = texts().fold((0u64, 0u64), |(count, bytes), text| {
                 (count + 1, bytes + text.len() as u64)
             });
-            tool_result = Some(ToolResultFacts {
+            tool_result = Some(Box::new(ToolResultFacts {
                 tool_call_id: boxed_str(message.get("toolCallId")).unwrap_or_default(),
-                tool_name: boxed_str(message.get("toolName")).unwrap_or_default(),
+                tool_name: names
+                    .field(message.get("toolName"))
+                    .unwrap_or_else(|| names.get("")),
                 is_error: message.get("isError").and_then(Value::as_bool) == Some(true),
                 text_bytes: bytes + count.saturating_sub(1),
                 digest: ContentDigest::of_texts(texts()),
-            });
+            }));
         }
         Role::Assistant => {
-            if let Some(blocks) = message.get("content").and_then(Value::as_array) {
-                tool_calls = blocks
-                    .iter()
-                    .filter(|block| block.get("type").and_then(Value::as_str) == Some("toolCall"))
-                    .map(|block| ToolCallFacts {
-                        id: boxed_str(block.get("id")).unwrap_or_default(),
-                        name: boxed_str(block.get("name")).unwrap_or_default(),
-                    })
-                    .collect();
-            }
-            usage = message.get("usage").map(Usage::from_value);
-            stop_reason = boxed_str(message.get("stopReason"));
+            let blocks = message.get("content").and_then(Value::as_array);
+            let tool_calls = blocks
+                .into_iter()
+                .flatten()
+                .filter(|block| block.get("type").and_then(Value::as_str) == Some("toolCall"))
+                .map(|block| ToolCallFacts {
+                    id: boxed_str(block.get("id")).unwrap_or_default(),
+                    name: names
+                        .field(block.get("name"))
+                        .unwrap_or_else(|| names.get("")),
+                })
+                .collect();
+            assistant = Some(Box::new(AssistantFacts {
+                tool_calls,
+                usage: message.get("usage").map(Usage::from_value),
+                stop_reason: names.field(message.get("stopReason")),
+            }));
         }
         _ => {}
     }
@@ -466,9 +520,7 @@ fn message_facts(mut message: Value, version: u64) -> MessageFacts {
         tokens,
         timestamp,
         tool_result,
-        tool_calls,
-        usage,
-        stop_reason,
+        assistant,
     }
 }
 

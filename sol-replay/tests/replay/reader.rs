@@ -88,6 +88,27 @@ fn every_recording_reads_with_its_entries_branches_and_the_same_estimates() {
                 (EntryKind::Message(facts), SessionEntry::Message(message)) => {
                     assert_eq!(facts.tokens, message.message.estimated_tokens());
                     assert_eq!(Some(facts.role.name()), message.message.role());
+                    if let AgentMessage::Assistant(assistant) = &message.message {
+                        let calls: Vec<(&str, &str)> = assistant
+                            .tool_calls()
+                            .map(|(id, name, _)| (id.as_str(), name))
+                            .collect();
+                        let kept: Vec<(&str, &str)> = facts
+                            .tool_calls()
+                            .iter()
+                            .map(|call| (&*call.id, &*call.name))
+                            .collect();
+                        assert_eq!(kept, calls);
+                        let kept = facts.assistant.as_ref().expect("assistant facts");
+                        assert_eq!(
+                            kept.stop_reason.as_deref(),
+                            assistant.stop_reason.as_deref()
+                        );
+                        let usage = &message.message.to_value()["usage"];
+                        let reported = kept.usage.expect("usage");
+                        assert_eq!(Some(reported.output), usage["output"].as_u64());
+                        assert_eq!(Some(reported.cache_write), usage["cacheWrite"].as_u64());
+                    }
                     if let Some(result) = message.message.as_tool_result() {
                         let facts = facts.tool_result.as_ref().expect("tool result facts");
                         assert_eq!(facts.text_bytes, result.text_len_bytes() as u64);
@@ -199,7 +220,7 @@ fn outline(session: &Session) -> String {
         let facts = match entry.kind() {
             EntryKind::Message(message) => {
                 let mut facts = format!("{} {} tokens", message.role.name(), message.tokens);
-                for call in &message.tool_calls {
+                for call in message.tool_calls() {
                     write!(facts, ", calls {} {}", call.name, call.id).ok();
                 }
                 if let Some(result) = &message.tool_result {
