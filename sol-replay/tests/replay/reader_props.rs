@@ -82,9 +82,8 @@ fn path(entries: &[(Value, Option<usize>)], leaf: usize) -> Vec<usize> {
     path
 }
 
+// proptest's default of 256 cases, or PROPTEST_CASES (scripts/proptest-explore.sh sets it).
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
-
     #[test]
     fn any_bytes_read_or_fail_with_a_line_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..600)) {
         match read_session("any.jsonl", bytes.as_slice()) {
