@@ -1,0 +1,447 @@
+//! A streaming reader of Pi's session files.
+//!
+//! # The format (Pi 0.84.2, 1.0.3, 1.3.0 and 1.6.0)
+//!
+//! A session file is JSONL: one JSON object per line, each line ended by `\n`. The first
+//! line is the header, `{"type":"session","version":3,"id":...,"timestamp":...,"cwd":...}`
+//! (plus `parentSession`, the file it was forked from, when it was); every version of the
+//! matrix writes format version 3. Pi migrates older files when it opens them: version 2
+//! called extension messages `hookMessage` (this reader reads them as `custom`), version 1
+//! (no `version` field) had no entry ids, which this reader does not invent.
+//!
+//! Every other line is an entry with a `type`, an `id` (8 hex digits), a `parentId` (`null`
+//! for a root) and an ISO `timestamp`: `message`, `compaction`, `branch_summary`, `custom`,
+//! `custom_message`, `label`, `session_info`, `model_change`, `thinking_level_change`, and
+//! on Pi 1.x `usage` and `context_edit`. Pi only appends, each entry a child of the current
+//! leaf, so a parent is always on an earlier line. Navigating the tree (`/tree`) moves the
+//! leaf without writing anything, and the next entry (a `branch_summary` when the user asks
+//! for one) is a child of an earlier entry: the file then holds a fork. When Pi opens a file
+//! its leaf is the entry of the last line; no version writes the leaf down otherwise. A
+//! resumed session appends to the same file, with no second header.
+//!
+//! # What the reader keeps
+//!
+//! It reads one line at a time and keeps a compact [`Entry`] per entry (its id, parent,
+//! line, timestamp and the facts of its [`EntryKind`]: for a message its role, Pi's token
+//! estimate, tool facts and a [`ContentDigest`] of a tool result's text), never the text of
+//! a message, so memory grows with the number of entries, not with their size.
+//!
+//! A line that cannot be used is an error naming the file and the line ([`ReadError`]); the
+//! one exception is a torn last line (no line end and not JSON, what a writer that stopped
+//! leaves), which is a [`ReadWarning`]: the entries before it are read. Blank lines are
+//! passed over, as Pi passes over them.
+//!
+//! ```
+//! use sol_replay::reader::{EntryKind, read_session};
+//!
+//! let file = concat!(
+//!     r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-03-02T09:00:00.000Z","cwd":"/p"}"#, "\n",
+//!     r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-03-02T09:00:01.000Z","message":{"role":"user","content":"hi"}}"#, "\n",
+//!     r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-03-02T09:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"first answer"}]}}"#, "\n",
+//!     r#"{"type":"message","id":"a3","parentId":"a1","timestamp":"2026-03-02T09:00:03.000Z","message":{"role":"assistant","content":[{"type":"text","text":"second"}]}}"#, "\n",
+//!     r#"{"type":"message","id":"a4","parentId":"a3","timestamp":"2026-03-02T09:00:04.0"#,
+//! );
+//! let session = read_session("fork.jsonl", file.as_bytes()).expect("a session");
+//! let ids = |branch: Vec<&sol_replay::reader::Entry>| branch.iter().map(|e| e.id().to_owned()).collect::<Vec<_>>();
+//! assert_eq!(ids(session.active_branch()), ["a1", "a3"]);
+//! let all: Vec<_> = session.branches().map(ids).collect();
+//! assert_eq!(all, [vec!["a1", "a2"], vec!["a1", "a3"]]);
+//! assert!(matches!(session.entries()[0].kind(), EntryKind::Message(_)));
+//! assert_eq!(
+//!     session.warnings()[0].to_string(),
+//!     "fork.jsonl:5: the last line is cut short (78 bytes without a line end, as a writer \
+//!      that stopped leaves it); it is left out and the 3 entries before it are read"
+//! );
+//! ```
+
+mod entry;
+mod error;
+
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+pub use entry::{
+    AssistantFacts, CompactionFacts, ContentDigest, Entry, EntryIndex, EntryKind, MessageFacts,
+    Role, ToolCallFacts, ToolResultFacts, Usage,
+};
+pub use error::{ReadError, ReadErrorKind, ReadWarning};
+
+/// The session format versions this reader knows, oldest first.
+pub const KNOWN_VERSIONS: [u64; 2] = [2, 3];
+
+/// The header line of a session file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionHeader {
+    /// The format version (one of [`KNOWN_VERSIONS`]).
+    pub version: u64,
+    /// The session id.
+    pub id: String,
+    /// When the session was created (ISO text as written).
+    pub timestamp: Option<String>,
+    /// The working directory the session ran in.
+    pub cwd: Option<String>,
+    /// The session file this one was forked from, if any.
+    pub parent_session: Option<String>,
+}
+
+/// A session file, read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Session {
+    file: String,
+    header: SessionHeader,
+    entries: Vec<Entry>,
+    ids: BTreeMap<Arc<str>, EntryIndex>,
+    warnings: Vec<ReadWarning>,
+    lines: u64,
+    bytes: u64,
+}
+
+impl Session {
+    /// The file's name as the host gave it.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
+    /// The header line.
+    pub fn header(&self) -> &SessionHeader {
+        &self.header
+    }
+
+    /// Every entry, in file order.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The entry at `index`.
+    pub fn entry(&self, index: EntryIndex) -> &Entry {
+        &self.entries[index.get()]
+    }
+
+    /// The position of the entry with this id.
+    pub fn index_of(&self, id: &str) -> Option<EntryIndex> {
+        self.ids.get(id).copied()
+    }
+
+    /// What the reader passed over (a torn last line).
+    pub fn warnings(&self) -> &[ReadWarning] {
+        &self.warnings
+    }
+
+    /// The lines read, the header, blank lines and a torn last line included.
+    pub fn lines(&self) -> u64 {
+        self.lines
+    }
+
+    /// The bytes read.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// The leaf Pi continues from when it opens the file: the entry of the last line
+    /// (`None` for a file with only a header).
+    pub fn leaf(&self) -> Option<EntryIndex> {
+        self.entries
+            .len()
+            .checked_sub(1)
+            .map(|last| EntryIndex(last as u32))
+    }
+
+    /// The active branch: the path from the root to [`Session::leaf`], root first, as Pi
+    /// rebuilds the session from it.
+    pub fn active_branch(&self) -> Vec<&Entry> {
+        self.leaf().map_or_else(Vec::new, |leaf| self.branch(leaf))
+    }
+
+    /// The path from the root to `leaf`, root first.
+    pub fn branch(&self, leaf: EntryIndex) -> Vec<&Entry> {
+        let mut path = Vec::new();
+        let mut next = Some(leaf);
+        while let Some(index) = next {
+            let entry = self.entry(index);
+            path.push(entry);
+            next = entry.parent;
+        }
+        path.reverse();
+        path
+    }
+
+    /// Every leaf (an entry no other entry names as its parent), in file order; the last is
+    /// [`Session::leaf`].
+    pub fn leaves(&self) -> impl Iterator<Item = EntryIndex> + '_ {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter(|(_, entry)| !entry.has_children)
+            .map(|(index, _)| EntryIndex(index as u32))
+    }
+
+    /// The branch of every leaf, in the order of [`Session::leaves`], each root first.
+    pub fn branches(&self) -> impl Iterator<Item = Vec<&Entry>> + '_ {
+        self.leaves().map(|leaf| self.branch(leaf))
+    }
+}
+
+/// Reads a session file from `input`; `file` names it in messages.
+pub fn read_session(file: &str, input: impl BufRead) -> Result<Session, ReadError> {
+    read_session_with_progress(file, input, |_| {})
+}
+
+/// [`read_session`], calling `progress` with the bytes read so far after each line (for a
+/// progress bar).
+pub fn read_session_with_progress(
+    file: &str,
+    mut input: impl BufRead,
+    mut progress: impl FnMut(u64),
+) -> Result<Session, ReadError> {
+    let mut reader = Reader {
+        file,
+        header: None,
+        entries: Vec::new(),
+        ids: BTreeMap::new(),
+        warnings: Vec::new(),
+        names: entry::Names::default(),
+    };
+    let mut buffer = Vec::new();
+    let mut line = 0u64;
+    let mut bytes = 0u64;
+    loop {
+        buffer.clear();
+        let read = input.read_until(b'\n', &mut buffer).map_err(|error| {
+            reader.error(
+                line + 1,
+                ReadErrorKind::Io {
+                    message: error.to_string(),
+                },
+            )
+        })?;
+        if read == 0 {
+            break;
+        }
+        line += 1;
+        bytes += read as u64;
+        let whole = buffer.last() == Some(&b'\n');
+        if !reader.line(line, &buffer, whole)? {
+            break;
+        }
+        progress(bytes);
+    }
+    let Some(header) = reader.header else {
+        return Err(reader.error(1, ReadErrorKind::Empty));
+    };
+    Ok(Session {
+        file: file.to_owned(),
+        header,
+        entries: reader.entries,
+        ids: reader.ids,
+        warnings: reader.warnings,
+        lines: line,
+        bytes,
+    })
+}
+
+struct Reader<'a> {
+    file: &'a str,
+    header: Option<SessionHeader>,
+    entries: Vec<Entry>,
+    ids: BTreeMap<Arc<str>, EntryIndex>,
+    warnings: Vec<ReadWarning>,
+    names: entry::Names,
+}
+
+impl Reader<'_> {
+    fn error(&self, line: u64, kind: ReadErrorKind) -> ReadError {
+        ReadError {
+            file: self.file.to_owned(),
+            line,
+            kind,
+        }
+    }
+
+    /// Reads one line; `Ok(false)` after a torn last line.
+    fn line(&mut self, line: u64, bytes: &[u8], whole: bool) -> Result<bool, ReadError> {
+        let text = bytes.trim_ascii();
+        if text.is_empty() {
+            return Ok(true);
+        }
+        let value: Value = match serde_json::from_slice(text) {
+            Ok(value) => value,
+            Err(error) => {
+                if self.header.is_none() {
+                    let found = if whole {
+                        "not JSON"
+                    } else {
+                        "cut short (no line end, not JSON)"
+                    };
+                    return Err(self.error(
+                        line,
+                        ReadErrorKind::NotASession {
+                            found: found.to_owned(),
+                        },
+                    ));
+                }
+                if !whole {
+                    self.warnings.push(ReadWarning::TornLastLine {
+                        file: self.file.to_owned(),
+                        line,
+                        bytes: bytes.len() as u64,
+                        entries: self.entries.len(),
+                    });
+                    return Ok(false);
+                }
+                return Err(self.error(line, invalid_json(&error)));
+            }
+        };
+        match self.header {
+            None => self.header = Some(self.session_header(line, value)?),
+            Some(ref header) => {
+                let version = header.version;
+                self.entry(line, value, version)?;
+            }
+        }
+        Ok(true)
+    }
+
+    fn session_header(&self, line: u64, value: Value) -> Result<SessionHeader, ReadError> {
+        let not_a_session = |found: String| self.error(line, ReadErrorKind::NotASession { found });
+        if value.get("type").and_then(Value::as_str) != Some("session") {
+            return Err(not_a_session(describe(&value)));
+        }
+        let Some(id) = value.get("id").and_then(Value::as_str) else {
+            return Err(not_a_session("a session header without an id".to_owned()));
+        };
+        let version = match value.get("version") {
+            Some(version) => version
+                .as_u64()
+                .filter(|version| KNOWN_VERSIONS.contains(version))
+                .ok_or_else(|| {
+                    self.error(
+                        line,
+                        ReadErrorKind::UnknownVersion {
+                            found: version.to_string(),
+                        },
+                    )
+                })?,
+            None => {
+                return Err(self.error(
+                    line,
+                    ReadErrorKind::UnknownVersion {
+                        found: "1 (no \"version\" field)".to_owned(),
+                    },
+                ));
+            }
+        };
+        let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+        Ok(SessionHeader {
+            version,
+            id: id.to_owned(),
+            timestamp: text("timestamp"),
+            cwd: text("cwd"),
+            parent_session: text("parentSession"),
+        })
+    }
+
+    fn entry(&mut self, line: u64, value: Value, version: u64) -> Result<(), ReadError> {
+        let entry_type = match value.get("type").and_then(Value::as_str) {
+            Some("session") => return Err(self.error(line, ReadErrorKind::SecondHeader)),
+            Some(entry_type) if value.is_object() => entry_type.to_owned(),
+            _ => {
+                return Err(self.error(
+                    line,
+                    ReadErrorKind::NotAnEntry {
+                        found: describe(&value),
+                    },
+                ));
+            }
+        };
+        let Some(id) = value.get("id").and_then(Value::as_str) else {
+            return Err(self.error(line, ReadErrorKind::MissingId { entry_type }));
+        };
+        let id: Arc<str> = id.into();
+        if let Some(first) = self.ids.get(&id) {
+            let first_line = self.entries[first.get()].line;
+            return Err(self.error(
+                line,
+                ReadErrorKind::DuplicateId {
+                    id: id.to_string(),
+                    first_line,
+                },
+            ));
+        }
+        let parent = match value.get("parentId") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(parent)) => match self.ids.get(parent.as_str()) {
+                Some(index) => Some(*index),
+                None => {
+                    return Err(self.error(
+                        line,
+                        ReadErrorKind::MissingParent {
+                            id: id.to_string(),
+                            parent: parent.clone(),
+                        },
+                    ));
+                }
+            },
+            Some(_) => {
+                return Err(self.error(line, ReadErrorKind::InvalidParentId { id: id.to_string() }));
+            }
+        };
+        let Ok(position) = u32::try_from(self.entries.len()) else {
+            return Err(self.error(
+                line,
+                ReadErrorKind::Io {
+                    message: "more than 4,294,967,295 entries".to_owned(),
+                },
+            ));
+        };
+        if let Some(parent) = parent {
+            self.entries[parent.get()].has_children = true;
+        }
+        let timestamp_ms = entry::timestamp_ms(&value);
+        let kind = entry::entry_kind(&entry_type, value, version, &mut self.names);
+        self.ids.insert(id.clone(), EntryIndex(position));
+        self.entries.push(Entry {
+            id,
+            parent,
+            line,
+            timestamp_ms,
+            has_children: false,
+            kind,
+        });
+        Ok(())
+    }
+}
+
+fn invalid_json(error: &serde_json::Error) -> ReadErrorKind {
+    let text = error.to_string();
+    // serde_json appends " at line L column C"; the line is always 1 here (one JSON line).
+    let message = match text.rfind(" at line ") {
+        Some(end) => text[..end].to_owned(),
+        None => text,
+    };
+    ReadErrorKind::InvalidJson {
+        message,
+        column: error.column() as u64,
+    }
+}
+
+/// A short description of a JSON value that is not what was expected.
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "a JSON null".to_owned(),
+        Value::Bool(_) => "a JSON boolean".to_owned(),
+        Value::Number(_) => "a JSON number".to_owned(),
+        Value::String(_) => "a JSON string".to_owned(),
+        Value::Array(_) => "a JSON array".to_owned(),
+        Value::Object(object) => match object.get("type") {
+            Some(Value::String(entry_type)) => {
+                let shown: String = entry_type.chars().take(40).collect();
+                format!("an object of type \"{}\"", shown.escape_debug())
+            }
+            Some(_) => "an object whose \"type\" is not a string".to_owned(),
+            None => "an object without a \"type\"".to_owned(),
+        },
+    }
+}

@@ -1,0 +1,534 @@
+//! The compact form the reader keeps of each entry: what a replay needs, never the text.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use sol_core::message::AgentMessage;
+use sol_core::session::{SessionEntry, iso_to_epoch_ms};
+
+/// The position of an entry in its file (0 for the first entry after the header).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EntryIndex(pub(crate) u32);
+
+impl EntryIndex {
+    /// The position as a `usize`, for indexing [`super::Session::entries`].
+    pub fn get(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// One entry of a session file, as much of it as a replay needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub(crate) id: Arc<str>,
+    pub(crate) parent: Option<EntryIndex>,
+    pub(crate) line: u64,
+    pub(crate) timestamp_ms: Option<i64>,
+    pub(crate) has_children: bool,
+    pub(crate) kind: EntryKind,
+}
+
+impl Entry {
+    /// The entry's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The parent entry's position; `None` for a root (`parentId` null or absent).
+    pub fn parent(&self) -> Option<EntryIndex> {
+        self.parent
+    }
+
+    /// The 1-based line of the file that holds the entry.
+    pub fn line(&self) -> u64 {
+        self.line
+    }
+
+    /// The entry's `timestamp` in Unix milliseconds, when it is one Pi writes.
+    pub fn timestamp_ms(&self) -> Option<i64> {
+        self.timestamp_ms
+    }
+
+    /// Whether a later entry names this one as its parent (a leaf has none).
+    pub fn has_children(&self) -> bool {
+        self.has_children
+    }
+
+    /// What kind of entry it is, with the facts kept for it.
+    pub fn kind(&self) -> &EntryKind {
+        &self.kind
+    }
+
+    /// The entry's `type` as Pi writes it.
+    pub fn entry_type(&self) -> &str {
+        self.kind.entry_type()
+    }
+
+    /// The message facts of a `message` entry.
+    pub fn message(&self) -> Option<&MessageFacts> {
+        match &self.kind {
+            EntryKind::Message(message) => Some(message),
+            _ => None,
+        }
+    }
+
+    /// Pi's token estimate of what this entry puts into the model context when it lies on
+    /// the branch: a message's estimate, a custom message's or branch summary's synthesized
+    /// message; a compaction's summary counts only as the newest compaction (see
+    /// [`CompactionFacts::summary_tokens`]), so 0 here, as for every other entry.
+    pub fn context_tokens(&self) -> u64 {
+        match &self.kind {
+            EntryKind::Message(message) => message.tokens,
+            EntryKind::CustomMessage { tokens, .. } | EntryKind::BranchSummary { tokens, .. } => {
+                *tokens
+            }
+            _ => 0,
+        }
+    }
+}
+
+/// The kinds of entry Pi 0.84.2 to 1.6.0 write, with what a replay needs of each.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EntryKind {
+    /// `message`: one agent message.
+    Message(MessageFacts),
+    /// `compaction`: a summary replacing the history before `firstKeptEntryId`.
+    Compaction(Box<CompactionFacts>),
+    /// `branch_summary`: the summary of an abandoned branch (written by `/tree`).
+    BranchSummary {
+        /// Pi's estimate of the `branchSummary` message it puts into the context.
+        tokens: u64,
+        /// The leaf the navigation left (`fromId`), if written.
+        from_id: Option<Box<str>>,
+    },
+    /// `custom_message`: an extension's message, part of the model context.
+    CustomMessage {
+        /// The extension's message type.
+        custom_type: Option<Arc<str>>,
+        /// Pi's estimate of the `custom` message it puts into the context.
+        tokens: u64,
+    },
+    /// `custom`: extension data, never part of the model context.
+    Custom {
+        /// The extension's entry type.
+        custom_type: Arc<str>,
+        /// The data of a SoL-Pi entry (`customType` starting with `sol-pi-`); `None` for
+        /// other extensions' entries, whose data is not kept.
+        data: Option<Box<Value>>,
+    },
+    /// `context_edit` (Pi 1.x): a branch-local replacement or removal of an earlier entry's
+    /// model-visible content.
+    ContextEdit {
+        /// The edited entry's id (`targetId`).
+        target_id: Option<Box<str>>,
+        /// Pi's estimate of the replacement (its text and image blocks); `None` when the
+        /// edit removes the content (`replacement: null`).
+        replacement_tokens: Option<u64>,
+    },
+    /// `label`: a bookmark on an entry.
+    Label,
+    /// `session_info`: the session's display name.
+    SessionInfo,
+    /// `model_change`.
+    ModelChange,
+    /// `thinking_level_change`.
+    ThinkingLevelChange,
+    /// `usage` (Pi 1.x): model usage outside the context (a summary's, say).
+    Usage(Usage),
+    /// Any other `type`, kept by name.
+    Other(Box<str>),
+}
+
+impl EntryKind {
+    /// The `type` Pi writes for this kind.
+    pub fn entry_type(&self) -> &str {
+        match self {
+            EntryKind::Message(_) => "message",
+            EntryKind::Compaction(_) => "compaction",
+            EntryKind::BranchSummary { .. } => "branch_summary",
+            EntryKind::CustomMessage { .. } => "custom_message",
+            EntryKind::Custom { .. } => "custom",
+            EntryKind::ContextEdit { .. } => "context_edit",
+            EntryKind::Label => "label",
+            EntryKind::SessionInfo => "session_info",
+            EntryKind::ModelChange => "model_change",
+            EntryKind::ThinkingLevelChange => "thinking_level_change",
+            EntryKind::Usage(_) => "usage",
+            EntryKind::Other(entry_type) => entry_type,
+        }
+    }
+}
+
+/// A compaction entry's facts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactionFacts {
+    /// Pi's estimate of the `compactionSummary` message that starts the context after it.
+    pub summary_tokens: u64,
+    /// The first entry the compaction kept (may be the compaction itself on Pi 1.x, which
+    /// writes its own id when nothing is kept).
+    pub first_kept_entry_id: Option<Box<str>>,
+    /// Pi's `tokensBefore`: the context's size when it compacted.
+    pub tokens_before: Option<u64>,
+}
+
+/// A message's facts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageFacts {
+    /// The message's role.
+    pub role: Role,
+    /// Pi's token estimate, `sol_core::message::AgentMessage::estimated_tokens`.
+    pub tokens: u64,
+    /// The message's own `timestamp` (Unix milliseconds), when it is an integer.
+    pub timestamp: Option<i64>,
+    /// A tool result's facts.
+    pub tool_result: Option<Box<ToolResultFacts>>,
+    /// An assistant message's facts.
+    pub assistant: Option<Box<AssistantFacts>>,
+}
+
+impl MessageFacts {
+    /// An assistant message's tool calls, in order (none for other roles).
+    pub fn tool_calls(&self) -> &[ToolCallFacts] {
+        self.assistant
+            .as_ref()
+            .map_or(&[], |assistant| &assistant.tool_calls)
+    }
+}
+
+/// What an assistant message holds besides its size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssistantFacts {
+    /// Its tool calls, in order.
+    pub tool_calls: Box<[ToolCallFacts]>,
+    /// The provider-reported usage, if written.
+    pub usage: Option<Usage>,
+    /// The `stopReason`, if written.
+    pub stop_reason: Option<Arc<str>>,
+}
+
+/// The role of a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    /// `user`.
+    User,
+    /// `assistant`.
+    Assistant,
+    /// `toolResult`.
+    ToolResult,
+    /// `custom` (also version 2's `hookMessage`).
+    Custom,
+    /// `bashExecution` (a user's `!command`).
+    BashExecution,
+    /// `system` (Pi 1.x).
+    System,
+    /// `branchSummary`.
+    BranchSummary,
+    /// `compactionSummary`.
+    CompactionSummary,
+    /// Any other role; empty when the message has no string role.
+    Other(Arc<str>),
+}
+
+impl Role {
+    fn from_name(name: &str, names: &mut Names) -> Role {
+        match name {
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "toolResult" => Role::ToolResult,
+            "custom" => Role::Custom,
+            "bashExecution" => Role::BashExecution,
+            "system" => Role::System,
+            "branchSummary" => Role::BranchSummary,
+            "compactionSummary" => Role::CompactionSummary,
+            other => Role::Other(names.get(other)),
+        }
+    }
+
+    /// The role as Pi writes it.
+    pub fn name(&self) -> &str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::ToolResult => "toolResult",
+            Role::Custom => "custom",
+            Role::BashExecution => "bashExecution",
+            Role::System => "system",
+            Role::BranchSummary => "branchSummary",
+            Role::CompactionSummary => "compactionSummary",
+            Role::Other(name) => name,
+        }
+    }
+}
+
+/// A tool result's facts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolResultFacts {
+    /// The call it answers (`toolCallId`; empty when absent).
+    pub tool_call_id: Box<str>,
+    /// The tool's name (`toolName`; empty when absent).
+    pub tool_name: Arc<str>,
+    /// Whether the tool reported a failure.
+    pub is_error: bool,
+    /// UTF-8 length of the text blocks joined with `\n` (images left out).
+    pub text_bytes: u64,
+    /// The digest of that same text.
+    pub digest: ContentDigest,
+}
+
+/// One tool call of an assistant message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCallFacts {
+    /// The call's id.
+    pub id: Box<str>,
+    /// The tool's name.
+    pub name: Arc<str>,
+}
+
+/// Provider-reported token usage (`usage` of an assistant message or a 1.x usage entry);
+/// a missing field counts 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Uncached input tokens.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_write: u64,
+}
+
+impl Usage {
+    fn from_value(value: &Value) -> Usage {
+        let field = |key: &str| value.get(key).and_then(Value::as_u64).unwrap_or(0);
+        Usage {
+            input: field("input"),
+            output: field("output"),
+            cache_read: field("cacheRead"),
+            cache_write: field("cacheWrite"),
+        }
+    }
+}
+
+/// A 64-bit digest of a text: the first eight bytes of its SHA-256, big-endian. Equal texts
+/// have equal digests, whatever ids the provider chose; `Display` is 16 hex digits.
+///
+/// ```
+/// use sol_replay::reader::ContentDigest;
+///
+/// let digest = ContentDigest::of_texts(["a", "b"]);
+/// assert_eq!(digest, ContentDigest::of_texts(["a\nb"]));
+/// assert_eq!(ContentDigest::of_texts([""]).to_string(), "e3b0c44298fc1c14");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ContentDigest(pub u64);
+
+impl ContentDigest {
+    /// The digest of `texts` joined with `\n` (no text gives the digest of "").
+    pub fn of_texts<'a>(texts: impl IntoIterator<Item = &'a str>) -> ContentDigest {
+        let mut hasher = Sha256::new();
+        for (i, text) in texts.into_iter().enumerate() {
+            if i > 0 {
+                hasher.update(b"\n");
+            }
+            hasher.update(text.as_bytes());
+        }
+        let hash = hasher.finalize();
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&hash[..8]);
+        ContentDigest(u64::from_be_bytes(first))
+    }
+}
+
+impl fmt::Display for ContentDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
+fn boxed_str(value: Option<&Value>) -> Option<Box<str>> {
+    value.and_then(Value::as_str).map(Box::from)
+}
+
+/// Names that repeat (tool names, stop reasons, custom types), each held once.
+#[derive(Debug, Default)]
+pub(crate) struct Names(BTreeSet<Arc<str>>);
+
+impl Names {
+    /// The shared copy of `name`.
+    pub(crate) fn get(&mut self, name: &str) -> Arc<str> {
+        if let Some(known) = self.0.get(name) {
+            return known.clone();
+        }
+        let name: Arc<str> = Arc::from(name);
+        self.0.insert(name.clone());
+        name
+    }
+
+    fn field(&mut self, value: Option<&Value>) -> Option<Arc<str>> {
+        value.and_then(Value::as_str).map(|name| self.get(name))
+    }
+}
+
+/// The kind and facts of an entry of type `entry_type`, read from its JSON (`value`, the
+/// whole entry object), consumed so that no text outlives this call.
+pub(crate) fn entry_kind(
+    entry_type: &str,
+    mut value: Value,
+    version: u64,
+    names: &mut Names,
+) -> EntryKind {
+    match entry_type {
+        "message" => {
+            let message = value.get_mut("message").map(Value::take);
+            EntryKind::Message(message_facts(
+                message.unwrap_or(Value::Null),
+                version,
+                names,
+            ))
+        }
+        "compaction" => {
+            let tokens_before = value.get("tokensBefore").and_then(Value::as_u64);
+            let first_kept_entry_id = boxed_str(value.get("firstKeptEntryId"));
+            let summary_tokens = match SessionEntry::from_value(value) {
+                SessionEntry::Compaction(compaction) => {
+                    compaction.summary_message().estimated_tokens()
+                }
+                _ => 0,
+            };
+            EntryKind::Compaction(Box::new(CompactionFacts {
+                summary_tokens,
+                first_kept_entry_id,
+                tokens_before,
+            }))
+        }
+        "branch_summary" => {
+            let from_id = boxed_str(value.get("fromId"));
+            let tokens = context_tokens(SessionEntry::from_value(value));
+            EntryKind::BranchSummary { tokens, from_id }
+        }
+        "custom_message" => {
+            let custom_type = names.field(value.get("customType"));
+            let tokens = context_tokens(SessionEntry::from_value(value));
+            EntryKind::CustomMessage {
+                custom_type,
+                tokens,
+            }
+        }
+        "custom" => {
+            let custom_type = names
+                .field(value.get("customType"))
+                .unwrap_or_else(|| names.get(""));
+            let data = if custom_type.starts_with("sol-pi-") {
+                value.get_mut("data").map(|data| Box::new(data.take()))
+            } else {
+                None
+            };
+            EntryKind::Custom { custom_type, data }
+        }
+        "context_edit" => {
+            let target_id = boxed_str(value.get("targetId"));
+            let replacement_tokens = match value.get_mut("replacement").map(Value::take) {
+                None | Some(Value::Null) => None,
+                Some(mut replacement) => {
+                    let content = replacement.get_mut("content").map(Value::take);
+                    let message = json!({"role": "custom", "content": content});
+                    Some(AgentMessage::from_value(message).estimated_tokens())
+                }
+            };
+            EntryKind::ContextEdit {
+                target_id,
+                replacement_tokens,
+            }
+        }
+        "label" => EntryKind::Label,
+        "session_info" => EntryKind::SessionInfo,
+        "model_change" => EntryKind::ModelChange,
+        "thinking_level_change" => EntryKind::ThinkingLevelChange,
+        "usage" => EntryKind::Usage(
+            value
+                .get("usage")
+                .map(Usage::from_value)
+                .unwrap_or_default(),
+        ),
+        other => EntryKind::Other(other.into()),
+    }
+}
+
+fn context_tokens(entry: SessionEntry) -> u64 {
+    entry
+        .context_message()
+        .map_or(0, |message| message.estimated_tokens())
+}
+
+/// The facts of one message, consumed.
+fn message_facts(mut message: Value, version: u64, names: &mut Names) -> MessageFacts {
+    // Version 2 called extension messages `hookMessage`; Pi renames them when it migrates.
+    if version < 3 && message.get("role").and_then(Value::as_str) == Some("hookMessage") {
+        message["role"] = Value::from("custom");
+    }
+    let role = Role::from_name(
+        message.get("role").and_then(Value::as_str).unwrap_or(""),
+        names,
+    );
+    let timestamp = message.get("timestamp").and_then(Value::as_i64);
+    let mut tool_result = None;
+    let mut assistant = None;
+    match role {
+        Role::ToolResult => {
+            let texts = || sol_core::message::text_blocks(&message);
+            let (count, bytes) = texts().fold((0u64, 0u64), |(count, bytes), text| {
+                (count + 1, bytes + text.len() as u64)
+            });
+            tool_result = Some(Box::new(ToolResultFacts {
+                tool_call_id: boxed_str(message.get("toolCallId")).unwrap_or_default(),
+                tool_name: names
+                    .field(message.get("toolName"))
+                    .unwrap_or_else(|| names.get("")),
+                is_error: message.get("isError").and_then(Value::as_bool) == Some(true),
+                text_bytes: bytes + count.saturating_sub(1),
+                digest: ContentDigest::of_texts(texts()),
+            }));
+        }
+        Role::Assistant => {
+            let blocks = message.get("content").and_then(Value::as_array);
+            let tool_calls = blocks
+                .into_iter()
+                .flatten()
+                .filter(|block| block.get("type").and_then(Value::as_str) == Some("toolCall"))
+                .map(|block| ToolCallFacts {
+                    id: boxed_str(block.get("id")).unwrap_or_default(),
+                    name: names
+                        .field(block.get("name"))
+                        .unwrap_or_else(|| names.get("")),
+                })
+                .collect();
+            assistant = Some(Box::new(AssistantFacts {
+                tool_calls,
+                usage: message.get("usage").map(Usage::from_value),
+                stop_reason: names.field(message.get("stopReason")),
+            }));
+        }
+        _ => {}
+    }
+    let tokens = AgentMessage::from_value(message).estimated_tokens();
+    MessageFacts {
+        role,
+        tokens,
+        timestamp,
+        tool_result,
+        assistant,
+    }
+}
+
+/// An entry's `timestamp` in Unix milliseconds.
+pub(crate) fn timestamp_ms(value: &Value) -> Option<i64> {
+    match value.get("timestamp")? {
+        Value::String(text) => iso_to_epoch_ms(text),
+        Value::Number(number) => number.as_i64(),
+        _ => None,
+    }
+}

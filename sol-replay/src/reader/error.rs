@@ -1,0 +1,135 @@
+//! What can go wrong reading a session file, and the one thing that is only a warning.
+
+use std::fmt;
+
+use super::KNOWN_VERSIONS;
+
+/// A session file that cannot be replayed: the file, the 1-based line and what is wrong
+/// there. Its `Display` is one line: `file:line: what`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}: {kind}")]
+pub struct ReadError {
+    /// The file's name as the host gave it.
+    pub file: String,
+    /// The 1-based line number.
+    pub line: u64,
+    /// What is wrong.
+    pub kind: ReadErrorKind,
+}
+
+/// What is wrong with a line of a session file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadErrorKind {
+    /// No line at all (or only blank lines).
+    #[error(
+        "the file is empty (or only blank lines); a Pi session file starts with a session header line"
+    )]
+    Empty,
+    /// The first line is not Pi's session header.
+    #[error(
+        "not a Pi session: the first line is {found}, where Pi writes its session header \
+         ({{\"type\":\"session\",\"version\":3,\"id\":...}})"
+    )]
+    NotASession {
+        /// What the line is instead (`not JSON`, `a JSON array`, ...).
+        found: String,
+    },
+    /// The header names a format version this reader does not know.
+    #[error(
+        "session format version {found} is unknown: this reader knows versions {} \
+         (Pi 0.84.2 to 1.6.0 write version 3)",
+        KnownVersions
+    )]
+    UnknownVersion {
+        /// The version as written (`none` when the header has no version, as Pi's oldest
+        /// files, version 1, have none).
+        found: String,
+    },
+    /// A line that is not JSON (and is not a torn last line).
+    #[error("broken line: not valid JSON ({message} at column {column})")]
+    InvalidJson {
+        /// serde_json's description, without its position.
+        message: String,
+        /// The 1-based column (byte) where parsing stopped.
+        column: u64,
+    },
+    /// A JSON line that is not an entry object with a string `type`.
+    #[error("broken line: {found}, not a session entry (an object with a \"type\" and an \"id\")")]
+    NotAnEntry {
+        /// What the line is instead.
+        found: String,
+    },
+    /// An entry without a string `id`.
+    #[error("broken line: a \"{entry_type}\" entry without an \"id\"")]
+    MissingId {
+        /// The entry's type.
+        entry_type: String,
+    },
+    /// An entry whose `parentId` is neither `null` nor a string.
+    #[error("broken line: the entry \"{id}\" has a \"parentId\" that is neither null nor an id")]
+    InvalidParentId {
+        /// The entry's id.
+        id: String,
+    },
+    /// A second session header after the first.
+    #[error("broken line: a second session header (the header is line 1 only)")]
+    SecondHeader,
+    /// An id an earlier line already used.
+    #[error("the entry id \"{id}\" is already used on line {first_line}")]
+    DuplicateId {
+        /// The repeated id.
+        id: String,
+        /// The line that used it first.
+        first_line: u64,
+    },
+    /// A `parentId` that no earlier line holds (Pi appends a child after its parent).
+    #[error("the entry \"{id}\" names the parent \"{parent}\", which no earlier line holds")]
+    MissingParent {
+        /// The entry's id.
+        id: String,
+        /// The parent it names.
+        parent: String,
+    },
+    /// The input itself failed (an I/O error of the reader the host passed).
+    #[error("reading failed: {message}")]
+    Io {
+        /// The I/O error's text.
+        message: String,
+    },
+}
+
+struct KnownVersions;
+
+impl fmt::Display for KnownVersions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut versions = KNOWN_VERSIONS.iter();
+        if let Some(first) = versions.next() {
+            write!(f, "{first}")?;
+        }
+        for version in versions {
+            write!(f, " and {version}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Something the reader passed over and the host should tell the user about.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadWarning {
+    /// The last line has no line end and is not JSON: a writer stopped in the middle of it.
+    /// The entries of the lines before it are read; this line is not.
+    #[error(
+        "{file}:{line}: the last line is cut short ({bytes} bytes without a line end, as a \
+         writer that stopped leaves it); it is left out and the {entries} entries before it are read"
+    )]
+    TornLastLine {
+        /// The file's name as the host gave it.
+        file: String,
+        /// The 1-based line number of the torn line.
+        line: u64,
+        /// Its length in bytes.
+        bytes: u64,
+        /// How many entries the lines before it hold.
+        entries: usize,
+    },
+}

@@ -1,0 +1,14 @@
+//! The sol-replay test suite: one binary, one module per area (under `tests/replay/`).
+//!
+//! Run with `cargo test -p sol-replay`. Snapshots live in `tests/snapshots/`; the session
+//! files the reader tests read are in `fixtures/sessions/reader/`.
+
+#[macro_use]
+extern crate sol_testkit;
+
+#[path = "replay/reader.rs"]
+mod reader;
+#[path = "replay/reader_props.rs"]
+mod reader_props;
+#[path = "replay/support.rs"]
+mod support;

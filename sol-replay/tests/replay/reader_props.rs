@@ -1,0 +1,189 @@
+//! Properties of the reader: any bytes, generated well-formed sessions, and every cut of one.
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use sol_core::message::AgentMessage;
+use sol_replay::reader::{ContentDigest, ReadErrorKind, ReadWarning, read_session};
+
+/// One generated entry: its parent (`None` for a root, else an index into the entries
+/// before it), its kind and a text.
+#[derive(Debug, Clone)]
+struct Planned {
+    parent: Option<prop::sample::Index>,
+    kind: u8,
+    text: String,
+}
+
+fn planned() -> impl Strategy<Value = Vec<Planned>> {
+    let one = (
+        prop::option::weighted(0.9, any::<prop::sample::Index>()),
+        0u8..8,
+        "[a-z é😀\n\"\\\\]{0,24}",
+    )
+        .prop_map(|(parent, kind, text)| Planned { parent, kind, text });
+    prop::collection::vec(one, 0..24)
+}
+
+/// The JSON of the planned entries, each with its id and parent id.
+fn entries(plan: &[Planned]) -> Vec<(Value, Option<usize>)> {
+    let mut out = Vec::new();
+    for (i, planned) in plan.iter().enumerate() {
+        let parent = if i == 0 {
+            None
+        } else {
+            planned.parent.map(|index| index.index(i))
+        };
+        let text = planned.text.as_str();
+        let mut entry = match planned.kind {
+            0 => {
+                json!({"type": "message", "message": {"role": "user", "content": text, "timestamp": 1_000 + i}})
+            }
+            1 => json!({"type": "message", "message": {"role": "assistant", "content": [
+                {"type": "text", "text": text},
+                {"type": "toolCall", "id": format!("call-{i}"), "name": "bash", "arguments": {"command": text}}],
+                "stopReason": "toolUse", "usage": {"input": i, "output": 2, "cacheRead": 3, "cacheWrite": 4}}}),
+            2 => {
+                json!({"type": "message", "message": {"role": "toolResult", "toolCallId": format!("call-{i}"), "toolName": "bash",
+                "content": [{"type": "text", "text": text}, {"type": "text", "text": "tail"}], "isError": i % 2 == 0}})
+            }
+            3 => json!({"type": "custom", "customType": "sol-pi-savings-totals", "data": {"n": i}}),
+            4 => json!({"type": "custom", "customType": "other-extension", "data": {"n": i}}),
+            5 => {
+                json!({"type": "compaction", "summary": text, "firstKeptEntryId": format!("e{}", parent.unwrap_or(i)), "tokensBefore": 10})
+            }
+            6 => json!({"type": "branch_summary", "summary": text, "fromId": "e0"}),
+            _ => json!({"type": "label", "targetId": "e0", "label": text}),
+        };
+        entry["id"] = json!(format!("e{i}"));
+        entry["parentId"] = parent.map_or(Value::Null, |parent| json!(format!("e{parent}")));
+        entry["timestamp"] = json!("2026-03-02T09:00:00.000Z");
+        out.push((entry, parent));
+    }
+    out
+}
+
+fn file_of(entries: &[(Value, Option<usize>)]) -> String {
+    let mut text = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-03-02T09:00:00.000Z","cwd":"/p"}"#.to_owned();
+    text.push('\n');
+    for (entry, _) in entries {
+        text.push_str(&entry.to_string());
+        text.push('\n');
+    }
+    text
+}
+
+/// The path from entry `leaf` to its root, root first.
+fn path(entries: &[(Value, Option<usize>)], leaf: usize) -> Vec<usize> {
+    let mut path = vec![leaf];
+    while let Some(parent) = entries[*path.last().unwrap_or(&0)].1 {
+        path.push(parent);
+    }
+    path.reverse();
+    path
+}
+
+// proptest's default of 256 cases, or PROPTEST_CASES (scripts/proptest-explore.sh sets it).
+proptest! {
+    #[test]
+    fn any_bytes_read_or_fail_with_a_line_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..600)) {
+        match read_session("any.jsonl", bytes.as_slice()) {
+            Ok(session) => prop_assert!(session.bytes() == bytes.len() as u64),
+            Err(error) => {
+                prop_assert!(error.line >= 1);
+                let prefix = format!("any.jsonl:{}: ", error.line);
+                prop_assert!(error.to_string().starts_with(&prefix));
+            }
+        }
+    }
+
+    #[test]
+    fn json_shaped_lines_read_or_fail_with_a_line_never_panic(
+        lines in prop::collection::vec(prop::sample::select(vec![
+            r#"{"type":"session","version":3,"id":"s"}"#, r#"{"type":"session","version":9,"id":"s"}"#,
+            r#"{"type":"label","id":"a","parentId":null}"#, r#"{"type":"label","id":"b","parentId":"a"}"#,
+            r#"{"type":"message","id":"c","parentId":"b","message":{"role":"toolResult","content":7}}"#,
+            r#"{"type":"message","id":"d","message":null}"#, r#"{"type":"compaction","id":"e","summary":null}"#,
+            r#"{"type":"custom","id":"f","customType":"sol-pi-x"}"#, r#"{"type":"context_edit","id":"g","replacement":{"content":3}}"#,
+            r#"{"id":"h"}"#, "[]", "", "{", r#"{"type":"label","parentId":"zz","id":"i"}"#,
+        ]), 0..12),
+        end in any::<bool>(),
+    ) {
+        let mut text = lines.join("\n");
+        if end { text.push('\n'); }
+        if let Err(error) = read_session("j.jsonl", text.as_bytes()) {
+            prop_assert!(error.line >= 1 && error.line <= lines.len().max(1) as u64, "{}", error);
+        }
+    }
+
+    #[test]
+    fn a_generated_session_reads_back_its_entries_and_branches(plan in planned()) {
+        let entries = entries(&plan);
+        let text = file_of(&entries);
+        let session = read_session("gen.jsonl", text.as_bytes()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert!(session.warnings().is_empty());
+        prop_assert_eq!(session.entries().len(), entries.len());
+        for (i, (entry, (value, parent))) in session.entries().iter().zip(&entries).enumerate() {
+            prop_assert_eq!(entry.id(), format!("e{i}"));
+            prop_assert_eq!(entry.line(), i as u64 + 2);
+            prop_assert_eq!(entry.parent().map(|p| p.get()), *parent);
+            prop_assert_eq!(Some(entry.entry_type()), value["type"].as_str());
+            prop_assert_eq!(entry.has_children(), entries.iter().any(|(_, p)| *p == Some(i)));
+            if let Some(message) = entry.message() {
+                let agent = AgentMessage::from_value(value["message"].clone());
+                prop_assert_eq!(message.tokens, agent.estimated_tokens());
+                if let Some(result) = &message.tool_result {
+                    let texts: Vec<&str> = sol_core::message::text_blocks(&value["message"]).collect();
+                    prop_assert_eq!(result.text_bytes, texts.join("\n").len() as u64);
+                    prop_assert_eq!(result.digest, ContentDigest::of_texts([texts.join("\n").as_str()]));
+                }
+            }
+        }
+        let leaves: Vec<usize> = session.leaves().map(|leaf| leaf.get()).collect();
+        let expected: Vec<usize> = (0..entries.len()).filter(|&i| !entries.iter().any(|(_, p)| *p == Some(i))).collect();
+        prop_assert_eq!(&leaves, &expected);
+        for (leaf, branch) in leaves.iter().zip(session.branches()) {
+            let got: Vec<usize> = branch.iter().map(|entry| session.index_of(entry.id()).map_or(usize::MAX, |i| i.get())).collect();
+            prop_assert_eq!(got, path(&entries, *leaf));
+        }
+        let active: Vec<String> = session.active_branch().iter().map(|e| e.id().to_owned()).collect();
+        let expected_active: Vec<String> = entries.len().checked_sub(1).map_or_else(Vec::new, |last| path(&entries, last).iter().map(|i| format!("e{i}")).collect());
+        prop_assert_eq!(active, expected_active);
+    }
+
+    #[test]
+    fn a_file_cut_at_any_byte_reads_its_whole_lines_or_names_a_line(plan in planned(), cut in any::<prop::sample::Index>()) {
+        let entries = entries(&plan);
+        let text = file_of(&entries);
+        let bytes = text.as_bytes();
+        let at = cut.index(bytes.len() + 1);
+        let prefix = &bytes[..at];
+        let whole_lines = prefix.iter().filter(|&&b| b == b'\n').count();
+        let rest = prefix.len() - prefix.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        // A rest that is a whole line without its line end still parses: it counts as read.
+        let rest_is_whole = rest > 0 && bytes.get(at) == Some(&b'\n');
+        match read_session("cut.jsonl", prefix) {
+            Ok(session) => {
+                prop_assert!(whole_lines >= 1 || rest_is_whole, "a header must have been read");
+                let read_lines = whole_lines + usize::from(rest_is_whole);
+                prop_assert_eq!(session.entries().len(), read_lines - 1);
+                if rest > 0 && !rest_is_whole {
+                    let [ReadWarning::TornLastLine { line, bytes, entries: before, .. }] = session.warnings() else {
+                        return Err(TestCaseError::fail(format!("expected a torn-line warning: {:?}", session.warnings())));
+                    };
+                    prop_assert_eq!(*line, whole_lines as u64 + 1);
+                    prop_assert_eq!(*bytes, rest as u64);
+                    prop_assert_eq!(*before, whole_lines - 1);
+                } else {
+                    prop_assert!(session.warnings().is_empty());
+                }
+            }
+            Err(error) => {
+                // Only a file without a whole header fails, and it names line 1.
+                prop_assert_eq!(whole_lines, 0);
+                prop_assert!(!rest_is_whole);
+                prop_assert_eq!(error.line, 1);
+                prop_assert!(matches!(error.kind, ReadErrorKind::Empty | ReadErrorKind::NotASession { .. }), "{}", error);
+            }
+        }
+    }
+}
