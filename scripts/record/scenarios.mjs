@@ -46,8 +46,16 @@ const debugging = {
 			() => callsOf(ai, ["bash", { command: "RUST_BACKTRACE=full cargo test --offline 2>&1" }, "test-1"]),
 			() => callsOf(ai, ["bash", { command: "grep -rn -C 6 -E 'wrapping_mul|0x[0-9a-f]{8,}' --include='*.rs' --exclude-dir=target ." }, "grep-1"]),
 			() => callsOf(ai, ["read", { path: "lib.rs" }, "read-1"], ["read", { path: "README.md" }, "read-2"]),
-			() => callsOf(ai, ["bash", { command: "cargo test --offline -v -- --nocapture 2>&1" }, "test-2"]),
+			() => callsOf(ai, ["bash", { command: "RUST_BACKTRACE=full cargo test --offline -- --nocapture --test-threads=1 2>&1" }, "test-2"]),
 			() => callsOf(ai, ["bash", { command: "grep -rn 'fn \\|impl ' lib.rs" }, "grep-2"]),
+			// Check the hypothesis: FNV-1a of "a" with the real prime and with the one in the code.
+			(context) => {
+				const wrong = wrongPrime(context);
+				if (!wrong) return "I could not find the multiplication by the FNV prime.";
+				const fnv = "f=lambda d,p: functools.reduce(lambda h,b: ((h^b)*p) % 2**64, d, 0xcbf29ce484222325)";
+				return callsOf(ai, ["bash", { command: `python3 -c "import functools; ${fnv}; print(hex(f(b'a', ${FNV_PRIME})), hex(f(b'a', ${wrong})))"` }, "check-1"]);
+			},
+			() => callsOf(ai, ["read", { path: "lib.rs", offset: 150, limit: 120 }, "read-3"]),
 			(context) => {
 				const wrong = wrongPrime(context);
 				if (!wrong) return "I could not find the multiplication by the FNV prime.";
@@ -61,11 +69,20 @@ const debugging = {
 					: "The fix did not make the tests pass.",
 			// Second prompt: the documentation tests and the whole suite once more.
 			() => callsOf(ai, ["bash", { command: "cargo test --offline --doc -v 2>&1" }, "doc-1"]),
-			() => callsOf(ai, ["read", { path: "lib.rs", offset: 1, limit: 120 }, "read-3"]),
+			() => callsOf(ai, ["read", { path: "lib.rs", offset: 1, limit: 120 }, "read-4"]),
 			() => callsOf(ai, ["bash", { command: "RUST_BACKTRACE=1 cargo test --offline -- --test-threads=1 2>&1" }, "test-4"]),
 			(context) => {
 				const results = [...newestRun(context).matchAll(/^test result: (\w+)\. (\d+) passed; (\d+) failed/gm)].map((m) => `${m[2]} passed, ${m[3]} failed`);
 				return `Every test target ran: ${results.join("; ") || "no summary line"}.`;
+			},
+			// Third prompt: the documentation build and the lints.
+			() => callsOf(ai, ["bash", { command: "cargo doc --offline --no-deps -v 2>&1" }, "doc-2"], ["bash", { command: "cargo clippy --offline --all-targets 2>&1" }, "lint-1"]),
+			() => callsOf(ai, ["read", { path: "Cargo.toml" }, "read-5"]),
+			(context) => {
+				const warnings = (textOfResult(context, "lint-1").match(/^warning: /gm) ?? []).length;
+				const documented = /Finished|Generated/.test(textOfResult(context, "doc-2"));
+				const first = /^warning: (.*)$/m.exec(textOfResult(context, "lint-1"))?.[1];
+				return `The docs ${documented ? "build" : "do not build"}; clippy printed ${warnings} warning line${warnings === 1 ? "" : "s"}${first ? `, the first: ${first}` : ""}.`;
 			},
 		];
 		return steps.map((step) => (context) => (look(context), step(context)));
@@ -73,6 +90,7 @@ const debugging = {
 	async run(rec) {
 		await rec.prompt("The fnv crate's tests fail since a refactor of the hasher. Find out why and fix it.");
 		await rec.prompt("Run the documentation tests and the whole suite once more and tell me the result.");
+		await rec.prompt("Last: do the docs build, and what does clippy say?");
 	},
 };
 
