@@ -67,7 +67,14 @@ const debugging = {
 				/test result: ok/.test(textOfResult(context, "fix-1") + textOfResult(context, "test-3"))
 					? `FnvHasher::write multiplied by a wrong prime; it uses the 64-bit FNV prime ${FNV_PRIME} again and the tests pass.`
 					: "The fix did not make the tests pass.",
-			// Second prompt: the documentation tests and the whole suite once more.
+			// Second prompt. With SoL-Pi the big grep output is a placeholder by now: look the
+			// multiplication up in the archived output (ObservationPack's recall).
+			(context) => {
+				if (!state.withSolPi) return undefined;
+				const id = (context.messages ?? []).filter((m) => m.role === "toolResult").map((m) => /^id: (obs_[a-f0-9]{24})$/m.exec(textOf(m))?.[1]).find(Boolean);
+				return id ? callsOf(ai, ["obs_recall", { id, query: "wrapping_mul" }, "recall-1"]) : undefined;
+			},
+			// The documentation tests and the whole suite once more.
 			() => callsOf(ai, ["bash", { command: "cargo test --offline --doc -v 2>&1" }, "doc-1"]),
 			() => callsOf(ai, ["read", { path: "lib.rs", offset: 1, limit: 120 }, "read-4"]),
 			() => callsOf(ai, ["bash", { command: "RUST_BACKTRACE=1 cargo test --offline -- --test-threads=1 2>&1" }, "test-4"]),
