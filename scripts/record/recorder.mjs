@@ -37,7 +37,8 @@ export async function record({ scenario: name, out, withSolPi = false, log = () 
 		scenario.project(cwd);
 		if (withSolPi) writeJson(path.join(cwd, ".pi", "sol-pi.json"), solPiConfig);
 
-		const state = { withSolPi, piMajor };
+		const failures = [];
+		const state = { withSolPi, piMajor, fail: (text) => (failures.push(text), text) };
 		let sessionManager = pi.SessionManager.create(cwd, sessionDir);
 		const steps = script(ai, scenario.steps(ai, state));
 		const agent = agentProvider(ai, {
@@ -101,6 +102,7 @@ export async function record({ scenario: name, out, withSolPi = false, log = () 
 		const file = sessionManager.getSessionFile();
 		stop();
 		if (errors.length > 0) throw new Error(`the extension reported errors: ${errors.map((e) => e.error ?? String(e)).join("; ")}`);
+		if (failures.length > 0) throw new Error(`the scenario "${name}" did not find what it expected: ${failures.join(" ")}`);
 		if (steps.remaining() > 0) throw new Error(`the scenario "${name}" ended with ${steps.remaining()} choices unused`);
 		if (!file || !fs.existsSync(file)) throw new Error("Pi wrote no session file");
 		fs.mkdirSync(path.dirname(path.resolve(out)), { recursive: true });

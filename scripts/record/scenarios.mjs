@@ -5,7 +5,8 @@
 // Pi's own grep tool needs ripgrep, which it downloads when missing, and a recording machine
 // may have neither ripgrep nor a network. `state.withSolPi` tells whether SoL-Pi is
 // loaded, and with it `update_plan` and the edit tool's `then_run`.
-// Optional: `summary(context)` (the text the model writes when Pi compacts),
+// A choice that does not find what it expects answers with `state.fail(text)`: the recorder
+// then writes nothing. Optional: `summary(context)` (the text the model writes when Pi compacts),
 // `compaction` (Pi's compaction settings), `needsSolPi`.
 import { callsOf, lastResult, resultOf, textOf } from "./models.mjs";
 import { COLORSYS_BUG, FNV_PRIME, colorsysProject, fnvProject, repoSourcesProject, textwrapProject } from "./projects.mjs";
@@ -51,14 +52,14 @@ const debugging = {
 			// Check the hypothesis: FNV-1a of "a" with the real prime and with the one in the code.
 			(context) => {
 				const wrong = wrongPrime(context);
-				if (!wrong) return "I could not find the multiplication by the FNV prime.";
+				if (!wrong) return state.fail("I could not find the multiplication by the FNV prime.");
 				const fnv = "f=lambda d,p: functools.reduce(lambda h,b: ((h^b)*p) % 2**64, d, 0xcbf29ce484222325)";
 				return callsOf(ai, ["bash", { command: `python3 -c "import functools; ${fnv}; print(hex(f(b'a', ${FNV_PRIME})), hex(f(b'a', ${wrong})))"` }, "check-1"]);
 			},
 			() => callsOf(ai, ["read", { path: "lib.rs", offset: 150, limit: 120 }, "read-3"]),
 			(context) => {
 				const wrong = wrongPrime(context);
-				if (!wrong) return "I could not find the multiplication by the FNV prime.";
+				if (!wrong) return state.fail("I could not find the multiplication by the FNV prime.");
 				return editThenTest(ai, state, { path: "lib.rs", edits: [{ oldText: `hash.wrapping_mul(${wrong})`, newText: `hash.wrapping_mul(${FNV_PRIME})` }] }, "cargo test --offline 2>&1", "fix-1");
 			},
 			testUnlessFused(ai, "cargo test --offline 2>&1", "fix-1", "test-3"),
@@ -66,7 +67,7 @@ const debugging = {
 			(context) =>
 				/test result: ok/.test(textOfResult(context, "fix-1") + textOfResult(context, "test-3"))
 					? `FnvHasher::write multiplied by a wrong prime; it uses the 64-bit FNV prime ${FNV_PRIME} again and the tests pass.`
-					: "The fix did not make the tests pass.",
+					: state.fail("The fix did not make the tests pass."),
 			// Second prompt. With SoL-Pi the big grep output is a placeholder by now: look the
 			// multiplication up in the archived output (ObservationPack's recall).
 			(context) => {
@@ -123,6 +124,7 @@ const plans = {
 				["test", "Add a test for pure green in YIQ", a],
 				["run", "Run the suite and report", b],
 			]);
+		let passed = false;
 		const ran = (text) => /^Ran \d+ tests? in [\d.]+s$/m.exec(text)?.[0] ?? "the suite ran";
 		const greenTest = `    def test_pure_green_in_yiq(self):
         y, i, q = colorsys.rgb_to_yiq(0.0, 1.0, 0.0)
@@ -135,7 +137,7 @@ const plans = {
 			() => callsOf(ai, ["bash", { command: "python3 -m unittest -v 2>&1" }, "test-1"]),
 			() => callsOf(ai, ["read", { path: "colorpkg/colorsys.py" }, "read-1"], ["bash", { command: "grep -n 'yiq\\|0\\.[0-9][0-9]\\*' colorpkg/colorsys.py" }, "grep-1"]),
 			(context) => {
-				if (!textOfResult(context, "read-1").includes(COLORSYS_BUG[1])) return "The wrong coefficient is not in colorsys.py.";
+				if (!textOfResult(context, "read-1").includes(COLORSYS_BUG[1])) return state.fail("The wrong coefficient is not in colorsys.py.");
 				return editThenTest(ai, state, { path: "colorpkg/colorsys.py", edits: [{ oldText: COLORSYS_BUG[1], newText: COLORSYS_BUG[0] }] }, "python3 -m unittest 2>&1", "fix-1");
 			},
 			testUnlessFused(ai, "python3 -m unittest 2>&1", "fix-1", "test-2"),
@@ -150,12 +152,17 @@ const plans = {
 			() => callsOf(ai, ["read", { path: "tests/test_colorsys.py" }, "read-2"]),
 			(context) => {
 				const anchor = "    def test_pure_red_in_yiq(self):\n";
-				if (!textOfResult(context, "read-2").includes(anchor)) return "The test file has no pure red test to add beside.";
+				if (!textOfResult(context, "read-2").includes(anchor)) return state.fail("The test file has no pure red test to add beside.");
 				return editThenTest(ai, state, { path: "tests/test_colorsys.py", edits: [{ oldText: anchor, newText: greenTest + anchor }] }, "python3 -m unittest -v 2>&1", "edit-1");
 			},
 			testUnlessFused(ai, "python3 -m unittest -v 2>&1", "edit-1", "test-3"),
-			(context) => callsOf(ai, ["update_plan", { ...second("completed", "completed"), progress: { files_changed: ["tests/test_colorsys.py"], verification: [`python3 -m unittest -v: ${ran(textOfResult(context, "edit-1") + textOfResult(context, "test-3"))}`] } }, "plan-4"]),
-			(context) => (/^OK$/m.test(textOfResult(context, "edit-1") + textOfResult(context, "test-3")) ? "Added test_pure_green_in_yiq to tests/test_colorsys.py; the suite passes." : "The new test does not pass."),
+			(context) => {
+				const text = textOfResult(context, "edit-1") + textOfResult(context, "test-3");
+				passed = /^OK$/m.test(text);
+				return callsOf(ai, ["update_plan", { ...second("completed", "completed"), progress: { files_changed: ["tests/test_colorsys.py"], verification: [`python3 -m unittest -v: ${ran(text)}, ${passed ? "OK" : "FAILED"}`] } }, "plan-4"]);
+			},
+			// Possibly after Online Context Compact's boundary compaction: the run's result is in the summary now.
+			() => (passed ? "Added test_pure_green_in_yiq to tests/test_colorsys.py; the suite passes." : state.fail("The new test does not pass.")),
 		];
 	},
 	async run(rec) {
@@ -176,16 +183,16 @@ const fork = {
 		() => callsOf(ai, ["bash", { command: "grep -rn 'impl fmt::Display for Report' sol-core" }, "grep-1"]),
 		(context) => {
 			const hit = /^([^\s:]+\.rs):(\d+):/m.exec(textOfResult(context, "grep-1"));
-			if (!hit) return "The Display impl of Report was not found.";
+			if (!hit) return state.fail("The Display impl of Report was not found.");
 			return callsOf(ai, ["read", { path: hit[1], offset: Math.max(1, Number(hit[2]) - 20), limit: 80 }, "read-1"]);
 		},
-		(context) => (textOfResult(context, "read-1").includes("fmt::Display for Report") ? "The table is written by `impl fmt::Display for Report` in sol-core/src/savings/report.rs." : "The read did not show the Display impl."),
+		(context) => (textOfResult(context, "read-1").includes("fmt::Display for Report") ? "The table is written by `impl fmt::Display for Report` in sol-core/src/savings/report.rs." : state.fail("The read did not show the Display impl.")),
 		// The second branch.
 		() => callsOf(ai, ["bash", { command: "wc -l $(find sol-core -name '*.rs' | sort)" }, "wc-1"]),
 		(context) => `sol-core has ${/^\s*(\d+) total$/m.exec(textOfResult(context, "wc-1"))?.[1] ?? "an unknown number of"} lines of Rust in these files.`,
 		// Back on the first branch.
 		() => callsOf(ai, ["bash", { command: "grep -rn -A 12 'fn status_line' sol-core" }, "grep-2"]),
-		(context) => (textOfResult(context, "grep-2").includes("status_line") ? "`Report::status_line` prints the running total: money saved, the cost and token percentages." : "status_line was not found."),
+		(context) => (textOfResult(context, "grep-2").includes("status_line") ? "`Report::status_line` prints the running total: money saved, the cost and token percentages." : state.fail("status_line was not found.")),
 	],
 	async run(rec) {
 		await rec.prompt("Where is the /sol-pi savings table formatted?");
@@ -214,12 +221,12 @@ const resume = {
 		() => callsOf(ai, ["read", { path: "tests/test_textwrap.py" }, "read-1"]),
 		(context) => {
 			const anchor = '\n\nif __name__ == "__main__":';
-			if (!textOfResult(context, "read-1").includes(anchor)) return "The test file has no main guard.";
+			if (!textOfResult(context, "read-1").includes(anchor)) return state.fail("The test file has no main guard.");
 			const test = '\n\n    def test_fill_joins_the_lines(self):\n        self.assertEqual(textwrap.fill("a b c d", 3), "a b\\nc d")';
 			return editThenTest(ai, state, { path: "tests/test_textwrap.py", edits: [{ oldText: anchor, newText: test + anchor }] }, "python3 -m unittest -v 2>&1", "edit-1");
 		},
 		testUnlessFused(ai, "python3 -m unittest -v 2>&1", "edit-1", "test-2"),
-		(context) => (/^OK$/m.test(newestRun(context)) ? "Added test_fill_joins_the_lines; all four tests pass." : "The new test does not pass."),
+		(context) => (/^OK$/m.test(newestRun(context)) ? "Added test_fill_joins_the_lines; all four tests pass." : state.fail("The new test does not pass.")),
 	],
 	async run(rec) {
 		await rec.prompt("Run the textwrap tests and tell me which functions they cover.");
