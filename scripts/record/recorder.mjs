@@ -18,8 +18,10 @@ export const KEEP_RECENT_TOKENS = 150;
 
 /**
  * Records `scenario` into `out`. `withSolPi` loads SoL-Pi (all four mechanisms on) instead
- * of a plain Pi. `log(line)` gets one line per step. Returns what happened: the session
- * file's id, the provider requests by kind, the reducer calls, any extension error.
+ * of a plain Pi. `log(line)` gets one line per step. Returns `out`, the Pi version, the
+ * number of agent provider requests (`requests`, of which `summaries` were Pi's compaction
+ * summaries) and of reducer calls. Throws, writing nothing, when the scenario did not run to
+ * its end: an extension error, a choice that did not find what it expected, choices left over.
  */
 export async function record({ scenario: name, out, withSolPi = false, log = () => {} }) {
 	const scenario = SCENARIOS[name];
@@ -28,6 +30,7 @@ export async function record({ scenario: name, out, withSolPi = false, log = () 
 	const root = fs.mkdtempSync(path.join(os.tmpdir(), "sol-pi-record-"));
 	// The recorded commands run in the project; a target folder set for this checkout must not leak into them.
 	const savedTarget = process.env.CARGO_TARGET_DIR;
+	let stopOnError = () => {};
 	delete process.env.CARGO_TARGET_DIR;
 	try {
 		const cwd = path.join(root, "project");
@@ -64,9 +67,12 @@ export async function record({ scenario: name, out, withSolPi = false, log = () 
 			});
 		};
 		const stop = () => {
-			errors.push(...run.errors);
-			run.close();
+			const closing = run;
+			run = undefined;
+			errors.push(...closing.errors);
+			closing.close();
 		};
+		stopOnError = () => run && stop();
 		await start();
 		const rec = {
 			ai,
@@ -110,6 +116,7 @@ export async function record({ scenario: name, out, withSolPi = false, log = () 
 		const summaries = agent.requests.filter((kind) => kind === "summary").length;
 		return { out, piVersion, requests: agent.requests.length, summaries, reducerCalls: reducer.calls.length };
 	} finally {
+		stopOnError();
 		if (savedTarget !== undefined) process.env.CARGO_TARGET_DIR = savedTarget;
 		fs.rmSync(root, { recursive: true, force: true });
 	}

@@ -124,6 +124,7 @@ const plans = {
 				["test", "Add a test for pure green in YIQ", a],
 				["run", "Run the suite and report", b],
 			]);
+		let fixed = false;
 		let passed = false;
 		const ran = (text) => /^Ran \d+ tests? in [\d.]+s$/m.exec(text)?.[0] ?? "the suite ran";
 		const greenTest = `    def test_pure_green_in_yiq(self):
@@ -143,10 +144,12 @@ const plans = {
 			testUnlessFused(ai, "python3 -m unittest 2>&1", "fix-1", "test-2"),
 			(context) => {
 				const text = textOfResult(context, "fix-1") + textOfResult(context, "test-2");
-				const progress = { files_changed: ["colorpkg/colorsys.py"], verification: [`python3 -m unittest: ${ran(text)}, ${/^OK$/m.test(text) ? "OK" : "FAILED"}`], decisions: ["rgb_to_yiq's I coefficient of R is 0.74, as yiq_to_rgb inverts it"] };
+				fixed = /^OK$/m.test(text);
+				const progress = { files_changed: ["colorpkg/colorsys.py"], verification: [`python3 -m unittest: ${ran(text)}, ${fixed ? "OK" : "FAILED"}`], decisions: ["rgb_to_yiq's I coefficient of R is 0.74, as yiq_to_rgb inverts it"] };
 				return callsOf(ai, ["update_plan", { ...first("completed", "completed", "in_progress"), progress }, "plan-2"]);
 			},
-			() => "rgb_to_yiq used 0.47 instead of 0.74 for the I coefficient of red; fixed in colorpkg/colorsys.py, and the suite passes.",
+			// Possibly after Online Context Compact's boundary compaction, as below.
+			() => (fixed ? "rgb_to_yiq used 0.47 instead of 0.74 for the I coefficient of red; fixed in colorpkg/colorsys.py, and the suite passes." : state.fail("The fix did not make the suite pass.")),
 			// The second task.
 			() => callsOf(ai, ["update_plan", second("in_progress", "pending"), "plan-3"]),
 			() => callsOf(ai, ["read", { path: "tests/test_colorsys.py" }, "read-2"]),
