@@ -24,7 +24,7 @@ trap 'rm -rf "$package_target" "$outside"' EXIT
 cargo package --workspace --exclude sol-napi --exclude sol-testkit --locked --allow-dirty \
 	--target-dir "$package_target"
 
-crates=(sol-core sol-host sol-fusion sol-obspack sol-reducer sol-occ)
+crates=(sol-core sol-host sol-fusion sol-obspack sol-reducer sol-occ sol-replay)
 mechanisms=(sol-fusion sol-obspack sol-reducer sol-occ)
 is_mechanism() { [[ " ${mechanisms[*]} " == *" $1 "* ]]; }
 
