@@ -4,14 +4,11 @@
 // (a placeholder's id, a recall page's offset, the real test run) before it chooses.
 // `ai` is the Pi AI module of the install that runs the demo.
 import { BUGGY_LINE, FIXED_LINE } from "./project.mjs";
+import { ALL_FOUR_CONFIG, receiptReducerProvider, scriptedAgentProvider } from "../faux-models.mjs";
 import { isSummarization, textOf } from "../../sol-napi/test/summarizer.mjs";
 
 export { isSummarization, textOf };
-
-export const AGENT_PROVIDER = "sol-faux";
-export const AGENT_MODEL = "faux-1";
-export const REDUCER_PROVIDER = "sol-faux-reducer";
-export const REDUCER_MODEL = "reducer-1";
+export { AGENT_MODEL, AGENT_PROVIDER, REDUCER_MODEL, REDUCER_PROVIDER, reducerRequest } from "../faux-models.mjs";
 export const TEST_COMMAND = "python3 -m unittest -v";
 export const QUIET_TEST_COMMAND = "python3 -m unittest";
 export const SEARCH_COMMAND = "grep -rn discount_percent shop";
@@ -22,17 +19,7 @@ export const FINAL_ANSWER =
 const CONTINUATION_MARK = "[Online Context Compact]";
 
 /** The SoL-Pi config of the demo: every mechanism on, the reducer routed to the second faux model. */
-export const demoConfig = {
-	version: 1,
-	actionFusion: true,
-	observationPack: true,
-	evidencePreservingReducer: true,
-	evidencePreservingReducerProvider: REDUCER_PROVIDER,
-	evidencePreservingReducerModel: REDUCER_MODEL,
-	onlineContextCompact: true,
-	// The faux provider charges nothing for cache writes.
-	cacheWriteReadRatio: 0,
-};
+export const demoConfig = ALL_FOUR_CONFIG;
 
 export const resultIn = (context, id) => (context.messages ?? []).find((m) => m.role === "toolResult" && m.toolCallId === id);
 export const placeholderId = (text) => /^id: (obs_[a-f0-9]{24})$/m.exec(text ?? "")?.[1];
@@ -115,67 +102,20 @@ export const summary = (ai) =>
 		"## Goal\nFix the failing discount tests of the shop project.\n\n## Progress\napply_discount in shop/pricing.py returned the discount itself; it now returns the discounted price and `python3 -m unittest` passes.\n\n## Next\nConfirm and report.",
 	);
 
-/** Reads a reducer request: the source hash, the error flag, the log. */
-export function reducerRequest(context) {
-	const text = textOf(context.messages.find((m) => m.role === "user"));
-	return {
-		sha: /^source_sha256=([0-9a-f]{64})$/m.exec(text)?.[1],
-		isError: /^is_error=true$/m.test(text),
-		log: text.slice(text.indexOf("<untrusted_log>\n") + 16, text.lastIndexOf("\n</untrusted_log>")),
-	};
-}
-
-/** The reducer model: registers its provider's replies; each request is recorded in `calls`. */
-export function reducerProvider(ai, calls = []) {
-	const faux = ai.fauxProvider({ provider: REDUCER_PROVIDER, models: [{ id: REDUCER_MODEL, contextWindow: 200000, maxTokens: 4096 }] });
-	const reply = (context) => {
-		const request = reducerRequest(context);
-		const lines = request.log.split("\n");
-		// A careful reducer: per failing test, its FAIL line, the assertion that failed and
-		// the values; for a passing run, the summary lines.
-		const evidence = request.isError
-			? lines
-					.filter((line) => line.startsWith("FAIL: ") || line.startsWith("ERROR: ") || /^\s+self\.assert/.test(line) || line.startsWith("AssertionError: "))
-					.slice(0, 12)
-					.map((quote) => ({ kind: "failure", quote }))
-			: lines.filter((line) => /^Ran \d+ tests? in /.test(line) || line === "OK").map((quote) => ({ kind: "summary", quote }));
-		calls.push({ ...request, quotes: evidence.map((e) => e.quote) });
-		const receipt = { schema: "sol-pi-evidence-receipt/1", source_sha256: request.sha, status: request.isError ? "failure" : "success", uncertain: false, evidence };
-		return ai.fauxAssistantMessage(JSON.stringify(receipt));
-	};
-	faux.setResponses(Array.from({ length: 16 }, () => reply));
-	return { provider: faux.provider, calls };
-}
-
-/**
- * The agent's faux provider. Its stream calls `options.onPayload` first, as Pi's HTTP
- * providers do, so `before_provider_request` fires. Pi's compaction summarizer gets the
- * summary, every other request `next(context)`. Each reply is stamped after `newest()`
- * (the newest session entry's time, when known) and after the previous reply, as a real
- * round trip is. `requests` records the kind of every request.
- */
-export function agentProvider(ai, { next, newest = () => 0, requests = [] }) {
-	const core = ai.createFauxCore({ provider: AGENT_PROVIDER, models: [{ id: AGENT_MODEL, contextWindow: 200000 }] });
-	const withPayload = (fn) => (model, context, options) => {
-		if (options?.onPayload) void Promise.resolve(options.onPayload({ solPiDemo: true }, model));
-		return fn(model, context, options);
-	};
-	const provider = ai.createProvider({
-		id: core.provider,
-		auth: { apiKey: { name: "Faux", resolve: async () => ({ auth: {} }) } },
-		models: core.models,
-		api: { stream: withPayload(core.stream), streamSimple: withPayload(core.streamSimple), fetchDeferred: core.fetchDeferred, cancelDeferred: core.cancelDeferred },
+/** The reducer model: a careful reducer quotes, per failing test, its FAIL line, the assertion that failed and the values; for a passing run, the summary lines. */
+export const reducerProvider = (ai, calls = []) =>
+	receiptReducerProvider(ai, {
+		calls,
+		replies: 16,
+		evidence: (request, lines) =>
+			request.isError
+				? lines
+						.filter((line) => line.startsWith("FAIL: ") || line.startsWith("ERROR: ") || /^\s+self\.assert/.test(line) || line.startsWith("AssertionError: "))
+						.slice(0, 12)
+						.map((quote) => ({ kind: "failure", quote }))
+				: lines.filter((line) => /^Ran \d+ tests? in /.test(line) || line === "OK").map((quote) => ({ kind: "summary", quote })),
 	});
-	let lastStamp = 0;
-	const stamp = (message) => {
-		lastStamp = Math.max(Date.now(), newest() + 1, lastStamp + 1);
-		return { ...message, timestamp: lastStamp };
-	};
-	const router = (context) => {
-		const kind = isSummarization(context) ? "summary" : "agent";
-		requests.push({ kind });
-		return stamp(kind === "summary" ? summary(ai) : next(context));
-	};
-	core.setResponses(Array.from({ length: 64 }, () => router));
-	return { provider, getModel: () => core.getModel(), state: core.state, requests };
-}
+
+/** The agent's faux provider (see `scriptedAgentProvider`), answering Pi's summarizer with the demo's summary. */
+export const agentProvider = (ai, { next, newest, requests }) =>
+	scriptedAgentProvider(ai, { next, newest, requests, summary: () => summary(ai), payload: { solPiDemo: true }, replies: 64 });

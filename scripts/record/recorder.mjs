@@ -113,7 +113,7 @@ export async function record({ scenario: name, out, withSolPi = false, log = () 
 		if (!file || !fs.existsSync(file)) throw new Error("Pi wrote no session file");
 		fs.mkdirSync(path.dirname(path.resolve(out)), { recursive: true });
 		fs.copyFileSync(file, out);
-		const summaries = agent.requests.filter((kind) => kind === "summary").length;
+		const summaries = agent.requests.filter((request) => request.kind === "summary").length;
 		return { out, piVersion, requests: agent.requests.length, summaries, reducerCalls: reducer.calls.length };
 	} finally {
 		stopOnError();
