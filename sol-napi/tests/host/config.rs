@@ -324,7 +324,7 @@ fn every_config_fixture_loads_through_the_addon() {
         if outcome.ok {
             let effective = config(&outcome);
             let want = &expected["config"];
-            let actual = serde_json::json!({
+            let mut actual = serde_json::json!({
                 "version": effective.version,
                 "actionFusion": effective.action_fusion,
                 "observationPack": effective.observation_pack,
@@ -334,6 +334,15 @@ fn every_config_fixture_loads_through_the_addon() {
                 "onlineContextCompact": effective.online_context_compact,
                 "cacheWriteReadRatio": effective.cache_write_read_ratio,
             });
+            // The price table is there only when the file sets one.
+            if let Some(prices) = effective.prices {
+                actual["prices"] = serde_json::json!({
+                    "input": prices.input,
+                    "cacheRead": prices.cache_read,
+                    "cacheWrite": prices.cache_write,
+                    "output": prices.output,
+                });
+            }
             assert_eq!(
                 actual.as_object().map(|o| o.len()),
                 want.as_object().map(|o| o.len()),
@@ -341,11 +350,10 @@ fn every_config_fixture_loads_through_the_addon() {
             );
             for (key, value) in want.as_object().expect("config object") {
                 let got = &actual[key];
-                let same = match (got.as_f64(), value.as_f64()) {
-                    (Some(a), Some(b)) => a == b,
-                    _ => got == value,
-                };
-                assert!(same, "{name}: {key} is {got}, expected {value}");
+                assert!(
+                    same_value(got, value),
+                    "{name}: {key} is {got}, expected {value}"
+                );
             }
         } else {
             let error = outcome.error.expect("error");
@@ -358,5 +366,19 @@ fn every_config_fixture_loads_through_the_addon() {
             assert_eq!(error.path, path, "{name}");
             assert!(error.message.contains(&path), "{name}: {}", error.message);
         }
+    }
+}
+
+/// JSON values equal as configuration values: numbers by value (`10` is `10.0`), objects
+/// key by key.
+fn same_value(got: &Value, want: &Value) -> bool {
+    match (got, want) {
+        (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len()
+                && b.iter()
+                    .all(|(key, value)| a.get(key).is_some_and(|got| same_value(got, value)))
+        }
+        _ => got == want,
     }
 }

@@ -14,6 +14,8 @@ const HOST: &str = "sol-napi";
 /// The real ports: depends on sol-core only; an optional dependency of the mechanisms
 /// (their `host` feature re-exports it) and a normal one of the addon.
 const HOST_LAYER: &str = "sol-host";
+/// Replay of recorded sessions: pure, built on sol-core and the mechanisms' own decisions.
+const REPLAY: &str = "sol-replay";
 /// Test support: a dev-dependency of the crates above, never a normal one.
 const TEST_SUPPORT: &str = "sol-testkit";
 
@@ -204,7 +206,7 @@ fn members() -> Vec<String> {
 
 #[test]
 fn the_workspace_has_the_expected_members() {
-    let mut expected: Vec<&str> = vec![CORE, HOST_LAYER, HOST, TEST_SUPPORT];
+    let mut expected: Vec<&str> = vec![CORE, HOST_LAYER, HOST, REPLAY, TEST_SUPPORT];
     expected.extend(MECHANISMS);
     expected.sort_unstable();
     let mut actual = members();
@@ -241,6 +243,22 @@ fn mechanism_crates_depend_only_on_sol_core_and_small_leaf_crates() {
                 "{name} depends on {dependency}: only {HOST} talks to Node"
             );
         }
+    }
+}
+
+#[test]
+fn the_replay_crate_depends_only_on_the_pure_crates_and_small_leaf_crates() {
+    let member = Member::load(REPLAY);
+    let dependencies = member.normal_dependencies();
+    assert!(dependencies.contains(CORE), "{REPLAY}: {dependencies:?}");
+    for dependency in &dependencies {
+        assert!(
+            dependency == CORE
+                || MECHANISMS.contains(&dependency.as_str())
+                || (MECHANISM_DEPENDENCIES.contains(&dependency.as_str())
+                    && dependency != HOST_LAYER),
+            "{REPLAY} depends on {dependency}: it stays pure (the binary reads the files)"
+        );
     }
 }
 
@@ -356,7 +374,7 @@ fn every_member_has_a_readme_and_a_crate_doc() {
 
 #[test]
 fn pure_crates_use_the_root_purity_lints() {
-    for name in std::iter::once(CORE).chain(MECHANISMS) {
+    for name in [CORE, REPLAY].into_iter().chain(MECHANISMS) {
         for file in ["clippy.toml", ".clippy.toml"] {
             let own = workspace_root().join(name).join(file);
             // Clippy reads the nearest clippy.toml; one here would replace the root's rules.

@@ -273,11 +273,15 @@ fn a_completed_compaction_accounts_one_model_call_and_the_tokens_it_removed() {
             _ => None,
         })
         .expect("a notice");
+    // The call is Pi's summarizer: it read what the summary replaces and wrote the 100-token
+    // summary.
     assert_eq!(
         step.account,
         StepAccount {
             tokens_removed: notice,
             model_calls: 1,
+            model_input_tokens: notice + 100,
+            model_output_tokens: 100,
             ..StepAccount::default()
         }
     );

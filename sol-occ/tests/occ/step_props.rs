@@ -8,11 +8,11 @@
 use proptest::prelude::*;
 use sol_core::StepAccount;
 use sol_occ::session::{
-    CompactionOutcome, CustomEntry, Effect, OccSession, PiCapabilities, SettledAction, Step,
-    TurnEndOutcome,
+    CompactionOutcome, CompactionResult, CustomEntry, Effect, OccSession, PiCapabilities,
+    SettledAction, Step, TurnEndOutcome,
 };
 use sol_occ::state::STATE_ENTRY_TYPE;
-use sol_occ::tokens::MessageRole;
+use sol_occ::tokens::{MessageRole, estimate_utf8_tokens};
 
 use crate::session_props::{Event, event, own_branch, result, turn_end_of};
 use crate::support::{Driver, assistant, plan_args, user};
@@ -152,9 +152,17 @@ fn oracle(
                 }
             }
             effects.extend(follow_up.error.map(|error| Effect::Fail { error }));
-            if let CompactionOutcome::Completed { removed_tokens } = follow_up.outcome {
+            if let (
+                CompactionOutcome::Completed { removed_tokens },
+                CompactionResult::Completed { summary },
+            ) = (follow_up.outcome, result)
+            {
+                // Pi's summarizer read what the summary replaces and wrote the summary.
+                let summary_tokens = estimate_utf8_tokens(summary);
                 account.model_calls = 1;
                 account.tokens_removed = removed_tokens;
+                account.model_input_tokens = removed_tokens + summary_tokens;
+                account.model_output_tokens = summary_tokens;
             }
         }
         Event::BeforeCompact(trigger) => {
