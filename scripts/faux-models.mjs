@@ -1,6 +1,7 @@
 // The scripted faux models the demo and the session recorder share: the agent's provider,
 // whose choices a script makes from the real context it is sent, and the reducer's, which
 // quotes real lines of the real log it is sent.
+import { payloadProvider } from "../sol-napi/test/faux-provider.mjs";
 import { isSummarization, textOf } from "../sol-napi/test/summarizer.mjs";
 
 export const AGENT_PROVIDER = "sol-faux";
@@ -30,16 +31,7 @@ export const ALL_FOUR_CONFIG = {
  */
 export function scriptedAgentProvider(ai, { next, summary, newest = () => 0, requests = [], contextWindow = 200000, payload = {}, replies = 512 }) {
 	const core = ai.createFauxCore({ provider: AGENT_PROVIDER, models: [{ id: AGENT_MODEL, contextWindow }] });
-	const withPayload = (fn) => (model, context, options) => {
-		if (options?.onPayload) void Promise.resolve(options.onPayload(payload, model));
-		return fn(model, context, options);
-	};
-	const provider = ai.createProvider({
-		id: core.provider,
-		auth: { apiKey: { name: "Faux", resolve: async () => ({ auth: {} }) } },
-		models: core.models,
-		api: { stream: withPayload(core.stream), streamSimple: withPayload(core.streamSimple), fetchDeferred: core.fetchDeferred, cancelDeferred: core.cancelDeferred },
-	});
+	const provider = payloadProvider(ai, core, payload);
 	let lastStamp = 0;
 	const stamp = (message) => {
 		lastStamp = Math.max(Date.now(), newest() + 1, lastStamp + 1);

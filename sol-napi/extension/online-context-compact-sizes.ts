@@ -184,8 +184,11 @@ export function messageTokens(message: unknown): number {
 	return Math.ceil(messageChars(message) / 4);
 }
 
-/** The latest observation, with the array it measured: the savings book reuses its sizes. */
-let latest: { messages: readonly unknown[]; sizes: ObservedSizes } | undefined;
+/**
+ * The latest observation, with the array it measured: the savings book reuses its sizes. The
+ * array is held weakly: Pi's copy of a request's messages must not outlive the request here.
+ */
+let latest: { messages: WeakRef<readonly unknown[]>; sizes: ObservedSizes } | undefined;
 
 /**
  * Pi's estimate of each of `messages` after the first `offset`, from the latest observation, if
@@ -193,10 +196,10 @@ let latest: { messages: readonly unknown[]; sizes: ObservedSizes } | undefined;
  * undefined otherwise.
  */
 export function observedTokensOf(messages: readonly unknown[], offset: number): readonly number[] | undefined {
-	const seen = latest;
-	if (!seen || seen.messages.length !== messages.length - offset) return undefined;
-	for (let i = 0; i < seen.messages.length; i++) if (seen.messages[i] !== messages[i + offset]) return undefined;
-	return seen.sizes.tokens;
+	const seen = latest?.messages.deref();
+	if (!seen || seen.length !== messages.length - offset) return undefined;
+	for (let i = 0; i < seen.length; i++) if (seen[i] !== messages[i + offset]) return undefined;
+	return latest?.sizes.tokens;
 }
 
 /** Sizes every message of an observation. */
@@ -220,7 +223,7 @@ export function observeSizes(messages: readonly unknown[]): ObservedSizes {
 		total += size;
 	}
 	const sizes = { roles, tokens, timestamps, unstamped, total };
-	latest = { messages, sizes };
+	latest = { messages: new WeakRef(messages), sizes };
 	return sizes;
 }
 
