@@ -25,7 +25,7 @@ pub fn format_count(n: u64) -> String {
 }
 
 /// [`format_count`] for the wider sums of the savings report.
-pub(crate) fn group_digits(n: u128) -> String {
+pub fn group_digits(n: u128) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (index, digit) in digits.chars().enumerate() {

@@ -43,6 +43,12 @@ class TextSet<T> {
 	}
 }
 
+/** What a system message tells the model (Pi 1.x: content, sections, tools added), never its timestamp. */
+const systemIdentity = (message: Message): unknown[] => {
+	const m = message as Message & { sections?: unknown; toolsAdded?: unknown };
+	return [m.content ?? null, m.sections ?? null, m.toolsAdded ?? null];
+};
+
 const number = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
 
 export class SavingsTracker {
@@ -159,10 +165,13 @@ export class SavingsTracker {
 			const message = (messages[index] ?? {}) as Message;
 			roles[index] = (typeof message.role === "string" && this.roleCodes.get(message.role)) || 0;
 			tokens[index] = index >= shift && known ? known[index - shift] : messageTokens(message);
-			const stamp = number(message.timestamp);
+			// A system message is known by what it tells the model: Pi 1.x renews its timestamp when it
+			// copies the prompt into a compaction, and the same prompt must stay the same cached prefix.
+			const system = message.role === "system";
+			const stamp = system ? undefined : number(message.timestamp);
 			stamps[index] = stamp ?? Number.NaN;
-			// The system prompt of 0.84.2 is known by its text; any other message without a timestamp by its content.
-			const identity = typeof message.timestamp === "string" ? message.timestamp : index === 0 && systemPrompt !== undefined ? systemPrompt : message;
+			// Any other message without a timestamp is known by its content.
+			const identity = system ? systemIdentity(message) : typeof message.timestamp === "string" ? message.timestamp : message;
 			if (stamp === undefined) (unstamped ??= new Array<unknown>(count).fill(null))[index] = identity;
 			const marks = this.marks.get(message) ?? [...this.receiptMarks(message), ...this.addedMark(message)];
 			for (const mark of marks) changes.push({ index, mechanism: mark.mechanism, beforeTokens: mark.beforeTokens });

@@ -23,6 +23,8 @@
 //! ```
 
 pub mod reader;
+pub mod render;
+pub mod replay;
 
 pub use reader::{ReadError, ReadErrorKind, ReadWarning, Session, read_session};
 /// The shared vocabulary the reader builds on (Pi's messages and session entries).

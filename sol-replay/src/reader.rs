@@ -65,7 +65,7 @@ use serde_json::Value;
 
 pub use entry::{
     AssistantFacts, CompactionFacts, ContentDigest, Entry, EntryIndex, EntryKind, MessageFacts,
-    Role, ToolCallFacts, ToolResultFacts, Usage,
+    PackFacts, Role, ToolCallFacts, ToolResultFacts, Usage,
 };
 pub use error::{ReadError, ReadErrorKind, ReadWarning};
 
@@ -203,6 +203,7 @@ pub fn read_session_with_progress(
         ids: BTreeMap::new(),
         warnings: Vec::new(),
         names: entry::Names::default(),
+        calls: entry::PendingCalls::default(),
     };
     let mut buffer = Vec::new();
     let mut line = 0u64;
@@ -249,6 +250,7 @@ struct Reader<'a> {
     ids: BTreeMap<Arc<str>, EntryIndex>,
     warnings: Vec<ReadWarning>,
     names: entry::Names,
+    calls: entry::PendingCalls,
 }
 
 impl Reader<'_> {
@@ -400,7 +402,13 @@ impl Reader<'_> {
             self.entries[parent.get()].has_children = true;
         }
         let timestamp_ms = entry::timestamp_ms(&value);
-        let kind = entry::entry_kind(&entry_type, value, version, &mut self.names);
+        let kind = entry::entry_kind(
+            &entry_type,
+            value,
+            version,
+            &mut self.names,
+            &mut self.calls,
+        );
         self.ids.insert(id.clone(), EntryIndex(position));
         self.entries.push(Entry {
             id,

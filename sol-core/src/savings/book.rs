@@ -185,6 +185,21 @@ impl Book {
     /// follows it, which is what the model would have been sent then, up to the command's
     /// own result.
     pub fn record_request(&mut self, parts: Vec<SentPart>) -> Vec<RequestFacts> {
+        self.record(parts, None)
+    }
+
+    /// Records a request that was sent but that `mechanism` would have made unnecessary (a
+    /// replay of a session recorded without it): it counts only in the layers before that
+    /// mechanism, as does its response ([`Book::record_response`]).
+    pub fn record_avoidable_request(
+        &mut self,
+        mechanism: Mechanism,
+        parts: Vec<SentPart>,
+    ) -> Vec<RequestFacts> {
+        self.record(parts, Some(mechanism))
+    }
+
+    fn record(&mut self, parts: Vec<SentPart>, avoided_by: Option<Mechanism>) -> Vec<RequestFacts> {
         // Every form of the parts sent: a part the previous request carried in another form
         // (before its placeholder) is still there, not compacted away.
         let present: BTreeSet<u64> = parts
@@ -196,13 +211,21 @@ impl Book {
             .map(|part| part.key)
             .collect();
         let mut forms = Vec::with_capacity(parts.len());
+        // The history a new summary stands for is claimed once: a continuation first seen in
+        // the same request stands for nothing of it.
+        let mut claimed = false;
         for mut sent in parts {
             if sent.is_compaction() {
                 if !self.compactions.contains_key(&sent.part.key) {
                     // A summary first seen with no request before it in this book (a resumed
                     // session): what it stands for is unknown, so it counts as Pi's own.
-                    let removed =
-                        (!self.previous.is_empty()).then(|| self.removed_since_previous(&present));
+                    let removed = (!self.previous.is_empty()).then(|| {
+                        if std::mem::replace(&mut claimed, true) {
+                            Vec::new()
+                        } else {
+                            self.removed_since_previous(&present)
+                        }
+                    });
                     self.compactions.insert(sent.part.key, removed);
                 }
                 match self.compactions.get(&sent.part.key) {
@@ -224,7 +247,10 @@ impl Book {
                 ..RequestFacts::sent(forms.clone())
             });
         }
-        facts.push(RequestFacts::sent(forms));
+        facts.push(RequestFacts {
+            avoided_by,
+            ..RequestFacts::sent(forms)
+        });
         for request in &facts {
             self.ledger.record_request(request);
         }

@@ -41,6 +41,9 @@ struct Message {
     id: u64,
     tokens: u64,
     placeholder: Option<u64>,
+    /// Online Context Compact's continuation after a summary: only the requests as sent
+    /// carry it.
+    added: bool,
 }
 
 impl Message {
@@ -78,8 +81,9 @@ struct Model {
 
 impl Model {
     fn request(&mut self, book: &mut Book, fused: bool) {
-        let plain: Vec<Part> = self.history.iter().map(Message::original).collect();
-        let packed: Vec<Part> = self.history.iter().map(Message::as_packed).collect();
+        let original = self.history.iter().filter(|message| !message.added);
+        let plain: Vec<Part> = original.clone().map(Message::original).collect();
+        let packed: Vec<Part> = original.map(Message::as_packed).collect();
         let mut parts = Vec::new();
         let mut sent = Vec::new();
         let covered = self.summary.map_or(0, |(_, _, covered)| covered);
@@ -97,6 +101,16 @@ impl Model {
         for message in &self.history[covered..] {
             let part = message.as_packed();
             sent.push(part);
+            if message.added {
+                parts.push(SentPart {
+                    part,
+                    changes: vec![Change {
+                        by: Mechanism::OnlineContextCompact,
+                        before: None,
+                    }],
+                });
+                continue;
+            }
             parts.push(SentPart {
                 part,
                 changes: message
@@ -132,6 +146,7 @@ impl Model {
                     id: self.next_id,
                     tokens,
                     placeholder: None,
+                    added: false,
                 });
             }
             Event::Place(at, tokens) => {
@@ -139,7 +154,7 @@ impl Model {
                 let open = self.history.len() - covered;
                 if open > 0 {
                     let message = &mut self.history[covered + at % open];
-                    if message.placeholder.is_none() && tokens < message.tokens {
+                    if message.placeholder.is_none() && !message.added && tokens < message.tokens {
                         message.placeholder = Some(tokens);
                     }
                 }
@@ -153,6 +168,14 @@ impl Model {
                 if share > covered {
                     self.next_id += 1;
                     self.summary = Some((u64::MAX - self.next_id, tokens, share));
+                    // The continuation that follows the summary.
+                    self.next_id += 1;
+                    self.history.push(Message {
+                        id: self.next_id,
+                        tokens: 40,
+                        placeholder: None,
+                        added: true,
+                    });
                 }
             }
         }

@@ -1,6 +1,6 @@
 //! The compact form the reader keeps of each entry: what a replay needs, never the text.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -8,6 +8,11 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use sol_core::message::AgentMessage;
 use sol_core::session::{SessionEntry, iso_to_epoch_ms};
+use sol_occ::plan::TOOL_NAME as PLAN_TOOL;
+use sol_occ::session::CORRECTION_PREFIX;
+use sol_reducer::ToolResultView;
+use sol_reducer::pi::CANDIDATE_TOOLS;
+use sol_reducer::source::FullOutput;
 
 /// The position of an entry in its file (0 for the first entry after the header).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -172,6 +177,12 @@ pub struct CompactionFacts {
     pub first_kept_entry_id: Option<Box<str>>,
     /// Pi's `tokensBefore`: the context's size when it compacted.
     pub tokens_before: Option<u64>,
+    /// The summary's size as Online Context Compact accounts the summarizer's output
+    /// (`ceil(UTF-8 bytes / 4)` of the summary text).
+    pub summarizer_output_tokens: u64,
+    /// The system message Pi 1.x copies into the compaction (`systemMessage`), which
+    /// starts the context after it: Pi's estimate and its identity.
+    pub system_message: Option<(u64, ContentDigest)>,
 }
 
 /// A message's facts.
@@ -187,6 +198,13 @@ pub struct MessageFacts {
     pub tool_result: Option<Box<ToolResultFacts>>,
     /// An assistant message's facts.
     pub assistant: Option<Box<AssistantFacts>>,
+    /// A user message whose text starts with Online Context Compact's correction prefix
+    /// (`CORRECTION:`), which ends a selected boundary.
+    pub correction: bool,
+    /// A system message's identity: the digest of what it tells the model (content,
+    /// sections, tools added), never its timestamp, which Pi renews when it copies the
+    /// prompt into a compaction.
+    pub system_digest: Option<ContentDigest>,
 }
 
 impl MessageFacts {
@@ -276,6 +294,52 @@ pub struct ToolResultFacts {
     pub text_bytes: u64,
     /// The digest of that same text.
     pub digest: ContentDigest,
+    /// What ObservationPack would send instead from its third request on, when it would
+    /// archive the result (text blocks only, not an error, over its threshold, not a
+    /// receipt): `None` otherwise.
+    pub pack: Option<PackFacts>,
+    /// The bytes of the log the Evidence-Preserving Reducer would send its model, when the
+    /// result is one of its candidates (a build or test command's output of at least its
+    /// minimum size, no likely secret), read from the text alone (Pi's full-output file is
+    /// not part of the session).
+    pub reducer_log_bytes: Option<u64>,
+    /// The result is already a reducer receipt (a line equals the receipt marker).
+    pub receipt: bool,
+    /// What the reducer wrote about the receipt it put here (`details`), when it did.
+    pub reduced: Option<ReducedFacts>,
+}
+
+/// The reducer's record of a result it replaced by a receipt (its `details`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReducedFacts {
+    /// The log's bytes (`sourceBytes`).
+    pub source_bytes: u64,
+    /// The receipt's bytes (`receiptBytes`).
+    pub receipt_bytes: u64,
+    /// The reducer model's tokens for it, as the receipt states (`reducer_total_tokens`).
+    pub model_tokens: u64,
+}
+
+impl ReducedFacts {
+    /// The tokens the receipt removed from each request that carries it, as the reducer
+    /// accounts them (a quarter of each text's length, rounded up).
+    pub fn tokens_removed(&self) -> u64 {
+        self.source_bytes
+            .div_ceil(4)
+            .saturating_sub(self.receipt_bytes.div_ceil(4))
+    }
+}
+
+/// What ObservationPack makes of a result it archives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PackFacts {
+    /// Pi's token estimate of the result message as it is sent with the placeholder.
+    pub placeholder_tokens: u64,
+    /// The step account's tokens for one request that sends the placeholder
+    /// ([`sol_obspack::removed_tokens`]).
+    pub removed_tokens: u64,
+    /// The step account's bytes for one such request.
+    pub removed_bytes: u64,
 }
 
 /// One tool call of an assistant message.
@@ -285,6 +349,11 @@ pub struct ToolCallFacts {
     pub id: Box<str>,
     /// The tool's name.
     pub name: Arc<str>,
+    /// An `edit` or `write` call that carries a `then_run` command (Action Fusion's call).
+    pub then_run: bool,
+    /// The arguments of an `update_plan` call (Online Context Compact's tool); `None` for
+    /// every other tool, whose arguments are not kept.
+    pub plan_arguments: Option<Box<Value>>,
 }
 
 /// Provider-reported token usage (`usage` of an assistant message or a 1.x usage entry);
@@ -380,6 +449,7 @@ pub(crate) fn entry_kind(
     mut value: Value,
     version: u64,
     names: &mut Names,
+    calls: &mut PendingCalls,
 ) -> EntryKind {
     match entry_type {
         "message" => {
@@ -388,19 +458,32 @@ pub(crate) fn entry_kind(
                 message.unwrap_or(Value::Null),
                 version,
                 names,
+                calls,
             ))
         }
         "compaction" => {
             let tokens_before = value.get("tokensBefore").and_then(Value::as_u64);
+            let system_message = value
+                .get("systemMessage")
+                .filter(|message| message.is_object())
+                .map(|message| {
+                    let tokens = AgentMessage::from_value(message.clone()).estimated_tokens();
+                    (tokens, system_digest(message))
+                });
             let first_kept_entry_id = boxed_str(value.get("firstKeptEntryId"));
-            let summary_tokens = match SessionEntry::from_value(value) {
-                SessionEntry::Compaction(compaction) => {
-                    compaction.summary_message().estimated_tokens()
-                }
-                _ => 0,
+            let (summary_tokens, summarizer_output_tokens) = match SessionEntry::from_value(value) {
+                SessionEntry::Compaction(compaction) => (
+                    compaction.summary_message().estimated_tokens(),
+                    sol_occ::tokens::estimate_utf8_tokens(
+                        compaction.summary.as_deref().unwrap_or(""),
+                    ),
+                ),
+                _ => (0, 0),
             };
             EntryKind::Compaction(Box::new(CompactionFacts {
                 summary_tokens,
+                summarizer_output_tokens,
+                system_message,
                 first_kept_entry_id,
                 tokens_before,
             }))
@@ -464,8 +547,18 @@ fn context_tokens(entry: SessionEntry) -> u64 {
         .map_or(0, |message| message.estimated_tokens())
 }
 
+/// The arguments of the calls of the last assistant message that a tool result can need:
+/// `bash`, `edit` and `write` calls (the reducer reads their command), by call id.
+#[derive(Debug, Default)]
+pub(crate) struct PendingCalls(BTreeMap<Box<str>, Value>);
+
 /// The facts of one message, consumed.
-fn message_facts(mut message: Value, version: u64, names: &mut Names) -> MessageFacts {
+fn message_facts(
+    mut message: Value,
+    version: u64,
+    names: &mut Names,
+    calls: &mut PendingCalls,
+) -> MessageFacts {
     // Version 2 called extension messages `hookMessage`; Pi renames them when it migrates.
     if version < 3 && message.get("role").and_then(Value::as_str) == Some("hookMessage") {
         message["role"] = Value::from("custom");
@@ -477,33 +570,42 @@ fn message_facts(mut message: Value, version: u64, names: &mut Names) -> Message
     let timestamp = message.get("timestamp").and_then(Value::as_i64);
     let mut tool_result = None;
     let mut assistant = None;
+    let mut correction = false;
+    let mut system = None;
     match role {
+        Role::System => system = Some(system_digest(&message)),
         Role::ToolResult => {
-            let texts = || sol_core::message::text_blocks(&message);
-            let (count, bytes) = texts().fold((0u64, 0u64), |(count, bytes), text| {
-                (count + 1, bytes + text.len() as u64)
-            });
-            tool_result = Some(Box::new(ToolResultFacts {
-                tool_call_id: boxed_str(message.get("toolCallId")).unwrap_or_default(),
-                tool_name: names
-                    .field(message.get("toolName"))
-                    .unwrap_or_else(|| names.get("")),
-                is_error: message.get("isError").and_then(Value::as_bool) == Some(true),
-                text_bytes: bytes + count.saturating_sub(1),
-                digest: ContentDigest::of_texts(texts()),
-            }));
+            let input = calls.take(message.get("toolCallId"));
+            tool_result = Some(Box::new(tool_result_facts(&message, input, names)));
         }
         Role::Assistant => {
+            calls.0.clear();
             let blocks = message.get("content").and_then(Value::as_array);
             let tool_calls = blocks
                 .into_iter()
                 .flatten()
                 .filter(|block| block.get("type").and_then(Value::as_str) == Some("toolCall"))
-                .map(|block| ToolCallFacts {
-                    id: boxed_str(block.get("id")).unwrap_or_default(),
-                    name: names
+                .map(|block| {
+                    let id: Box<str> = boxed_str(block.get("id")).unwrap_or_default();
+                    let name = names
                         .field(block.get("name"))
-                        .unwrap_or_else(|| names.get("")),
+                        .unwrap_or_else(|| names.get(""));
+                    let arguments = block.get("arguments");
+                    let then_run = matches!(&*name, "edit" | "write")
+                        && arguments.and_then(|a| a.get("then_run")).is_some();
+                    if CANDIDATE_TOOLS.contains(&&*name) {
+                        calls
+                            .0
+                            .insert(id.clone(), arguments.cloned().unwrap_or(Value::Null));
+                    }
+                    let plan_arguments = (&*name == PLAN_TOOL)
+                        .then(|| Box::new(arguments.cloned().unwrap_or(Value::Null)));
+                    ToolCallFacts {
+                        id,
+                        name,
+                        then_run,
+                        plan_arguments,
+                    }
                 })
                 .collect();
             assistant = Some(Box::new(AssistantFacts {
@@ -511,6 +613,15 @@ fn message_facts(mut message: Value, version: u64, names: &mut Names) -> Message
                 usage: message.get("usage").map(Usage::from_value),
                 stop_reason: names.field(message.get("stopReason")),
             }));
+        }
+        Role::User => {
+            correction = match message.get("content") {
+                Some(Value::String(text)) => text.starts_with(CORRECTION_PREFIX),
+                Some(content) => sol_core::message::text_blocks(&json!({ "content": content }))
+                    .next()
+                    .is_some_and(|text| text.starts_with(CORRECTION_PREFIX)),
+                None => false,
+            };
         }
         _ => {}
     }
@@ -521,7 +632,128 @@ fn message_facts(mut message: Value, version: u64, names: &mut Names) -> Message
         timestamp,
         tool_result,
         assistant,
+        correction,
+        system_digest: system,
     }
+}
+
+/// The identity of a system message: its content, sections and added tools.
+fn system_digest(message: &Value) -> ContentDigest {
+    let parts = json!([
+        message.get("content"),
+        message.get("sections"),
+        message.get("toolsAdded"),
+    ]);
+    ContentDigest::of_texts([parts.to_string().as_str()])
+}
+
+impl PendingCalls {
+    fn take(&mut self, id: Option<&Value>) -> Option<Value> {
+        self.0.remove(id.and_then(Value::as_str)?)
+    }
+}
+
+/// A tool result's facts, with what ObservationPack and the reducer would make of it.
+fn tool_result_facts(message: &Value, input: Option<Value>, names: &mut Names) -> ToolResultFacts {
+    let texts = || sol_core::message::text_blocks(message);
+    let (count, bytes) = texts().fold((0u64, 0u64), |(count, bytes), text| {
+        (count + 1, bytes + text.len() as u64)
+    });
+    let tool_name = names
+        .field(message.get("toolName"))
+        .unwrap_or_else(|| names.get(""));
+    let tool_call_id: Box<str> = boxed_str(message.get("toolCallId")).unwrap_or_default();
+    let is_error = message.get("isError").and_then(Value::as_bool) == Some(true);
+    let text_bytes = bytes + count.saturating_sub(1);
+    let blocks = message.get("content").and_then(Value::as_array);
+    let text_only = blocks.is_some_and(|blocks| {
+        !blocks.is_empty()
+            && blocks.iter().all(|block| {
+                block.get("type").and_then(Value::as_str) == Some("text")
+                    && block.get("text").is_some_and(Value::is_string)
+            })
+    });
+    // Only a result over ObservationPack's threshold is joined (the only texts that are).
+    let joined = (text_only && text_bytes > sol_obspack::THRESHOLD_BYTES)
+        .then(|| texts().collect::<Vec<_>>().join("\n"));
+    let receipt = texts().any(|text| {
+        text.split('\n')
+            .any(|line| line.strip_suffix('\r').unwrap_or(line) == sol_obspack::RECEIPT_MARKER_LINE)
+    });
+    let pack = joined
+        .as_deref()
+        .filter(|text| !is_error && sol_obspack::is_packable(text))
+        .map(|text| {
+            let observation = sol_obspack::observe(&tool_name, &tool_call_id, text);
+            let placeholder = sol_obspack::placeholder(&observation, text);
+            let sent = json!({
+                "role": "toolResult",
+                "toolCallId": &*tool_call_id,
+                "toolName": &*tool_name,
+                "content": [{"type": "text", "text": placeholder}],
+                "isError": false,
+            });
+            PackFacts {
+                placeholder_tokens: AgentMessage::from_value(sent).estimated_tokens(),
+                removed_tokens: sol_obspack::removed_tokens(
+                    observation.tokens,
+                    sol_obspack::placeholder_tokens(&placeholder),
+                ),
+                removed_bytes: observation.bytes.saturating_sub(placeholder.len() as u64),
+            }
+        });
+    let reducer_log_bytes = input.and_then(|input| reducer_log_bytes(message, &input, &tool_name));
+    let reduced = message
+        .get("details")
+        .and_then(|details| details.get("evidencePreservingReducer"))
+        .filter(|_| receipt)
+        .and_then(|record| {
+            let field = |key: &str| record.get(key).and_then(Value::as_u64);
+            let model_tokens = texts()
+                .flat_map(|text| text.lines())
+                .find_map(|line| line.strip_prefix("reducer_total_tokens="))
+                .and_then(|tokens| tokens.trim().parse().ok())
+                .unwrap_or(0);
+            Some(ReducedFacts {
+                source_bytes: field("sourceBytes")?,
+                receipt_bytes: field("receiptBytes")?,
+                model_tokens,
+            })
+        });
+    ToolResultFacts {
+        tool_call_id,
+        tool_name,
+        is_error,
+        text_bytes,
+        digest: ContentDigest::of_texts(texts()),
+        pack,
+        reducer_log_bytes,
+        receipt,
+        reduced,
+    }
+}
+
+/// The bytes of the log the reducer would send for this result of a call with `input`.
+fn reducer_log_bytes(message: &Value, input: &Value, tool_name: &str) -> Option<u64> {
+    let AgentMessage::ToolResult(result) = AgentMessage::from_value(message.clone()) else {
+        return None;
+    };
+    let view = ToolResultView {
+        tool_call_id: result.tool_call_id.as_str(),
+        tool_name,
+        input,
+        content: &result.content,
+        details: result.details.as_ref(),
+        is_error: result.is_error,
+        parent_tool_call_id: None,
+        exit_code: message
+            .get("structuredContent")
+            .and_then(sol_reducer::pi::structured_exit_code),
+        os_temp_dir: None,
+    };
+    let candidate = sol_reducer::select_candidate(&view).ok()?;
+    let source = sol_reducer::source::prepare_source(candidate, FullOutput::NotRead).ok()?;
+    Some(source.bytes())
 }
 
 /// An entry's `timestamp` in Unix milliseconds.

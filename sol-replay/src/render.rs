@@ -1,0 +1,367 @@
+//! What `sol-pi replay` prints: per session the `/sol-pi` table of SoL-Pi as replayed and the
+//! policies side by side, then the totals over every file; as text, Markdown or JSON.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use sol_core::savings::{Money, PriceTable, Savings};
+use sol_core::tui::group_digits;
+
+use crate::replay::{
+    BranchReplay, MASK_TEXT, Policy, PolicyRow, ReplayOptions, SessionReplay, add_layers,
+};
+
+/// The output forms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// Aligned plain text for a terminal.
+    #[default]
+    Text,
+    /// GitHub Markdown tables.
+    Markdown,
+    /// One JSON document.
+    Json,
+}
+
+/// How tokens are counted and requests priced, printed with every report.
+pub const METHOD: &str = "Tokens are Pi's estimate (characters / 4) of each message as it is sent; \
+each request is priced as a prompt cache bills it: the prefix shared with the policy's previous \
+request is a cache read, everything from the first changed message on a cache write.";
+
+/// The totals over several sessions: every active branch (and with `--all-branches` every
+/// other one) added up.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Totals {
+    /// Sessions replayed.
+    pub sessions: usize,
+    /// Branches replayed.
+    pub branches: usize,
+    /// SoL-Pi as replayed, summed.
+    pub sol_pi: Savings,
+    /// The policies' rows, summed.
+    pub policies: Vec<PolicyRow>,
+}
+
+impl Totals {
+    /// The totals of `sessions`.
+    pub fn of(sessions: &[SessionReplay]) -> Totals {
+        let mut totals = Totals {
+            sessions: sessions.len(),
+            ..Totals::default()
+        };
+        for branch in sessions.iter().flat_map(|session| &session.branches) {
+            totals.branches += 1;
+            add_savings(&mut totals.sol_pi, &branch.sol_pi);
+            if totals.policies.is_empty() {
+                totals.policies = branch.policies.clone();
+                continue;
+            }
+            for (sum, row) in totals.policies.iter_mut().zip(&branch.policies) {
+                sum.requests += row.requests;
+                sum.input_tokens += row.input_tokens;
+                sum.cost = sum.cost + row.cost;
+                sum.requests_saved += row.requests_saved;
+                sum.input_tokens_saved += row.input_tokens_saved;
+                sum.net_saved = sum.net_saved + row.net_saved;
+            }
+        }
+        totals
+    }
+}
+
+/// `other` added into `sum`.
+pub fn add_savings(sum: &mut Savings, other: &Savings) {
+    for (layer, added) in sum.layers.iter_mut().zip(&other.layers) {
+        add_layers(layer, added);
+    }
+    for (step, added) in sum.steps.iter_mut().zip(&other.steps) {
+        *step += *added;
+    }
+    let reported = &mut sum.reported;
+    reported.requests += other.reported.requests;
+    reported.input += other.reported.input;
+    reported.cache_read += other.reported.cache_read;
+    reported.cache_write += other.reported.cache_write;
+    reported.output += other.reported.output;
+    let archive = &mut sum.archive;
+    archive.archived += other.archive.archived;
+    archive.archived_bytes += other.archive.archived_bytes;
+    archive.recalls += other.archive.recalls;
+    archive.recalled_bytes += other.archive.recalled_bytes;
+}
+
+/// The whole report of `sessions` in `format`.
+pub fn render(sessions: &[SessionReplay], options: &ReplayOptions, format: Format) -> String {
+    match format {
+        Format::Json => {
+            let mut text = serde_json::to_string_pretty(&json_report(sessions, options))
+                .unwrap_or_else(|error| format!("{{\"error\": \"{error}\"}}"));
+            text.push('\n');
+            text
+        }
+        Format::Text | Format::Markdown => {
+            let markdown = format == Format::Markdown;
+            let mut out = String::new();
+            for session in sessions {
+                session_text(&mut out, session, options, markdown);
+            }
+            if sessions.len() > 1 {
+                totals_text(&mut out, &Totals::of(sessions), options, markdown);
+            }
+            method_text(&mut out, &options.prices, markdown);
+            out
+        }
+    }
+}
+
+/// The JSON document: sessions, totals, prices and the counting method.
+pub fn json_report(sessions: &[SessionReplay], options: &ReplayOptions) -> Value {
+    let totals = Totals::of(sessions);
+    json!({
+        "sessions": sessions,
+        "totals": {
+            "sessions": totals.sessions,
+            "branches": totals.branches,
+            "solPi": totals.sol_pi,
+            "solPiReport": totals.sol_pi.report(&options.prices),
+            "policies": totals.policies,
+        },
+        "options": options,
+        "maskText": MASK_TEXT,
+        "method": METHOD,
+    })
+}
+
+fn heading(out: &mut String, markdown: bool, level: usize, text: &str) {
+    if markdown {
+        let _ = writeln!(out, "{} {text}\n", "#".repeat(level));
+    } else {
+        let _ = writeln!(out, "{text}");
+        let _ = writeln!(out, "{}", "=".repeat(text.chars().count()));
+    }
+}
+
+fn session_text(out: &mut String, session: &SessionReplay, options: &ReplayOptions, md: bool) {
+    heading(out, md, 2, &session.file);
+    let _ = writeln!(
+        out,
+        "Pi session format {}, {} entries, {} bytes.",
+        session.version,
+        group_digits(session.entries as u128),
+        group_digits(u128::from(session.bytes)),
+    );
+    for warning in &session.warnings {
+        let _ = writeln!(out, "Warning: {warning}");
+    }
+    if !session.system_prompt_recorded {
+        let _ = writeln!(
+            out,
+            "The file holds no system prompt (Pi 0.84.2 does not write it): every request is counted without it, in every policy alike."
+        );
+    }
+    for branch in &session.branches {
+        let _ = writeln!(out);
+        branch_text(out, branch, options, md);
+    }
+    let _ = writeln!(out);
+}
+
+fn branch_text(out: &mut String, branch: &BranchReplay, options: &ReplayOptions, md: bool) {
+    let which = if branch.active {
+        "Active branch"
+    } else {
+        "Branch"
+    };
+    let title = format!(
+        "{which} ending at {}: {} entries, {} messages",
+        branch.leaf,
+        group_digits(branch.entries as u128),
+        group_digits(branch.messages as u128)
+    );
+    if md {
+        let _ = writeln!(out, "### {title}\n");
+    } else {
+        let _ = writeln!(out, "{title}");
+    }
+    let report = branch.sol_pi.report(&options.prices);
+    let _ = writeln!(out, "SoL-Pi as replayed:");
+    block(out, md, &report.to_string());
+    let _ = writeln!(out);
+    let _ = writeln!(out, "Policies side by side:");
+    policy_table(out, &branch.policies, md);
+    let fusion = &branch.fusion;
+    let _ = writeln!(
+        out,
+        "Action Fusion: {} fused {} made; {} {} (an edit or write, then bash in the next turn) whose requests carried {} context tokens.",
+        count(fusion.fused),
+        plural(fusion.fused, "call", "calls"),
+        count(fusion.opportunities),
+        plural(fusion.opportunities, "opportunity", "opportunities"),
+        count(fusion.opportunity_tokens),
+    );
+    let reducer = &branch.reducer;
+    let _ = writeln!(
+        out,
+        "Reducer: {} {} ({} bytes of logs it would have sent its model); a replay calls no model, so no receipt and no saving is priced for it.{}",
+        count(reducer.candidates),
+        plural(reducer.candidates, "candidate", "candidates"),
+        count(reducer.log_bytes),
+        if reducer.receipts > 0 {
+            format!(
+                " The session already holds {} {}.",
+                count(reducer.receipts),
+                plural(reducer.receipts, "receipt", "receipts")
+            )
+        } else {
+            String::new()
+        }
+    );
+    let compactions = &branch.compactions;
+    let occ = if compactions.plan_calls == 0 {
+        "no update_plan call, so OCC has no plan step to compact at".to_owned()
+    } else {
+        format!(
+            "{} {} at completed plan steps, as recorded",
+            count(compactions.occ),
+            plural(compactions.occ, "compaction", "compactions")
+        )
+    };
+    let _ = writeln!(
+        out,
+        "Online Context Compact: {occ}; Pi's own compactions: {}.",
+        count(compactions.pi)
+    );
+    let _ = writeln!(
+        out,
+        "Masking: every tool output but the last {} of a request sent as \"{MASK_TEXT}\"; {} {} masked.",
+        options.mask_keep,
+        count(branch.masked_outputs),
+        plural(branch.masked_outputs, "output", "outputs"),
+    );
+    if let Some(recorded) = &branch.recorded {
+        let live = recorded.report(&options.prices);
+        let _ = writeln!(
+            out,
+            "Recorded live by SoL-Pi on this branch: {} requests sent, {} without SoL-Pi; net saving {}.",
+            count(live.sent.requests),
+            count(live.plain.requests),
+            live.total_net(),
+        );
+    }
+}
+
+fn totals_text(out: &mut String, totals: &Totals, options: &ReplayOptions, md: bool) {
+    heading(
+        out,
+        md,
+        2,
+        &format!(
+            "Totals over {} sessions ({} branches)",
+            totals.sessions, totals.branches
+        ),
+    );
+    let _ = writeln!(out, "SoL-Pi as replayed:");
+    block(out, md, &totals.sol_pi.report(&options.prices).to_string());
+    let _ = writeln!(out);
+    let _ = writeln!(out, "Policies side by side:");
+    policy_table(out, &totals.policies, md);
+    let _ = writeln!(out);
+}
+
+fn method_text(out: &mut String, prices: &PriceTable, md: bool) {
+    let _ = writeln!(
+        out,
+        "Prices per million tokens: input ${:.2}, cache read ${:.2}, cache write ${:.2}, output ${:.2}.",
+        prices.input, prices.cache_read, prices.cache_write, prices.output
+    );
+    let _ = writeln!(out, "{METHOD}");
+    if md {
+        let _ = writeln!(out);
+    }
+}
+
+fn block(out: &mut String, md: bool, text: &str) {
+    if md {
+        let _ = writeln!(out, "```\n{text}\n```");
+    } else {
+        let _ = writeln!(out, "{text}");
+    }
+}
+
+fn policy_table(out: &mut String, rows: &[PolicyRow], md: bool) {
+    let header = [
+        "Policy",
+        "Requests",
+        "Input tokens",
+        "Cost",
+        "Requests saved",
+        "Input tokens saved",
+        "Net saving",
+    ];
+    let mut lines: Vec<[String; 7]> = vec![header.map(str::to_owned)];
+    for row in rows {
+        let unpriced = |text: String| if row.priced { text } else { "n/a".to_owned() };
+        lines.push([
+            row.policy.label().to_owned(),
+            count(row.requests),
+            count(row.input_tokens),
+            unpriced(row.cost.to_string()),
+            signed(row.requests_saved),
+            signed(row.input_tokens_saved),
+            unpriced(money(row.net_saved)),
+        ]);
+        if row.policy == Policy::PlainPi {
+            // The plain row is the reference: nothing saved.
+            if let Some(last) = lines.last_mut() {
+                last[4] = "-".to_owned();
+                last[5] = "-".to_owned();
+                last[6] = "-".to_owned();
+            }
+        }
+    }
+    if md {
+        for (index, line) in lines.iter().enumerate() {
+            let _ = writeln!(out, "| {} |", line.join(" | "));
+            if index == 0 {
+                let _ = writeln!(out, "|---|{}", "---:|".repeat(6));
+            }
+        }
+        let _ = writeln!(out);
+        return;
+    }
+    let widths: Vec<usize> = (0..7)
+        .map(|column| {
+            lines
+                .iter()
+                .map(|line| line[column].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for line in &lines {
+        let mut text = format!("{:<width$}", line[0], width = widths[0]);
+        for column in 1..7 {
+            let _ = write!(text, "  {:>width$}", line[column], width = widths[column]);
+        }
+        let _ = writeln!(out, "{}", text.trim_end());
+    }
+}
+
+fn money(value: Money) -> String {
+    value.to_string()
+}
+
+fn count(value: u64) -> String {
+    group_digits(u128::from(value))
+}
+
+fn signed(value: i128) -> String {
+    let sign = if value < 0 { "-" } else { "" };
+    format!("{sign}{}", group_digits(value.unsigned_abs()))
+}
+
+fn plural<'a>(value: u64, one: &'a str, many: &'a str) -> &'a str {
+    if value == 1 { one } else { many }
+}

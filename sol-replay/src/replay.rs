@@ -1,0 +1,827 @@
+//! One branch of a recorded session run again under each context policy, every policy
+//! through the savings [`Book`] the live extension keeps.
+//!
+//! The requests are rebuilt as Pi builds them from the branch: every message, custom
+//! message and branch summary in order, and at a compaction its summary followed by the
+//! entries from `firstKeptEntryId` on. Before each assistant message that was billed, the
+//! context so far is one provider request; the assistant message's usage is its response.
+//! Each policy then changes those requests the way its mechanism would:
+//!
+//! - **ObservationPack**: a result it would archive (text only, not an error, over its
+//!   threshold, not a receipt) is sent in full to the first two requests that carry it
+//!   and as its placeholder from the third on ([`sol_obspack::decide`], counting the
+//!   assistant messages after it in the request, as the extension does).
+//! - **Online Context Compact**: its compactions as the session recorded them (a compaction
+//!   followed by OCC's continuation or whose OCC state marks it a boundary compaction);
+//!   their summaries stand for what the compaction removed, and the summarizer call is
+//!   OCC's own cost. A session recorded without SoL-Pi has no `update_plan` steps, so
+//!   OCC has no boundary to act at there.
+//! - **Action Fusion**: a fused call the session made (`then_run`) saved the model's next
+//!   turn; an `edit` or `write` followed, in the next turn, by a `bash` call is an
+//!   opportunity: that turn's request would not have been needed.
+//! - **Reducer candidates**: the results its candidate selection accepts, counted with the
+//!   bytes of the logs it would have sent. Without its model there is no receipt, so no
+//!   saving is priced for it.
+//! - **Observation masking**: every tool result but the last [`ReplayOptions::mask_keep`]
+//!   of a request is replaced by [`MASK_TEXT`] (the simple baseline of the Complexity Trap
+//!   study), an outside reference for SoL-Pi.
+//!
+//! Every policy is priced by the same cache model ([`sol_core::savings`]): a changed
+//! prefix is a cache write from that point on.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use sol_core::Mechanism;
+use sol_core::StepAccount;
+use sol_core::message::AgentMessage;
+use sol_core::savings::{
+    Book, Change, LayerTokens, Money, Part, PriceTable, Report, ReportedUsage, ResponseUsage,
+    SAVINGS_ENTRY_TYPE, Savings, SentPart, restore_savings,
+};
+use sol_core::session::SessionEntry;
+
+use crate::reader::{ContentDigest, Entry, EntryKind, PackFacts, Role, Session};
+
+/// How many of the newest tool results the masking baseline keeps (the Complexity Trap
+/// study's N).
+pub const MASK_KEEP: usize = 10;
+
+/// The text the masking baseline sends instead of an older tool result.
+pub const MASK_TEXT: &str = "[Old tool output omitted.]";
+
+/// OCC's continuation message type and its state entry type, as the extension writes them.
+const OCC_CONTINUATION: &str = "sol-pi-online-context-compact";
+const OCC_STATE: &str = "sol-pi-online-context-state-v1";
+
+/// What a replay assumes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplayOptions {
+    /// The prices every policy is billed at.
+    pub prices: PriceTable,
+    /// How many of the newest tool results the masking baseline keeps.
+    pub mask_keep: usize,
+    /// Replay every leaf's branch, not only the active one.
+    pub all_branches: bool,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> ReplayOptions {
+        ReplayOptions {
+            prices: PriceTable::default(),
+            mask_keep: MASK_KEEP,
+            all_branches: false,
+        }
+    }
+}
+
+/// The policies a replay compares, in the order they are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Policy {
+    /// What was really sent without SoL-Pi: Pi's own threshold compaction only.
+    PlainPi,
+    /// SoL-Pi's ObservationPack alone.
+    ObservationPack,
+    /// ObservationPack and Online Context Compact.
+    ObservationPackOcc,
+    /// Action Fusion: the fused calls made and the opportunities found.
+    ActionFusion,
+    /// The reducer's candidates (counted, not priced).
+    ReducerCandidates,
+    /// The masking baseline.
+    ObservationMasking,
+}
+
+impl Policy {
+    /// Every policy, in the order shown.
+    pub const ALL: [Policy; 6] = [
+        Policy::PlainPi,
+        Policy::ObservationPack,
+        Policy::ObservationPackOcc,
+        Policy::ActionFusion,
+        Policy::ReducerCandidates,
+        Policy::ObservationMasking,
+    ];
+
+    /// The row's label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Policy::PlainPi => "Plain Pi",
+            Policy::ObservationPack => "SoL-Pi ObservationPack",
+            Policy::ObservationPackOcc => "SoL-Pi ObservationPack + OCC",
+            Policy::ActionFusion => "Action Fusion",
+            Policy::ReducerCandidates => "Reducer candidates",
+            Policy::ObservationMasking => "Masking (keep last N)",
+        }
+    }
+}
+
+/// One policy's figures on one branch.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyRow {
+    /// The policy.
+    pub policy: Policy,
+    /// Provider requests sent under it.
+    pub requests: u64,
+    /// Their input tokens.
+    pub input_tokens: u64,
+    /// What they cost, with the policy's own model calls.
+    pub cost: Money,
+    /// Requests fewer than plain Pi.
+    pub requests_saved: i128,
+    /// Input tokens fewer than plain Pi.
+    pub input_tokens_saved: i128,
+    /// Plain Pi's cost less this one's (negative for a loss).
+    pub net_saved: Money,
+    /// Whether the saving is priced (not for the reducer's candidates, whose receipts need
+    /// its model).
+    pub priced: bool,
+}
+
+/// What Action Fusion did and could have done on a branch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FusionFacts {
+    /// Fused calls the session made (`then_run`), each saving the model's next turn.
+    pub fused: u64,
+    /// Turns a fused call would have saved: an `edit` or `write`, then `bash` next turn.
+    pub opportunities: u64,
+    /// The context tokens of those turns' requests.
+    pub opportunity_tokens: u64,
+}
+
+/// The reducer's candidates on a branch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReducerFacts {
+    /// Results it would have reduced.
+    pub candidates: u64,
+    /// The bytes of the logs it would have sent its model.
+    pub log_bytes: u64,
+    /// Results that already are receipts (the session ran the reducer).
+    pub receipts: u64,
+}
+
+/// Compactions on a branch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionFacts {
+    /// Online Context Compact's, at completed plan steps.
+    pub occ: u64,
+    /// Pi's own.
+    pub pi: u64,
+    /// `update_plan` calls: without them OCC has no boundary.
+    pub plan_calls: u64,
+}
+
+/// The replay of one branch.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchReplay {
+    /// The leaf's entry id.
+    pub leaf: String,
+    /// Whether it is the branch Pi continues (the last line's).
+    pub active: bool,
+    /// Entries on the branch.
+    pub entries: usize,
+    /// Message entries on it.
+    pub messages: usize,
+    /// SoL-Pi as the replay reproduces it: Action Fusion (made and possible),
+    /// ObservationPack and Online Context Compact (as recorded); the `/sol-pi` table.
+    pub sol_pi: Savings,
+    /// One row per policy, in [`Policy::ALL`]'s order.
+    pub policies: Vec<PolicyRow>,
+    /// Action Fusion's figures.
+    pub fusion: FusionFacts,
+    /// The reducer's candidates.
+    pub reducer: ReducerFacts,
+    /// The compactions.
+    pub compactions: CompactionFacts,
+    /// Tool results the masking baseline replaced in at least one request.
+    pub masked_outputs: u64,
+    /// The newest totals the live extension recorded on the branch, if it ran.
+    pub recorded: Option<Savings>,
+}
+
+impl BranchReplay {
+    /// The row of `policy`.
+    pub fn row(&self, policy: Policy) -> &PolicyRow {
+        &self.policies[Policy::ALL
+            .iter()
+            .position(|known| *known == policy)
+            .unwrap_or(0)]
+    }
+}
+
+/// The replay of one session file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionReplay {
+    /// The file's name as given.
+    pub file: String,
+    /// The header's format version.
+    pub version: u64,
+    /// Entries in the file.
+    pub entries: usize,
+    /// Bytes read.
+    pub bytes: u64,
+    /// What the reader reported (a torn last line).
+    pub warnings: Vec<String>,
+    /// Whether the file holds the system prompt (Pi 1.x writes it as a `system` message;
+    /// 0.84.2 does not, so its requests are counted without it).
+    pub system_prompt_recorded: bool,
+    /// The active branch, then with `all_branches` every other leaf's, in file order.
+    pub branches: Vec<BranchReplay>,
+}
+
+/// Replays `session` under every policy.
+pub fn replay_session(session: &Session, options: &ReplayOptions) -> SessionReplay {
+    let active = session.leaf();
+    let mut leaves: Vec<_> = active.into_iter().collect();
+    if options.all_branches {
+        leaves.extend(session.leaves().filter(|leaf| Some(*leaf) != active));
+    }
+    let branches = leaves
+        .into_iter()
+        .map(|leaf| {
+            let branch = session.branch(leaf);
+            let mut replay = replay_branch(&branch, options);
+            replay.active = Some(leaf) == active;
+            replay
+        })
+        .collect();
+    let system_prompt_recorded = session.entries().iter().any(|entry| {
+        entry
+            .message()
+            .is_some_and(|message| message.role == Role::System)
+    });
+    SessionReplay {
+        file: session.file().to_owned(),
+        version: session.header().version,
+        entries: session.entries().len(),
+        bytes: session.bytes(),
+        warnings: session.warnings().iter().map(ToString::to_string).collect(),
+        system_prompt_recorded,
+        branches,
+    }
+}
+
+/// A message of the context being rebuilt.
+#[derive(Debug, Clone)]
+struct ContextPart {
+    /// The entry's position on the branch.
+    position: usize,
+    role: PartRole,
+    tokens: u64,
+    pack: Option<PackFacts>,
+    digest: Option<ContentDigest>,
+    text_bytes: u64,
+    /// A summary or continuation Online Context Compact added.
+    by_occ: bool,
+    /// A system message's identity (its content); other parts are told apart by position.
+    identity: Option<ContentDigest>,
+    /// A receipt's removed tokens: before it, the request carried the log.
+    receipt_removed: Option<u64>,
+}
+
+impl ContextPart {
+    fn new(position: usize, tokens: u64) -> ContextPart {
+        ContextPart {
+            position,
+            role: PartRole::Other,
+            tokens,
+            pack: None,
+            digest: None,
+            text_bytes: 0,
+            by_occ: false,
+            identity: None,
+            receipt_removed: None,
+        }
+    }
+
+    /// The part's key in one form: a system message by its content, any other part by its
+    /// position on the branch.
+    fn key(&self, form: u64) -> u64 {
+        match self.identity {
+            Some(digest) => (digest.0 | (1 << 63)) & !3 | form,
+            None => ((self.position as u64) << 2) | form,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PartRole {
+    Assistant,
+    ToolResult,
+    System,
+    Other,
+}
+
+const ORIGINAL: u64 = 0;
+const PLACEHOLDER: u64 = 1;
+const MASKED: u64 = 2;
+const LOG: u64 = 3;
+
+/// The books of one branch, fed request by request.
+struct Books {
+    /// Fusion (made and possible), ObservationPack, OCC: the SoL-Pi table.
+    sol_pi: Book,
+    /// ObservationPack and OCC.
+    pack: Book,
+    /// Action Fusion alone.
+    fusion: Book,
+    /// The masking baseline (its replacements booked as ObservationPack's layer).
+    mask: Book,
+}
+
+impl Books {
+    fn each(&mut self, mut apply: impl FnMut(&mut Book)) {
+        for book in [
+            &mut self.sol_pi,
+            &mut self.pack,
+            &mut self.fusion,
+            &mut self.mask,
+        ] {
+            apply(book);
+        }
+    }
+}
+
+fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
+    let mask_tokens = AgentMessage::from_value(json!({
+        "role": "toolResult",
+        "toolCallId": "",
+        "toolName": "",
+        "content": [{"type": "text", "text": MASK_TEXT}],
+        "isError": false,
+    }))
+    .estimated_tokens();
+    let mut books = Books {
+        sol_pi: Book::new(),
+        pack: Book::new(),
+        fusion: Book::new(),
+        mask: Book::new(),
+    };
+    let mut context: Vec<ContextPart> = Vec::new();
+    let mut fusion = FusionFacts::default();
+    let mut reducer = ReducerFacts::default();
+    let mut compactions = CompactionFacts::default();
+    let mut archived: BTreeSet<ContentDigest> = BTreeSet::new();
+    let mut masked: BTreeSet<usize> = BTreeSet::new();
+    // The previous assistant message of this prompt made an edit or write without then_run.
+    let mut unfused_edit = false;
+    let mut messages = 0;
+    let position_of = |id: &str| branch.iter().position(|entry| entry.id() == id);
+
+    for (position, entry) in branch.iter().enumerate() {
+        match entry.kind() {
+            EntryKind::Message(message) => {
+                messages += 1;
+                let mut part = ContextPart::new(position, message.tokens);
+                match message.role {
+                    Role::System => {
+                        part.role = PartRole::System;
+                        part.identity = message.system_digest;
+                    }
+                    Role::Assistant => {
+                        part.role = PartRole::Assistant;
+                        let assistant = message.assistant.as_deref();
+                        let calls = message.tool_calls();
+                        let failed = assistant
+                            .and_then(|a| a.stop_reason.as_deref())
+                            .is_some_and(|reason| reason == "aborted" || reason == "error");
+                        let reported = assistant.and_then(|a| a.usage).map(|usage| ReportedUsage {
+                            requests: 1,
+                            input: usage.input,
+                            cache_read: usage.cache_read,
+                            cache_write: usage.cache_write,
+                            output: usage.output,
+                        });
+                        let usage = ResponseUsage {
+                            estimated_output: message.tokens,
+                            reported,
+                        };
+                        let bash = calls.iter().any(|call| &*call.name == "bash");
+                        if usage.billed(failed) {
+                            let avoidable = unfused_edit && bash;
+                            if avoidable {
+                                fusion.opportunities += 1;
+                                fusion.opportunity_tokens +=
+                                    context.iter().map(|part| part.tokens).sum::<u64>();
+                            }
+                            request(
+                                &mut books,
+                                &context,
+                                avoidable,
+                                options.mask_keep,
+                                mask_tokens,
+                                &mut archived,
+                                &mut masked,
+                            );
+                            books.each(|book| book.record_response(usage));
+                            let fused = calls.iter().filter(|call| call.then_run).count() as u64;
+                            if fused > 0 {
+                                fusion.fused += fused;
+                                let account = StepAccount {
+                                    requests_avoided: fused,
+                                    ..StepAccount::default()
+                                };
+                                books.each(|book| {
+                                    book.record_step(Mechanism::ActionFusion, account);
+                                    book.fused_command();
+                                });
+                            }
+                        }
+                        compactions.plan_calls += calls
+                            .iter()
+                            .filter(|call| call.plan_arguments.is_some())
+                            .count() as u64;
+                        unfused_edit = calls
+                            .iter()
+                            .any(|call| matches!(&*call.name, "edit" | "write") && !call.then_run);
+                    }
+                    Role::ToolResult => {
+                        part.role = PartRole::ToolResult;
+                        if let Some(result) = message.tool_result.as_deref() {
+                            part.pack = result.pack;
+                            part.digest = Some(result.digest);
+                            part.text_bytes = result.text_bytes;
+                            if let Some(bytes) = result.reducer_log_bytes {
+                                reducer.candidates += 1;
+                                reducer.log_bytes += bytes;
+                            }
+                            reducer.receipts += u64::from(result.receipt);
+                            if let Some(reduced) = result.reduced {
+                                part.receipt_removed = Some(reduced.tokens_removed());
+                                let account = StepAccount {
+                                    bytes_removed: reduced
+                                        .source_bytes
+                                        .saturating_sub(reduced.receipt_bytes),
+                                    tokens_removed: reduced.tokens_removed(),
+                                    model_calls: 1,
+                                    model_input_tokens: reduced.model_tokens,
+                                    ..StepAccount::default()
+                                };
+                                books
+                                    .sol_pi
+                                    .record_step(Mechanism::EvidencePreservingReducer, account);
+                            }
+                            if &*result.tool_name == sol_obspack::text::TOOL_NAME {
+                                let bytes = result.text_bytes;
+                                books.sol_pi.record_recall(bytes);
+                                books.pack.record_recall(bytes);
+                            }
+                        }
+                    }
+                    Role::User => unfused_edit = false,
+                    _ => {}
+                }
+                context.push(part);
+            }
+            EntryKind::CustomMessage {
+                custom_type,
+                tokens,
+            } => context.push(ContextPart {
+                by_occ: custom_type.as_deref() == Some(OCC_CONTINUATION),
+                ..ContextPart::new(position, *tokens)
+            }),
+            EntryKind::BranchSummary { tokens, .. } => {
+                context.push(ContextPart::new(position, *tokens));
+            }
+            EntryKind::Compaction(facts) => {
+                let by_occ = is_occ_compaction(&branch[position + 1..]);
+                if by_occ {
+                    compactions.occ += 1;
+                    let removed = removed_tokens(&context, facts, &position_of);
+                    let account = StepAccount {
+                        tokens_removed: removed,
+                        model_calls: 1,
+                        model_input_tokens: removed.saturating_add(facts.summarizer_output_tokens),
+                        model_output_tokens: facts.summarizer_output_tokens,
+                        ..StepAccount::default()
+                    };
+                    books.each(|book| book.record_step(Mechanism::OnlineContextCompact, account));
+                } else {
+                    compactions.pi += 1;
+                }
+                let first_kept = facts
+                    .first_kept_entry_id
+                    .as_deref()
+                    .and_then(&position_of)
+                    .filter(|kept| *kept < position);
+                // Pi keeps what follows the first kept entry, less the system messages: the
+                // prompt Pi 1.x copied into the compaction starts the context instead.
+                context.retain(|part| {
+                    part.role != PartRole::System
+                        && first_kept.is_some_and(|kept| part.position >= kept)
+                });
+                let mut start = Vec::with_capacity(2);
+                if let Some((tokens, digest)) = facts.system_message {
+                    start.push(ContextPart {
+                        role: PartRole::System,
+                        identity: Some(digest),
+                        ..ContextPart::new(position, tokens)
+                    });
+                }
+                start.push(ContextPart {
+                    by_occ,
+                    ..ContextPart::new(position, facts.summary_tokens)
+                });
+                context.splice(0..0, start);
+            }
+            EntryKind::ContextEdit {
+                target_id,
+                replacement_tokens,
+            } => {
+                let target = target_id.as_deref().and_then(&position_of);
+                if let Some(index) = context
+                    .iter()
+                    .position(|part| Some(part.position) == target)
+                {
+                    match replacement_tokens {
+                        Some(tokens) => {
+                            context[index].tokens = *tokens;
+                            context[index].pack = None;
+                        }
+                        None => {
+                            context.remove(index);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    let recorded = recorded_totals(branch);
+    let policies = policy_rows(&books, &options.prices, &reducer);
+    BranchReplay {
+        leaf: branch
+            .last()
+            .map(|entry| entry.id().to_owned())
+            .unwrap_or_default(),
+        active: false,
+        entries: branch.len(),
+        messages,
+        sol_pi: books.sol_pi.savings().clone(),
+        policies,
+        fusion,
+        reducer,
+        compactions,
+        masked_outputs: masked.len() as u64,
+        recorded,
+    }
+}
+
+/// One request: the context as sent under each book's policy.
+fn request(
+    books: &mut Books,
+    context: &[ContextPart],
+    avoidable: bool,
+    mask_keep: usize,
+    mask_tokens: u64,
+    archived: &mut BTreeSet<ContentDigest>,
+    masked: &mut BTreeSet<usize>,
+) {
+    let mut plain = Vec::with_capacity(context.len());
+    let mut packed = Vec::with_capacity(context.len());
+    let mut masking = Vec::with_capacity(context.len());
+    let mut account = StepAccount::default();
+    // Walked from the end: the assistant messages and tool results after each part.
+    let mut assistants_after = 0u32;
+    let mut results_after = 0usize;
+    for part in context.iter().rev() {
+        let original = Part {
+            key: part.key(ORIGINAL),
+            tokens: part.tokens,
+        };
+        let mut base = SentPart {
+            part: original,
+            changes: if part.by_occ {
+                vec![Change {
+                    by: Mechanism::OnlineContextCompact,
+                    before: None,
+                }]
+            } else {
+                Vec::new()
+            },
+        };
+        if let Some(removed) = part.receipt_removed {
+            // The request carried the log before the reducer put its receipt there.
+            base.changes.push(Change {
+                by: Mechanism::EvidencePreservingReducer,
+                before: Some(Part {
+                    key: part.key(LOG),
+                    tokens: part.tokens.saturating_add(removed),
+                }),
+            });
+        }
+        let mut pack_form = base.clone();
+        if let Some(pack) = part.pack {
+            if let Some(digest) = part.digest
+                && archived.insert(digest)
+            {
+                books.sol_pi.record_archived(part.text_bytes);
+                books.pack.record_archived(part.text_bytes);
+            }
+            if let sol_obspack::SendDecision::Replace { .. } = sol_obspack::decide(assistants_after)
+            {
+                pack_form = SentPart {
+                    part: Part {
+                        key: part.key(PLACEHOLDER),
+                        tokens: pack.placeholder_tokens,
+                    },
+                    changes: vec![Change {
+                        by: Mechanism::ObservationPack,
+                        before: Some(original),
+                    }],
+                };
+                account.tokens_removed += pack.removed_tokens;
+                account.bytes_removed += pack.removed_bytes;
+            }
+        }
+        let mut mask_form = base.clone();
+        if part.role == PartRole::ToolResult {
+            if results_after >= mask_keep && mask_tokens < part.tokens {
+                masked.insert(part.position);
+                mask_form = SentPart {
+                    part: Part {
+                        key: part.key(MASKED),
+                        tokens: mask_tokens,
+                    },
+                    changes: vec![Change {
+                        by: Mechanism::ObservationPack,
+                        before: Some(original),
+                    }],
+                };
+            }
+            results_after += 1;
+        }
+        if part.role == PartRole::Assistant {
+            assistants_after = assistants_after.saturating_add(1);
+        }
+        plain.push(base);
+        packed.push(pack_form);
+        masking.push(mask_form);
+    }
+    plain.reverse();
+    packed.reverse();
+    masking.reverse();
+    if avoidable {
+        books
+            .sol_pi
+            .record_avoidable_request(Mechanism::ActionFusion, packed.clone());
+        books
+            .fusion
+            .record_avoidable_request(Mechanism::ActionFusion, plain);
+    } else {
+        books.sol_pi.record_request(packed.clone());
+        books.fusion.record_request(plain);
+    }
+    books.pack.record_request(packed);
+    books.mask.record_request(masking);
+    books
+        .sol_pi
+        .record_step(Mechanism::ObservationPack, account);
+    books.pack.record_step(Mechanism::ObservationPack, account);
+}
+
+/// Whether the compaction whose following entries are `after` was Online Context
+/// Compact's: its continuation follows before the next message, or its state says the
+/// compaction was at the boundary it selected.
+fn is_occ_compaction(after: &[&Entry]) -> bool {
+    for entry in after {
+        match entry.kind() {
+            EntryKind::Message(_) | EntryKind::Compaction(_) => return false,
+            EntryKind::CustomMessage { custom_type, .. }
+                if custom_type.as_deref() == Some(OCC_CONTINUATION) =>
+            {
+                return true;
+            }
+            EntryKind::Custom {
+                custom_type,
+                data: Some(data),
+            } if &**custom_type == OCC_STATE => {
+                let count = |key: &str| data.get(key).and_then(Value::as_u64);
+                return matches!(
+                    (count("lastCompactionRequestCount"), count("lastBoundaryRequestCount")),
+                    (Some(compaction), Some(boundary)) if compaction == boundary && compaction > 0
+                );
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The context tokens a compaction removed: the parts before the first one it kept.
+fn removed_tokens(
+    context: &[ContextPart],
+    facts: &crate::reader::CompactionFacts,
+    position_of: &impl Fn(&str) -> Option<usize>,
+) -> u64 {
+    let kept = facts
+        .first_kept_entry_id
+        .as_deref()
+        .and_then(position_of)
+        .unwrap_or(usize::MAX);
+    let removed: u64 = context
+        .iter()
+        .filter(|part| part.position < kept)
+        .map(|part| part.tokens)
+        .sum();
+    removed.saturating_sub(facts.summarizer_output_tokens)
+}
+
+/// The branch's newest readable `sol-pi-savings-totals`, if it has one.
+fn recorded_totals(branch: &[&Entry]) -> Option<Savings> {
+    let entries: Vec<SessionEntry> = branch
+        .iter()
+        .filter_map(|entry| match entry.kind() {
+            EntryKind::Custom {
+                custom_type,
+                data: Some(data),
+            } if &**custom_type == SAVINGS_ENTRY_TYPE => Some(SessionEntry::from_value(json!({
+                "type": "custom",
+                "id": entry.id(),
+                "customType": SAVINGS_ENTRY_TYPE,
+                "data": data,
+            }))),
+            _ => None,
+        })
+        .collect();
+    if entries.is_empty() {
+        return None;
+    }
+    let restored = restore_savings(&entries);
+    (restored.rejected.len() < entries.len()).then_some(restored.savings)
+}
+
+/// The policies' rows, each from its own book and mechanisms.
+fn policy_rows(books: &Books, prices: &PriceTable, reducer: &ReducerFacts) -> Vec<PolicyRow> {
+    let sol_pi = books.sol_pi.savings().report(prices);
+    let pack = books.pack.savings().report(prices);
+    let fusion = books.fusion.savings().report(prices);
+    let mask = books.mask.savings().report(prices);
+    let plain = &sol_pi;
+    let row = |policy: Policy, report: &Report, mechanisms: &[Mechanism]| {
+        let rows = mechanisms.iter().map(|mechanism| report.row(*mechanism));
+        let (requests_saved, input_tokens_saved, net_saved) = rows.fold(
+            (0i128, 0i128, Money::ZERO),
+            |(requests, tokens, net), row| {
+                (
+                    requests + row.requests_avoided,
+                    tokens + row.input_tokens_saved,
+                    net + row.net,
+                )
+            },
+        );
+        PolicyRow {
+            policy,
+            requests: sub(plain.plain.requests, requests_saved),
+            input_tokens: sub(plain.plain.input(), input_tokens_saved),
+            cost: plain.plain_cost - net_saved,
+            requests_saved,
+            input_tokens_saved,
+            net_saved,
+            priced: policy != Policy::ReducerCandidates,
+        }
+    };
+    let _ = reducer;
+    vec![
+        row(Policy::PlainPi, plain, &[]),
+        row(
+            Policy::ObservationPack,
+            &pack,
+            &[Mechanism::ObservationPack],
+        ),
+        row(
+            Policy::ObservationPackOcc,
+            &pack,
+            &[Mechanism::ObservationPack, Mechanism::OnlineContextCompact],
+        ),
+        row(Policy::ActionFusion, &fusion, &[Mechanism::ActionFusion]),
+        row(Policy::ReducerCandidates, plain, &[]),
+        row(
+            Policy::ObservationMasking,
+            &mask,
+            &[Mechanism::ObservationPack],
+        ),
+    ]
+}
+
+fn sub(value: u64, minus: i128) -> u64 {
+    u64::try_from(i128::from(value) - minus).unwrap_or(0)
+}
+
+/// Layer figures summed (for totals over files).
+pub(crate) fn add_layers(sum: &mut LayerTokens, other: &LayerTokens) {
+    sum.requests += other.requests;
+    sum.cache_read += other.cache_read;
+    sum.cache_write += other.cache_write;
+    sum.output += other.output;
+}
