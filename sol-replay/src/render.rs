@@ -190,7 +190,7 @@ fn branch_text(out: &mut String, branch: &BranchReplay, options: &ReplayOptions,
     block(out, md, &report.to_string());
     let _ = writeln!(out);
     let _ = writeln!(out, "Policies side by side:");
-    policy_table(out, &branch.policies, md);
+    policy_table(out, &branch.policies, options.mask_keep, md);
     let fusion = &branch.fusion;
     let _ = writeln!(
         out,
@@ -266,7 +266,7 @@ fn totals_text(out: &mut String, totals: &Totals, options: &ReplayOptions, md: b
     block(out, md, &totals.sol_pi.report(&options.prices).to_string());
     let _ = writeln!(out);
     let _ = writeln!(out, "Policies side by side:");
-    policy_table(out, &totals.policies, md);
+    policy_table(out, &totals.policies, options.mask_keep, md);
     let _ = writeln!(out);
 }
 
@@ -290,7 +290,7 @@ fn block(out: &mut String, md: bool, text: &str) {
     }
 }
 
-fn policy_table(out: &mut String, rows: &[PolicyRow], md: bool) {
+fn policy_table(out: &mut String, rows: &[PolicyRow], mask_keep: usize, md: bool) {
     let header = [
         "Policy",
         "Requests",
@@ -303,8 +303,12 @@ fn policy_table(out: &mut String, rows: &[PolicyRow], md: bool) {
     let mut lines: Vec<[String; 7]> = vec![header.map(str::to_owned)];
     for row in rows {
         let unpriced = |text: String| if row.priced { text } else { "n/a".to_owned() };
+        let label = match row.policy {
+            Policy::ObservationMasking => format!("Masking (last {mask_keep} outputs)"),
+            policy => policy.label().to_owned(),
+        };
         lines.push([
-            row.policy.label().to_owned(),
+            label,
             count(row.requests),
             count(row.input_tokens),
             unpriced(row.cost.to_string()),

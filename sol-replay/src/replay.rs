@@ -114,7 +114,7 @@ impl Policy {
             Policy::ObservationPackOcc => "SoL-Pi ObservationPack + OCC",
             Policy::ActionFusion => "Action Fusion",
             Policy::ReducerCandidates => "Reducer candidates",
-            Policy::ObservationMasking => "Masking (keep last N)",
+            Policy::ObservationMasking => "Masking (last N outputs)",
         }
     }
 }
@@ -456,12 +456,13 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                             }
                             reducer.receipts += u64::from(result.receipt);
                             if let Some(reduced) = result.reduced {
-                                part.receipt_removed = Some(reduced.tokens_removed());
+                                let removed = reduced.tokens_removed(result.text_bytes);
+                                part.receipt_removed = Some(removed);
                                 let account = StepAccount {
                                     bytes_removed: reduced
                                         .source_bytes
                                         .saturating_sub(reduced.receipt_bytes),
-                                    tokens_removed: reduced.tokens_removed(),
+                                    tokens_removed: removed,
                                     model_calls: 1,
                                     model_input_tokens: reduced.model_tokens,
                                     ..StepAccount::default()
@@ -718,7 +719,8 @@ fn is_occ_compaction(after: &[&Entry]) -> bool {
     false
 }
 
-/// The context tokens a compaction removed: the parts before the first one it kept.
+/// The context tokens a compaction removed, as Online Context Compact accounts them: the
+/// parts before the first one it kept (the system prompt stays), less the summary.
 fn removed_tokens(
     context: &[ContextPart],
     facts: &crate::reader::CompactionFacts,
@@ -731,7 +733,7 @@ fn removed_tokens(
         .unwrap_or(usize::MAX);
     let removed: u64 = context
         .iter()
-        .filter(|part| part.position < kept)
+        .filter(|part| part.position < kept && part.role != PartRole::System)
         .map(|part| part.tokens)
         .sum();
     removed.saturating_sub(facts.summarizer_output_tokens)

@@ -6,6 +6,8 @@
 #[macro_use]
 extern crate sol_testkit;
 
+#[path = "replay/corpus.rs"]
+mod corpus;
 #[path = "replay/reader.rs"]
 mod reader;
 #[path = "replay/reader_props.rs"]

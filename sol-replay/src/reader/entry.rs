@@ -322,11 +322,15 @@ pub struct ReducedFacts {
 
 impl ReducedFacts {
     /// The tokens the receipt removed from each request that carries it, as the reducer
-    /// accounts them (a quarter of each text's length, rounded up).
-    pub fn tokens_removed(&self) -> u64 {
-        self.source_bytes
-            .div_ceil(4)
-            .saturating_sub(self.receipt_bytes.div_ceil(4))
+    /// accounts them (a quarter of each text's length, rounded up), for a result whose text
+    /// is now `text_bytes` long: the receipt and what the reducer kept around it (Pi's
+    /// status line), around which the log stood before. Exact for ASCII logs, where bytes
+    /// and UTF-16 units agree.
+    pub fn tokens_removed(&self, text_bytes: u64) -> u64 {
+        let before = text_bytes
+            .saturating_sub(self.receipt_bytes)
+            .saturating_add(self.source_bytes);
+        before.div_ceil(4).saturating_sub(text_bytes.div_ceil(4))
     }
 }
 

@@ -1,0 +1,158 @@
+//! The replay of the real recorded sessions in `fixtures/sessions/corpus/`: one snapshot of
+//! the report per file, and, for every file recorded with SoL-Pi, the replayed
+//! ObservationPack and Online Context Compact figures against the totals the live
+//! extension wrote into the same file.
+
+use serde_json::Value;
+use sol_core::Mechanism;
+use sol_core::savings::{PriceTable, layer_of};
+use sol_replay::reader::read_session;
+use sol_replay::render::{Format, render};
+use sol_replay::replay::{Policy, ReplayOptions, SessionReplay, replay_session};
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/sessions/corpus");
+
+#[allow(clippy::disallowed_methods)] // Test fixtures are read from disk.
+fn corpus_bytes(name: &str) -> Vec<u8> {
+    std::fs::read(format!("{CORPUS}/{name}")).expect("corpus file")
+}
+
+/// The corpus manifest's rows: file name and whether SoL-Pi was loaded.
+fn corpus_files() -> Vec<(String, bool)> {
+    let manifest: Value =
+        serde_json::from_slice(&corpus_bytes("manifest.json")).expect("manifest JSON");
+    let files = manifest["files"].as_array().expect("files");
+    assert!(files.len() >= 6, "the corpus has at least six sessions");
+    files
+        .iter()
+        .map(|row| {
+            (
+                row["file"].as_str().expect("file").to_owned(),
+                row["solPi"].as_bool().expect("solPi"),
+            )
+        })
+        .collect()
+}
+
+fn replay(name: &str, options: &ReplayOptions) -> SessionReplay {
+    let bytes = corpus_bytes(name);
+    let session = read_session(
+        &format!("fixtures/sessions/corpus/{name}"),
+        bytes.as_slice(),
+    )
+    .expect("a corpus session reads");
+    replay_session(&session, options)
+}
+
+fn all_branches() -> ReplayOptions {
+    ReplayOptions {
+        all_branches: true,
+        ..ReplayOptions::default()
+    }
+}
+
+#[test]
+fn every_corpus_session_has_its_report() {
+    for (name, _) in corpus_files() {
+        let options = all_branches();
+        let text = render(&[replay(&name, &options)], &options, Format::Text);
+        let stem = name.trim_end_matches(".jsonl");
+        assert_text_snapshot!(format!("corpus_{stem}"), text);
+    }
+}
+
+#[test]
+fn the_replayed_observation_pack_and_occ_rows_are_what_the_live_extension_recorded() {
+    let prices = PriceTable::default();
+    let mut compared = 0;
+    for (name, sol_pi) in corpus_files() {
+        let replayed = replay(&name, &all_branches());
+        for branch in &replayed.branches {
+            let Some(recorded) = &branch.recorded else {
+                assert!(
+                    !sol_pi,
+                    "{name}: a SoL-Pi session has totals on every branch"
+                );
+                continue;
+            };
+            assert!(
+                sol_pi,
+                "{name}: totals in a session recorded without SoL-Pi"
+            );
+            let live = recorded.report(&prices);
+            let again = branch.sol_pi.report(&prices);
+            for mechanism in [Mechanism::ObservationPack, Mechanism::OnlineContextCompact] {
+                assert_eq!(
+                    again.row(mechanism),
+                    live.row(mechanism),
+                    "{name}, branch {}: {mechanism:?}",
+                    branch.leaf
+                );
+            }
+            // Fusion's turns and the provider's reports too; the requests and their outputs.
+            let fusion = Mechanism::ActionFusion;
+            assert_eq!(
+                again.row(fusion).requests_avoided,
+                live.row(fusion).requests_avoided
+            );
+            assert_eq!(branch.sol_pi.reported, recorded.reported, "{name}");
+            assert_eq!(branch.sol_pi.archive, recorded.archive, "{name}");
+            for (layer, (again, live)) in branch
+                .sol_pi
+                .layers
+                .iter()
+                .zip(&recorded.layers)
+                .enumerate()
+            {
+                assert_eq!(again.requests, live.requests, "{name}: layer {layer}");
+                assert_eq!(again.output, live.output, "{name}: layer {layer}");
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared >= 7, "compared {compared} branches");
+}
+
+#[test]
+fn a_pi_1_session_replays_to_the_very_layers_the_live_extension_recorded() {
+    // Pi 1.x writes the system prompt into the session, so every layer is the same request
+    // for request, when neither a resume nor a /tree navigation made the live book start
+    // again (it prices the first request after one as a cache write).
+    for name in ["debugging-1.6.0-sol-pi.jsonl", "plans-1.6.0-sol-pi.jsonl"] {
+        let replayed = replay(name, &ReplayOptions::default());
+        let branch = &replayed.branches[0];
+        let recorded = branch.recorded.as_ref().expect("live totals");
+        assert_eq!(branch.sol_pi.layers, recorded.layers, "{name}");
+        let occ = layer_of(Mechanism::OnlineContextCompact) - 1;
+        assert_eq!(branch.sol_pi.steps[occ], recorded.steps[occ], "{name}");
+    }
+}
+
+#[test]
+fn the_policies_rank_on_the_debugging_session_as_its_outputs_say() {
+    // The debugging session without SoL-Pi: large build and test outputs, no plan.
+    let replayed = replay("debugging-1.6.0.jsonl", &ReplayOptions::default());
+    let branch = &replayed.branches[0];
+    let plain = branch.row(Policy::PlainPi);
+    let pack = branch.row(Policy::ObservationPack);
+    let occ = branch.row(Policy::ObservationPackOcc);
+    assert!(pack.input_tokens_saved > 0 && pack.net_saved.is_positive());
+    // Without update_plan OCC has no boundary: the same as ObservationPack alone.
+    assert_eq!(branch.compactions.plan_calls, 0);
+    assert_eq!(occ.input_tokens_saved, pack.input_tokens_saved);
+    assert_eq!(pack.cost, plain.cost - pack.net_saved);
+    assert!(branch.reducer.candidates > 0 && branch.reducer.log_bytes > 0);
+    assert!(!branch.row(Policy::ReducerCandidates).priced);
+    assert!(branch.fusion.opportunities > 0, "{:?}", branch.fusion);
+    assert!(branch.row(Policy::ActionFusion).requests_saved > 0);
+}
+
+#[test]
+fn the_all_branches_replay_gives_each_leaf_its_own_figures() {
+    let replayed = replay("fork-0.84.2.jsonl", &all_branches());
+    assert_eq!(replayed.branches.len(), 2);
+    assert!(replayed.branches[0].active && !replayed.branches[1].active);
+    let active = replay("fork-0.84.2.jsonl", &ReplayOptions::default());
+    assert_eq!(active.branches.len(), 1);
+    assert_eq!(active.branches[0], replayed.branches[0]);
+}
