@@ -1,16 +1,20 @@
-//! The reader's speed and memory on a large generated session file.
+//! The reader's and the replay's speed and memory on a large generated session file.
 //!
 //! ```text
 //! cargo run --release -p sol-replay --example bench_reader -- generate /tmp/big.jsonl 100
 //! cargo run --release -p sol-replay --example bench_reader -- read /tmp/big.jsonl
+//! cargo run --release -p sol-replay --example bench_reader -- replay /tmp/big.jsonl
 //! ```
 //!
 //! `generate` writes a session of about that many MB (turns of a user prompt, an assistant
 //! message with two tool calls, their results of 1 to 24 KB of text (a fourth argument sets
 //! the 24; 0 gives one line of output each, the most entries per MB), a SoL-Pi totals entry,
-//! a fork every 50 turns); `read` reads it with the reader and prints the entries, the
-//! time, the throughput and the process's peak resident memory (Linux `VmHWM`). It is a
-//! benchmark, not a test: nothing here asserts a time.
+//! a fork every 50 turns, and Pi's own compaction whenever the branch's context passes
+//! 150,000 estimated tokens, as Pi compacts a 200,000-token window); `read` reads it with
+//! the reader and `replay` reads and replays its active branch under every policy and
+//! renders the report; each prints the entries, the time, the throughput and the process's
+//! peak resident memory (Linux `VmHWM`). It is a benchmark, not a test: nothing here
+//! asserts a time.
 
 // A benchmark program: it prints, reads a clock and files, as the library never does.
 #![allow(
@@ -26,6 +30,8 @@ use std::time::Instant;
 
 use serde_json::json;
 use sol_replay::reader::read_session_with_progress;
+use sol_replay::render::{Format, render};
+use sol_replay::replay::{ReplayOptions, replay_session};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -36,10 +42,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         [command, path, megabytes, kilobytes] if command == "generate" => {
             generate(path, megabytes.parse()?, kilobytes.parse()?)
         }
-        [command, path] if command == "read" => read(path),
+        [command, path] if command == "read" => read(path, false),
+        [command, path] if command == "replay" => read(path, true),
         _ => {
             eprintln!(
-                "usage: bench_reader generate <file> <MB> [<max KB of a tool output>] | bench_reader read <file>"
+                "usage: bench_reader generate <file> <MB> [<max KB of a tool output>] | bench_reader read|replay <file>"
             );
             std::process::exit(2);
         }
@@ -60,6 +67,10 @@ fn generate(path: &str, megabytes: u64, kilobytes: u64) -> Result<(), Box<dyn st
     };
     let mut parent = serde_json::Value::Null;
     let mut fork_point = serde_json::Value::Null;
+    // The branch's context since its last compaction, in Pi's estimate, and the turn's
+    // first entry (what a compaction keeps).
+    let mut context_tokens = 0u64;
+    let mut fork_tokens = 0u64;
     let mut id = 0u64;
     let mut turn = 0u64;
     let line = "build step: compiling a module with a fairly long line of output, ünïcödé ok\n";
@@ -67,10 +78,14 @@ fn generate(path: &str, megabytes: u64, kilobytes: u64) -> Result<(), Box<dyn st
         turn += 1;
         if turn.is_multiple_of(50) && !fork_point.is_null() {
             parent = fork_point.clone();
+            context_tokens = fork_tokens;
         }
         if turn % 50 == 10 {
             fork_point = parent.clone();
+            fork_tokens = context_tokens;
         }
+        let compact = context_tokens > 150_000;
+        let prompt = id + 1;
         let mut entry = |out: &mut BufWriter<File>, mut value: serde_json::Value| {
             id += 1;
             let this = format!("{id:08x}");
@@ -84,6 +99,14 @@ fn generate(path: &str, megabytes: u64, kilobytes: u64) -> Result<(), Box<dyn st
             &mut out,
             json!({"type": "message", "message": {"role": "user", "content": format!("turn {turn}: run the tests"), "timestamp": 1_772_442_000_000u64 + turn}}),
         )?;
+        if compact {
+            // Pi's threshold compaction before the turn's request: it keeps this prompt.
+            written += entry(
+                &mut out,
+                json!({"type": "compaction", "summary": "## Goal\nKeep the tests green.\n".repeat(40), "firstKeptEntryId": format!("{prompt:08x}"), "tokensBefore": context_tokens}),
+            )?;
+            context_tokens = 400;
+        }
         written += entry(
             &mut out,
             json!({"type": "message", "message": {"role": "assistant", "content": [
@@ -100,6 +123,7 @@ fn generate(path: &str, megabytes: u64, kilobytes: u64) -> Result<(), Box<dyn st
                 1 + random(kilobytes)
             };
             let text = line.repeat(((size * 1000 / line.len() as u64) as usize).max(1));
+            context_tokens += text.chars().count() as u64 / 4 + 10;
             written += entry(
                 &mut out,
                 json!({"type": "message", "message": {"role": "toolResult", "toolCallId": format!("call-{turn}-{call}"), "toolName": "bash", "content": [{"type": "text", "text": text}], "isError": false, "timestamp": 1_772_442_000_000u64 + turn}}),
@@ -122,12 +146,26 @@ fn write_line(out: &mut impl Write, value: &serde_json::Value) -> std::io::Resul
     Ok(text.len() as u64 + 1)
 }
 
-fn read(path: &str) -> Result<(), Box<dyn std::error::Error>> {
+fn read(path: &str, replay: bool) -> Result<(), Box<dyn std::error::Error>> {
     let input = BufReader::with_capacity(1 << 16, File::open(path)?);
     let started = Instant::now();
     let mut updates = 0u64;
     let session = read_session_with_progress(path, input, |_| updates += 1)?;
+    let read = started.elapsed();
+    let mut report = 0;
+    if replay {
+        let options = ReplayOptions::default();
+        let replayed = replay_session(&session, &options);
+        report = render(&[replayed], &options, Format::Text).len();
+    }
     let elapsed = started.elapsed();
+    if replay {
+        println!(
+            "read {:.2} s, replayed and rendered {:.2} s ({report} bytes of report)",
+            read.as_secs_f64(),
+            (elapsed - read).as_secs_f64()
+        );
+    }
     let megabytes = session.bytes() as f64 / 1e6;
     println!(
         "{path}: {} entries, {} leaves, active branch {} entries, {:.1} MB in {:.2} s ({:.0} MB/s), {updates} progress calls",

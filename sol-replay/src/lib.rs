@@ -1,12 +1,18 @@
-//! Replay of recorded Pi sessions for SoL-Pi in Rust.
+//! Replay of recorded Pi sessions for SoL-Pi in Rust: what SoL-Pi would have saved on a
+//! session, with no model call, side by side with other context policies.
 //!
-//! The first part is [`reader`]: a streaming reader of Pi's session files (JSONL) that keeps,
-//! for each entry, only what a replay needs (ids, parent links, roles, Pi's token estimates,
-//! tool facts and a digest of each tool result's text), never the text itself, and finds
-//! the branch Pi would continue and every other leaf.
+//! - [`reader`]: a streaming reader of Pi's session files (JSONL) that keeps, for each
+//!   entry, only what a replay needs (ids, parent links, roles, Pi's token estimates, tool
+//!   facts, a digest of each tool result's text, and what ObservationPack and the reducer
+//!   would make of a result, decided while its text is at hand), never the text itself, and
+//!   finds the branch Pi would continue and every other leaf;
+//! - [`replay`]: each branch's provider requests rebuilt as Pi builds them and booked, per
+//!   policy, in the savings [`Book`](sol_core::savings::Book) the live extension keeps;
+//! - [`render`]: the report as text, Markdown or JSON, with totals over several files.
 //!
 //! The crate is pure: no file system, no clock, no environment. The reader takes any
-//! [`std::io::BufRead`] and the file's name for its messages; the host opens the file.
+//! [`std::io::BufRead`] and the file's name for its messages; the host opens the file and
+//! prints (the `sol-pi` binary of the `sol-pi-cli` crate).
 //!
 //! ```
 //! use sol_replay::reader::read_session;

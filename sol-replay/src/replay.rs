@@ -330,22 +330,17 @@ const LOG: u64 = 3;
 struct Books {
     /// Fusion (made and possible), ObservationPack, OCC: the SoL-Pi table.
     sol_pi: Book,
-    /// ObservationPack and OCC.
+    /// ObservationPack and OCC (Action Fusion's row is the first layers of `sol_pi`, which
+    /// no later mechanism changes).
     pack: Book,
-    /// Action Fusion alone.
-    fusion: Book,
-    /// The masking baseline (its replacements booked as ObservationPack's layer).
+    /// The masking baseline: its requests as plain Pi's (no mechanism changed them), so
+    /// its plain layer is the policy.
     mask: Book,
 }
 
 impl Books {
     fn each(&mut self, mut apply: impl FnMut(&mut Book)) {
-        for book in [
-            &mut self.sol_pi,
-            &mut self.pack,
-            &mut self.fusion,
-            &mut self.mask,
-        ] {
+        for book in [&mut self.sol_pi, &mut self.pack, &mut self.mask] {
             apply(book);
         }
     }
@@ -363,7 +358,6 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
     let mut books = Books {
         sol_pi: Book::new(),
         pack: Book::new(),
-        fusion: Book::new(),
         mask: Book::new(),
     };
     let mut context: Vec<ContextPart> = Vec::new();
@@ -371,7 +365,7 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
     let mut reducer = ReducerFacts::default();
     let mut compactions = CompactionFacts::default();
     let mut archived: BTreeSet<ContentDigest> = BTreeSet::new();
-    let mut masked: BTreeSet<usize> = BTreeSet::new();
+    let mut masked = vec![false; branch.len()];
     // The previous assistant message of this prompt made an edit or write without then_run.
     let mut unfused_edit = false;
     let mut messages = 0;
@@ -573,7 +567,7 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
         fusion,
         reducer,
         compactions,
-        masked_outputs: masked.len() as u64,
+        masked_outputs: masked.iter().filter(|masked| **masked).count() as u64,
         recorded,
     }
 }
@@ -586,9 +580,8 @@ fn request(
     mask_keep: usize,
     mask_tokens: u64,
     archived: &mut BTreeSet<ContentDigest>,
-    masked: &mut BTreeSet<usize>,
+    masked: &mut [bool],
 ) {
-    let mut plain = Vec::with_capacity(context.len());
     let mut packed = Vec::with_capacity(context.len());
     let mut masking = Vec::with_capacity(context.len());
     let mut account = StepAccount::default();
@@ -645,43 +638,33 @@ fn request(
                 account.bytes_removed += pack.removed_bytes;
             }
         }
-        let mut mask_form = base.clone();
+        let mut mask_form = base;
         if part.role == PartRole::ToolResult {
             if results_after >= mask_keep && mask_tokens < part.tokens {
-                masked.insert(part.position);
-                mask_form = SentPart {
-                    part: Part {
-                        key: part.key(MASKED),
-                        tokens: mask_tokens,
-                    },
-                    changes: vec![Change {
-                        by: Mechanism::ObservationPack,
-                        before: Some(original),
-                    }],
-                };
+                masked[part.position] = true;
+                // The masking book knows no mechanism: its plain layer is the policy (the
+                // mask replaces the result in whatever form it had).
+                mask_form = SentPart::unchanged(Part {
+                    key: part.key(MASKED),
+                    tokens: mask_tokens,
+                });
             }
             results_after += 1;
         }
         if part.role == PartRole::Assistant {
             assistants_after = assistants_after.saturating_add(1);
         }
-        plain.push(base);
         packed.push(pack_form);
         masking.push(mask_form);
     }
-    plain.reverse();
     packed.reverse();
     masking.reverse();
     if avoidable {
         books
             .sol_pi
             .record_avoidable_request(Mechanism::ActionFusion, packed.clone());
-        books
-            .fusion
-            .record_avoidable_request(Mechanism::ActionFusion, plain);
     } else {
         books.sol_pi.record_request(packed.clone());
-        books.fusion.record_request(plain);
     }
     books.pack.record_request(packed);
     books.mask.record_request(masking);
@@ -767,7 +750,6 @@ fn recorded_totals(branch: &[&Entry]) -> Option<Savings> {
 fn policy_rows(books: &Books, prices: &PriceTable, reducer: &ReducerFacts) -> Vec<PolicyRow> {
     let sol_pi = books.sol_pi.savings().report(prices);
     let pack = books.pack.savings().report(prices);
-    let fusion = books.fusion.savings().report(prices);
     let mask = books.mask.savings().report(prices);
     let plain = &sol_pi;
     let row = |policy: Policy, report: &Report, mechanisms: &[Mechanism]| {
@@ -806,13 +788,18 @@ fn policy_rows(books: &Books, prices: &PriceTable, reducer: &ReducerFacts) -> Ve
             &pack,
             &[Mechanism::ObservationPack, Mechanism::OnlineContextCompact],
         ),
-        row(Policy::ActionFusion, &fusion, &[Mechanism::ActionFusion]),
+        row(Policy::ActionFusion, plain, &[Mechanism::ActionFusion]),
         row(Policy::ReducerCandidates, plain, &[]),
-        row(
-            Policy::ObservationMasking,
-            &mask,
-            &[Mechanism::ObservationPack],
-        ),
+        PolicyRow {
+            policy: Policy::ObservationMasking,
+            requests: mask.plain.requests,
+            input_tokens: mask.plain.input(),
+            cost: mask.plain_cost,
+            requests_saved: i128::from(plain.plain.requests) - i128::from(mask.plain.requests),
+            input_tokens_saved: i128::from(plain.plain.input()) - i128::from(mask.plain.input()),
+            net_saved: plain.plain_cost - mask.plain_cost,
+            priced: true,
+        },
     ]
 }
 

@@ -12,5 +12,7 @@ mod corpus;
 mod reader;
 #[path = "replay/reader_props.rs"]
 mod reader_props;
+#[path = "replay/replay_props.rs"]
+mod replay_props;
 #[path = "replay/support.rs"]
 mod support;

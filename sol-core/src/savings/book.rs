@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Change, Ledger, Part, PartForms, RequestFacts, Savings};
+use super::{Change, LAYERS, LayerTokens, Ledger, Part, PartForms, RequestFacts, Savings};
 use crate::{Mechanism, StepAccount};
 
 /// One part of a request as sent, with what SoL-Pi changed in it.
@@ -178,13 +178,13 @@ impl Book {
         self.fused = true;
     }
 
-    /// Records one request as sent and returns the facts the ledger was given (the request
-    /// a fused command avoided first, when there is one).
+    /// Records one request as sent and returns what each request it recorded added to each
+    /// layer (the request a fused command avoided first, when there is one).
     ///
     /// The request a fused command avoided is counted with the context of the request that
     /// follows it, which is what the model would have been sent then, up to the command's
     /// own result.
-    pub fn record_request(&mut self, parts: Vec<SentPart>) -> Vec<RequestFacts> {
+    pub fn record_request(&mut self, parts: Vec<SentPart>) -> Vec<[LayerTokens; LAYERS]> {
         self.record(parts, None)
     }
 
@@ -195,21 +195,33 @@ impl Book {
         &mut self,
         mechanism: Mechanism,
         parts: Vec<SentPart>,
-    ) -> Vec<RequestFacts> {
+    ) -> Vec<[LayerTokens; LAYERS]> {
         self.record(parts, Some(mechanism))
     }
 
-    fn record(&mut self, parts: Vec<SentPart>, avoided_by: Option<Mechanism>) -> Vec<RequestFacts> {
+    fn record(
+        &mut self,
+        parts: Vec<SentPart>,
+        avoided_by: Option<Mechanism>,
+    ) -> Vec<[LayerTokens; LAYERS]> {
         // Every form of the parts sent: a part the previous request carried in another form
         // (before its placeholder) is still there, not compacted away.
-        let present: BTreeSet<u64> = parts
+        // Only a summary seen for the first time needs them (most requests have none).
+        let fresh_summary = parts
             .iter()
-            .flat_map(|sent| {
-                let earlier = sent.changes.iter().filter_map(|change| change.before);
-                std::iter::once(sent.part).chain(earlier)
-            })
-            .map(|part| part.key)
-            .collect();
+            .any(|sent| sent.is_compaction() && !self.compactions.contains_key(&sent.part.key));
+        let present: BTreeSet<u64> = if fresh_summary {
+            parts
+                .iter()
+                .flat_map(|sent| {
+                    let earlier = sent.changes.iter().filter_map(|change| change.before);
+                    std::iter::once(sent.part).chain(earlier)
+                })
+                .map(|part| part.key)
+                .collect()
+        } else {
+            BTreeSet::new()
+        };
         let mut forms = Vec::with_capacity(parts.len());
         // The history a new summary stands for is claimed once: a continuation first seen in
         // the same request stands for nothing of it.
@@ -251,13 +263,15 @@ impl Book {
             avoided_by,
             ..RequestFacts::sent(forms)
         });
-        for request in &facts {
-            self.ledger.record_request(request);
+        let added = facts
+            .iter()
+            .map(|request| self.ledger.record_request(request))
+            .collect();
+        // The request just sent is the next one's previous request.
+        if let Some(last) = facts.pop() {
+            self.previous = last.parts;
         }
-        if let Some(last) = facts.last() {
-            self.previous.clone_from(&last.parts);
-        }
-        facts
+        added
     }
 
     /// A request the host is about to send; it is recorded with its response

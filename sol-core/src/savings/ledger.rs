@@ -193,6 +193,8 @@ pub struct Ledger {
     previous: [Vec<u64>; LAYERS],
     /// The layers the last request exists in: its output is counted there.
     last: [bool; LAYERS],
+    /// Per layer: its previous request was the very request of the layer below.
+    same_as_below: [bool; LAYERS],
 }
 
 impl Ledger {
@@ -224,14 +226,33 @@ impl Ledger {
 
     /// Adds one request, in every layer it exists in, and returns what it added per layer
     /// (the totals are exactly the sum of these).
+    ///
+    /// A layer whose mechanism changed nothing in this request, and whose previous request
+    /// was the layer below's, sends what the layer below sends: its figures are copied, not
+    /// counted again (most requests leave most layers alike).
     pub fn record_request(&mut self, request: &RequestFacts) -> [LayerTokens; LAYERS] {
+        let mut changed = [false; LAYERS];
+        for change in request.parts.iter().flat_map(|part| &part.changes) {
+            changed[layer_of(change.by)] = true;
+        }
         let mut added = [LayerTokens::default(); LAYERS];
-        for (layer, slot) in added.iter_mut().enumerate() {
-            self.last[layer] = request.exists_in(layer);
-            if !self.last[layer] {
+        let mut parts: Vec<Part> = Vec::with_capacity(request.parts.len());
+        for layer in 0..LAYERS {
+            let exists = request.exists_in(layer);
+            self.last[layer] = exists;
+            if !exists {
+                self.same_as_below[layer] = false;
                 continue;
             }
-            let parts: Vec<Part> = request.parts.iter().filter_map(|p| p.at(layer)).collect();
+            if layer > 0 && self.last[layer - 1] && !changed[layer] && self.same_as_below[layer] {
+                added[layer] = added[layer - 1];
+                let (below, this) = self.previous.split_at_mut(layer);
+                this[0].clone_from(&below[layer - 1]);
+                self.savings.layers[layer].add(&added[layer]);
+                continue;
+            }
+            parts.clear();
+            parts.extend(request.parts.iter().filter_map(|p| p.at(layer)));
             let previous = &self.previous[layer];
             let shared = parts
                 .iter()
@@ -243,14 +264,19 @@ impl Ledger {
                     .iter()
                     .fold(0u64, |sum, part| sum.saturating_add(part.tokens))
             };
-            *slot = LayerTokens {
+            added[layer] = LayerTokens {
                 requests: 1,
                 cache_read: tokens(&parts[..shared]),
                 cache_write: tokens(&parts[shared..]),
                 output: request.output_tokens,
             };
-            self.previous[layer] = parts.iter().map(|part| part.key).collect();
-            self.savings.layers[layer].add(slot);
+            let keys = &mut self.previous[layer];
+            keys.clear();
+            keys.extend(parts.iter().map(|part| part.key));
+            self.same_as_below[layer] = layer > 0
+                && self.last[layer - 1]
+                && self.previous[layer] == self.previous[layer - 1];
+            self.savings.layers[layer].add(&added[layer]);
         }
         added
     }

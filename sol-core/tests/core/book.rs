@@ -293,9 +293,11 @@ fn a_fused_command_saves_one_request_per_turn_however_many_calls_it_made() {
     };
     book.fused_command();
     book.fused_command();
-    let facts = book.record_request(vec![SentPart::unchanged(part)]);
-    assert_eq!(facts.len(), 2);
-    assert_eq!(facts[0].avoided_by, Some(Mechanism::ActionFusion));
+    let added = book.record_request(vec![SentPart::unchanged(part)]);
+    assert_eq!(added.len(), 2);
+    // The avoided request is only in plain Pi's layer, the one sent in every layer.
+    assert_eq!(added[0].map(|layer| layer.requests), [1, 0, 0, 0, 0]);
+    assert_eq!(added[1].map(|layer| layer.requests), [1; 5]);
     let layers = book.savings().layers;
     assert_eq!((layers[0].requests, layers[1].requests), (2, 1));
     // The avoided request wrote the prefix; the one sent then read it.
