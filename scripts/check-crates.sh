@@ -6,6 +6,9 @@
 # alone (the workspace's crates resolve from the packages just made, everything else from the
 # registry). Uncommitted changes are packaged as they are, so the check holds for the tree
 # being tested. sol-napi (the addon) and sol-testkit (test support) are never published.
+# sol-pi-cli (the `sol-pi` binary) is packaged and built from its .crate with the others (it is
+# what `cargo install sol-pi-cli` would build); having no library README example, it skips the
+# README-example and examples/ checks below.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$root"
@@ -29,9 +32,11 @@ mechanisms=(sol-fusion sol-obspack sol-reducer sol-occ)
 is_mechanism() { [[ " ${mechanisms[*]} " == *" $1 "* ]]; }
 
 # Every package carries its licence and README, and nothing that reads the workspace's files.
-for crate in "${crates[@]}"; do
+for crate in "${crates[@]}" sol-pi-cli; do
 	files=$(cargo package --list --locked --allow-dirty -p "$crate")
-	for needed in LICENSE README.md Cargo.toml src/lib.rs; do
+	needed_files=(LICENSE README.md Cargo.toml src/lib.rs)
+	if [ "$crate" = sol-pi-cli ]; then needed_files+=(src/main.rs); fi
+	for needed in "${needed_files[@]}"; do
 		grep -qx "$needed" <<<"$files" || { echo "$crate: the package lacks $needed" >&2; exit 1; }
 	done
 	if grep -q '^tests/' <<<"$files"; then echo "$crate: the package holds tests/, which read ../fixtures" >&2; exit 1; fi
@@ -98,4 +103,4 @@ for crate in "${crates[@]}"; do
 	# The README shows one of these examples as it is, so what a reader copies is what runs here.
 	[ "$shown" = yes ] || { echo "$crate: the README's first rust block is none of its examples with a .stdout" >&2; exit 1; }
 done
-echo "crates: docs, packages, README examples and examples of ${crates[*]} are fine"
+echo "crates: docs, packages, README examples and examples of ${crates[*]} are fine; sol-pi-cli packaged and built from its .crate"

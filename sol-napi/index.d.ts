@@ -170,6 +170,12 @@ export declare class SavingsBook {
   recordResponse(usage: SavingsUsage): void
   /** A mechanism step's account (`mechanism` is its `sol-pi.json` key). */
   recordStep(mechanismKey: string, account: StepAccount): void
+  /**
+   * The account of a step that changed the request being prepared (ObservationPack's
+   * `context` step): it counts with that request when it is billed, and not at all for a
+   * request that never went out.
+   */
+  recordRequestStep(mechanismKey: string, account: StepAccount): void
   /** ObservationPack archived an output of `bytes`. */
   recordArchived(bytes: number): void
   /** The model recalled `bytes` from the archive. */
@@ -983,6 +989,12 @@ export declare function reducerOutputCap(requested: number, modelMaxTokens?: num
 
 /** [`CANDIDATE_TOOLS`], for the host's filter. */
 export declare function reducerToolNames(): Array<string>
+
+/**
+ * Runs `sol-pi replay <args>` (the arguments after `replay`) on the process's stdout and
+ * stderr and returns its exit code: 0 every file replayed, 1 a file failed, 2 a usage error.
+ */
+export declare function replayMain(args: Array<string>): number
 
 /**
  * Builds (once) the session's storage root. The session directory is canonicalized

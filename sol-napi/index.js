@@ -867,6 +867,7 @@ module.exports.occTexts = nativeBinding.occTexts
 module.exports.realTempDir = nativeBinding.realTempDir
 module.exports.reducerOutputCap = nativeBinding.reducerOutputCap
 module.exports.reducerToolNames = nativeBinding.reducerToolNames
+module.exports.replayMain = nativeBinding.replayMain
 module.exports.runtimeRoot = nativeBinding.runtimeRoot
 module.exports.savingsViewOfEntry = nativeBinding.savingsViewOfEntry
 module.exports.validateConfigFile = nativeBinding.validateConfigFile

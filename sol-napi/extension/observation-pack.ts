@@ -114,7 +114,8 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 				message.content = [{ type: "text", text: entry.packed!.placeholder }];
 			});
 			if (step.error) warnings.warn(ctx, step.error);
-			tracker?.step("observationPack", step.account);
+			// It counts with the request it changed, once that is answered (not for one an extension aborts).
+			tracker?.requestStep("observationPack", step.account);
 			savings.showNotice(ctx, step.notice);
 		}),
 	);

@@ -124,6 +124,15 @@ export class SavingsTracker {
 		});
 	}
 
+	/** The account of a step that changed the request being prepared: it counts with that request, once it is answered. */
+	requestStep(mechanism: MechanismKey, account: NativeAddon.StepAccount | undefined): void {
+		if (!account) return;
+		this.guard(undefined, () => {
+			this.book.recordRequestStep(mechanism, account);
+			this.changed = true;
+		});
+	}
+
 	/** ObservationPack wrote `bytes` to its archive. */
 	archived(bytes: number): void {
 		if (bytes > 0) this.guard(undefined, () => this.book.recordArchived(bytes));

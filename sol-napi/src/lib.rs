@@ -38,6 +38,7 @@ pub mod fusion;
 pub mod obspack;
 pub mod occ;
 pub mod reducer;
+pub mod replay;
 pub mod savings;
 pub mod storage;
 

@@ -296,6 +296,18 @@ impl SavingsBook {
         })
     }
 
+    /// The account of a step that changed the request being prepared (ObservationPack's
+    /// `context` step): it counts with that request when it is billed, and not at all for a
+    /// request that never went out.
+    #[napi(catch_unwind)]
+    pub fn record_request_step(&self, mechanism_key: String, account: JsStepAccount) {
+        quiet(|| {
+            if let Some(by) = mechanism(&mechanism_key) {
+                self.book().record_request_step(by, account.into());
+            }
+        })
+    }
+
     /// ObservationPack archived an output of `bytes`.
     #[napi(catch_unwind)]
     pub fn record_archived(&self, bytes: f64) {

@@ -146,7 +146,29 @@ fn write_line(out: &mut impl Write, value: &serde_json::Value) -> std::io::Resul
     Ok(text.len() as u64 + 1)
 }
 
+/// The floor a reader cannot go below: every line parsed into a `serde_json::Value` and
+/// dropped, nothing kept.
+fn parse_only(path: &str) -> Result<f64, Box<dyn std::error::Error>> {
+    let input = BufReader::with_capacity(1 << 16, File::open(path)?);
+    let started = Instant::now();
+    let mut values = 0u64;
+    for line in std::io::BufRead::split(input, b'\n') {
+        let line = line?;
+        if serde_json::from_slice::<serde_json::Value>(&line).is_ok() {
+            values += 1;
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    println!("floor: {values} lines parsed as JSON and dropped in {elapsed:.2} s");
+    Ok(elapsed)
+}
+
 fn read(path: &str, replay: bool) -> Result<(), Box<dyn std::error::Error>> {
+    let floor = if replay {
+        Some(parse_only(path)?)
+    } else {
+        None
+    };
     let input = BufReader::with_capacity(1 << 16, File::open(path)?);
     let started = Instant::now();
     let mut updates = 0u64;
@@ -159,11 +181,12 @@ fn read(path: &str, replay: bool) -> Result<(), Box<dyn std::error::Error>> {
         report = render(&[replayed], &options, Format::Text).len();
     }
     let elapsed = started.elapsed();
-    if replay {
+    if let Some(floor) = floor {
         println!(
-            "read {:.2} s, replayed and rendered {:.2} s ({report} bytes of report)",
+            "read {:.2} s, replayed and rendered {:.2} s ({report} bytes of report); read and replay take {:.2} times the floor",
             read.as_secs_f64(),
-            (elapsed - read).as_secs_f64()
+            (elapsed - read).as_secs_f64(),
+            elapsed.as_secs_f64() / floor,
         );
     }
     let megabytes = session.bytes() as f64 / 1e6;

@@ -286,6 +286,9 @@ struct ContextPart {
     identity: Option<ContentDigest>,
     /// A receipt's removed tokens: before it, the request carried the log.
     receipt_removed: Option<u64>,
+    /// Its tokens in the last request that carried it as SoL-Pi sent it (a placeholder's,
+    /// once ObservationPack replaced it): what Online Context Compact sees and removes.
+    sent_tokens: u64,
 }
 
 impl ContextPart {
@@ -300,6 +303,7 @@ impl ContextPart {
             by_occ: false,
             identity: None,
             receipt_removed: None,
+            sent_tokens: tokens,
         }
     }
 
@@ -409,7 +413,7 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                             }
                             request(
                                 &mut books,
-                                &context,
+                                &mut context,
                                 avoidable,
                                 options.mask_keep,
                                 mask_tokens,
@@ -540,6 +544,7 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                     match replacement_tokens {
                         Some(tokens) => {
                             context[index].tokens = *tokens;
+                            context[index].sent_tokens = *tokens;
                             context[index].pack = None;
                         }
                         None => {
@@ -575,7 +580,7 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
 /// One request: the context as sent under each book's policy.
 fn request(
     books: &mut Books,
-    context: &[ContextPart],
+    context: &mut [ContextPart],
     avoidable: bool,
     mask_keep: usize,
     mask_tokens: u64,
@@ -588,7 +593,7 @@ fn request(
     // Walked from the end: the assistant messages and tool results after each part.
     let mut assistants_after = 0u32;
     let mut results_after = 0usize;
-    for part in context.iter().rev() {
+    for part in context.iter_mut().rev() {
         let original = Part {
             key: part.key(ORIGINAL),
             tokens: part.tokens,
@@ -638,6 +643,7 @@ fn request(
                 account.bytes_removed += pack.removed_bytes;
             }
         }
+        part.sent_tokens = pack_form.part.tokens;
         let mut mask_form = base;
         if part.role == PartRole::ToolResult {
             if results_after >= mask_keep && mask_tokens < part.tokens {
@@ -703,7 +709,8 @@ fn is_occ_compaction(after: &[&Entry]) -> bool {
 }
 
 /// The context tokens a compaction removed, as Online Context Compact accounts them: the
-/// parts before the first one it kept (the system prompt stays), less the summary.
+/// parts before the first one it kept (the system prompt stays) as they were last sent,
+/// less the summary.
 fn removed_tokens(
     context: &[ContextPart],
     facts: &crate::reader::CompactionFacts,
@@ -717,7 +724,7 @@ fn removed_tokens(
     let removed: u64 = context
         .iter()
         .filter(|part| part.position < kept && part.role != PartRole::System)
-        .map(|part| part.tokens)
+        .map(|part| part.sent_tokens)
         .sum();
     removed.saturating_sub(facts.summarizer_output_tokens)
 }

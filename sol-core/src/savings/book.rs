@@ -131,7 +131,17 @@ pub struct Book {
     /// The last response's calls included a fused command: the model's next turn was saved.
     fused: bool,
     /// A request begun and not answered yet.
-    pending: Option<Vec<SentPart>>,
+    pending: Option<Pending>,
+    /// The steps of the request being prepared, by mechanism (the latest of each), taken
+    /// by the next [`Book::begin_request`].
+    upcoming: BTreeMap<Mechanism, StepAccount>,
+}
+
+/// A request begun and not answered yet, with the steps that made it.
+#[derive(Debug, Clone, Default)]
+struct Pending {
+    parts: Vec<SentPart>,
+    steps: BTreeMap<Mechanism, StepAccount>,
 }
 
 impl Book {
@@ -278,19 +288,34 @@ impl Book {
     /// ([`Book::end_request`]). An earlier request with no response never went out and is
     /// dropped.
     pub fn begin_request(&mut self, parts: Vec<SentPart>) {
-        self.pending = Some(parts);
+        self.pending = Some(Pending {
+            parts,
+            steps: std::mem::take(&mut self.upcoming),
+        });
+    }
+
+    /// The account of a step that changed the request being prepared (ObservationPack's
+    /// replacements in it): it counts with that request, when it is billed, and not at all
+    /// when the request never goes out (an extension aborted it). A later step of the same
+    /// mechanism before the request begins replaces it: it was for a request that never
+    /// began.
+    pub fn record_request_step(&mut self, mechanism: Mechanism, account: StepAccount) {
+        self.upcoming.insert(mechanism, account);
     }
 
     /// The response to the request begun last, `failed` when it ended in an abort or an
     /// error: both are recorded, unless the request was not billed
     /// ([`ResponseUsage::billed`]), which is dropped. Nothing happens without a begun request.
     pub fn end_request(&mut self, usage: ResponseUsage, failed: bool) {
-        let Some(parts) = self.pending.take() else {
+        let Some(Pending { parts, steps }) = self.pending.take() else {
             return;
         };
         if usage.billed(failed) {
             self.record_request(parts);
             self.record_response(usage);
+            for (mechanism, account) in steps {
+                self.ledger.record_step(mechanism, account);
+            }
         }
     }
 

@@ -331,3 +331,39 @@ fn a_request_that_failed_unbilled_is_dropped_with_its_response() {
     book.end_request(partial, false);
     assert_eq!(book.savings().layers[4].requests, 2);
 }
+
+#[test]
+fn a_request_step_counts_with_its_request_and_not_for_one_that_never_went_out() {
+    let mut book = Book::new();
+    let part = Part {
+        key: 5,
+        tokens: 100,
+    };
+    let replaced = |tokens| sol_core::StepAccount {
+        tokens_removed: tokens,
+        ..sol_core::StepAccount::default()
+    };
+    let answered = ResponseUsage {
+        estimated_output: 10,
+        reported: None,
+    };
+    let pack = |book: &Book| book.savings().steps[1].tokens_removed;
+    // A step for a request an extension aborted before it began: replaced by the next one.
+    book.record_request_step(Mechanism::ObservationPack, replaced(1_000));
+    book.record_request_step(Mechanism::ObservationPack, replaced(300));
+    book.begin_request(vec![SentPart::unchanged(part)]);
+    assert_eq!(pack(&book), 0, "counted only with its response");
+    book.end_request(answered, false);
+    assert_eq!(pack(&book), 300);
+    // A request that failed unbilled takes its step with it.
+    book.record_request_step(Mechanism::ObservationPack, replaced(70));
+    book.begin_request(vec![SentPart::unchanged(part)]);
+    book.end_request(ResponseUsage::default(), true);
+    assert_eq!(pack(&book), 300);
+    // A request begun again without a response never went out: its step goes too.
+    book.record_request_step(Mechanism::ObservationPack, replaced(20));
+    book.begin_request(vec![SentPart::unchanged(part)]);
+    book.begin_request(vec![SentPart::unchanged(part)]);
+    book.end_request(answered, false);
+    assert_eq!(pack(&book), 300);
+}

@@ -16,6 +16,13 @@ const HOST: &str = "sol-napi";
 const HOST_LAYER: &str = "sol-host";
 /// Replay of recorded sessions: pure, built on sol-core and the mechanisms' own decisions.
 const REPLAY: &str = "sol-replay";
+/// The `sol-pi` command (package `sol-pi-cli`, folder `sol-cli`): a host that opens the
+/// session files and prints the replay; the addon runs the same library for `npm run replay`.
+const CLI: &str = "sol-cli";
+/// The CLI's package name, as other manifests name it.
+const CLI_PACKAGE: &str = "sol-pi-cli";
+/// What the CLI may depend on: the replay, the price table, argument parsing, a progress bar.
+const CLI_DEPENDENCIES: [&str; 4] = ["sol-core", "sol-replay", "clap", "indicatif"];
 /// Test support: a dev-dependency of the crates above, never a normal one.
 const TEST_SUPPORT: &str = "sol-testkit";
 
@@ -206,7 +213,7 @@ fn members() -> Vec<String> {
 
 #[test]
 fn the_workspace_has_the_expected_members() {
-    let mut expected: Vec<&str> = vec![CORE, HOST_LAYER, HOST, REPLAY, TEST_SUPPORT];
+    let mut expected: Vec<&str> = vec![CORE, HOST_LAYER, HOST, REPLAY, CLI, TEST_SUPPORT];
     expected.extend(MECHANISMS);
     expected.sort_unstable();
     let mut actual = members();
@@ -258,6 +265,41 @@ fn the_replay_crate_depends_only_on_the_pure_crates_and_small_leaf_crates() {
                 || (MECHANISM_DEPENDENCIES.contains(&dependency.as_str())
                     && dependency != HOST_LAYER),
             "{REPLAY} depends on {dependency}: it stays pure (the binary reads the files)"
+        );
+    }
+}
+
+#[test]
+fn the_cli_depends_only_on_the_replay_and_its_two_command_line_crates() {
+    let member = Member::load(CLI);
+    let package = member
+        .table("package")
+        .and_then(|entries| entries.iter().find(|(key, _)| key == "name"))
+        .map(|(_, value)| value.trim_matches('"').to_owned());
+    assert_eq!(package.as_deref(), Some(CLI_PACKAGE));
+    let dependencies = member.normal_dependencies();
+    assert!(dependencies.contains(REPLAY), "{CLI}: {dependencies:?}");
+    for dependency in &dependencies {
+        assert!(
+            CLI_DEPENDENCIES.contains(&dependency.as_str()),
+            "{CLI} depends on {dependency}, outside {CLI_DEPENDENCIES:?}"
+        );
+    }
+    // A host crate: clippy.toml of its own (I/O allowed), and hash-ordered collections still out.
+    let own = read(&member.dir.join("clippy.toml"));
+    let types = array_items(&own, "disallowed-types", Some("path"));
+    assert!(
+        types.iter().any(|path| path == "std::collections::HashMap"),
+        "{CLI}/clippy.toml must disallow HashMap: {types:?}"
+    );
+    // Only the addon (for `npm run replay`) may build on the command.
+    for name in members() {
+        if name == HOST || name == CLI {
+            continue;
+        }
+        assert!(
+            !Member::load(&name).all_dependencies().contains(CLI_PACKAGE),
+            "{name} depends on {CLI_PACKAGE}"
         );
     }
 }

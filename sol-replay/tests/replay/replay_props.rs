@@ -187,7 +187,7 @@ proptest! {
         let once = replay(&text, &options);
         let again = replay(&text, &options);
         prop_assert_eq!(&once, &again);
-        prop_assert_eq!(render(&[once.clone()], &options, Format::Json), render(&[again.clone()], &options, Format::Json));
+        prop_assert_eq!(render(std::slice::from_ref(&once), &options, Format::Json), render(std::slice::from_ref(&again), &options, Format::Json));
         let single = Totals::of(std::slice::from_ref(&once));
         let double = Totals::of(&[once, again]);
         assert_figures_sound(&serde_json::to_value(&double).unwrap_or_default(), "");

@@ -1,0 +1,437 @@
+//! # sol-pi-cli: the `sol-pi` command
+//!
+//! `sol-pi replay [OPTIONS] <FILES>...` reads recorded Pi session files (JSONL, as Pi writes
+//! them under `~/.pi/agent/sessions/`), replays each with [`sol_replay`] and prints the
+//! report: per session SoL-Pi's `/sol-pi` table as replayed and the policies side by side,
+//! then the totals over every file, as text, Markdown (`--md`) or JSON (`--json`).
+//!
+//! Everything the command does is in [`run`], which takes the arguments and the two output
+//! streams, so the binary (`src/main.rs`) and the addon's `replayMain` export (`npm run
+//! replay`) run the same code and give the same output and exit codes:
+//!
+//! - `0`: every file was read and replayed (a torn last line is a warning, not a failure);
+//! - `1`: a file could not be opened or read, or is not a session the reader accepts (the
+//!   other files are still replayed and printed), or no file could be read at all;
+//! - `2`: a usage error (an unknown option, no file, a price that is not a price).
+//!
+//! ```
+//! let mut stdout = Vec::new();
+//! let mut stderr = Vec::new();
+//! let code = sol_pi_cli::run(["sol-pi", "replay", "--md", "no-such-file.jsonl"], &mut stdout, &mut stderr);
+//! assert_eq!(code, 1);
+//! assert!(stdout.is_empty());
+//! assert!(String::from_utf8_lossy(&stderr).starts_with("sol-pi: no-such-file.jsonl: cannot be opened: "));
+//! ```
+//!
+//! The input files are opened read-only and never changed. A file over [`PROGRESS_MIN_BYTES`]
+//! shows a progress bar on the process's stderr while it is read, and only when that stderr
+//! is a terminal.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, BufReader, Write};
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use sol_core::savings::PriceTable;
+use sol_replay::reader::read_session_with_progress;
+use sol_replay::render::{Format, render};
+use sol_replay::replay::{ReplayOptions, SessionReplay, replay_session};
+
+/// Every file was read and replayed.
+pub const EXIT_OK: i32 = 0;
+/// A file could not be read, or was not a session; or the report could not be written.
+pub const EXIT_FAILED: i32 = 1;
+/// The command line was wrong (clap's usage errors, a price out of range).
+pub const EXIT_USAGE: i32 = 2;
+
+/// Files from this size on get a progress bar (when stderr is a terminal).
+pub const PROGRESS_MIN_BYTES: u64 = 8 * 1024 * 1024;
+
+/// How often, in bytes read, the progress bar is moved on.
+const PROGRESS_STEP: u64 = 256 * 1024;
+
+const ABOUT: &str = "SoL-Pi in Rust: token-efficiency mechanisms for the Pi coding agent";
+
+const LONG_ABOUT: &str = "SoL-Pi in Rust: token-efficiency mechanisms for the Pi coding agent.
+
+This command works on what Pi has already recorded: `sol-pi replay` reads Pi's session
+files and shows what SoL-Pi's mechanisms would have saved on them.";
+
+const REPLAY_ABOUT: &str =
+    "Replay recorded Pi sessions and compare what each policy would have sent and cost";
+
+const REPLAY_LONG_ABOUT: &str =
+    "Replay recorded Pi sessions and compare what each policy would have sent and cost.
+
+Each file is a Pi session (JSONL) as Pi writes it under ~/.pi/agent/sessions/. For each
+one the report shows SoL-Pi's /sol-pi table as replayed and these policies side by side,
+then the totals over every file:
+
+  Plain Pi                      what was sent, with Pi's own compaction only
+  SoL-Pi ObservationPack        large tool outputs archived, a short placeholder sent instead
+  SoL-Pi ObservationPack + OCC  and Online Context Compact at each plan step (update_plan)
+  Action Fusion                 an edit or write fused with the bash call of the next turn
+  Reducer candidates            logs the reducer would send its model (counted, not priced)
+  Masking (last N outputs)      the baseline: every tool output but the newest N replaced
+
+Requests are priced as a prompt cache bills them, at the prices below. The files are only
+read, never changed.";
+
+const REPLAY_AFTER_HELP: &str =
+    "Exit codes: 0 every file replayed; 1 a file could not be read or is not a Pi session
+(the others are still printed); 2 a usage error.";
+
+const REPLAY_AFTER_LONG_HELP: &str = "Examples:
+  sol-pi replay ~/.pi/agent/sessions/*/*.jsonl
+  sol-pi replay --md --all-branches session.jsonl > report.md
+  sol-pi replay --json --price-cache-read 0.1 a.jsonl b.jsonl
+
+Exit codes:
+  0  every file was read and replayed (a torn last line is only a warning)
+  1  a file could not be opened or read, or is not a Pi session the reader accepts; each gets
+     one line on stderr and the other files are still replayed and printed
+  2  a usage error (an unknown option, no file, a price out of range)";
+
+/// The command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "sol-pi",
+    version,
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    propagate_version = true,
+    subcommand_required = true,
+    arg_required_else_help = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    #[command(
+        about = REPLAY_ABOUT,
+        long_about = REPLAY_LONG_ABOUT,
+        after_help = REPLAY_AFTER_HELP,
+        after_long_help = REPLAY_AFTER_LONG_HELP
+    )]
+    Replay(ReplayArgs),
+}
+
+const PRICES: &str = "Prices ($ per million tokens)";
+
+#[derive(Debug, Args)]
+struct ReplayArgs {
+    /// Pi session files (JSONL), e.g. ~/.pi/agent/sessions/<project>/<session>.jsonl
+    #[arg(required = true, value_name = "FILES")]
+    files: Vec<PathBuf>,
+
+    /// Print one JSON document (sessions, totals, options, method)
+    #[arg(long, conflicts_with = "md")]
+    json: bool,
+
+    /// Print GitHub Markdown tables instead of aligned text
+    #[arg(long)]
+    md: bool,
+
+    /// Replay every branch of the session tree, not only the one Pi continues
+    #[arg(long)]
+    all_branches: bool,
+
+    /// How many of the newest tool outputs the masking baseline keeps
+    #[arg(long, value_name = "N", allow_negative_numbers = true, default_value_t = ReplayOptions::default().mask_keep)]
+    mask_keep: usize,
+
+    /// Uncached input tokens (a mechanism's own model calls)
+    #[arg(long, value_name = "DOLLARS", allow_negative_numbers = true, default_value_t = PriceTable::default().input, help_heading = PRICES)]
+    price_input: f64,
+
+    /// Input tokens read from the prompt cache
+    #[arg(long, value_name = "DOLLARS", allow_negative_numbers = true, default_value_t = PriceTable::default().cache_read, help_heading = PRICES)]
+    price_cache_read: f64,
+
+    /// Input tokens written to the prompt cache
+    #[arg(long, value_name = "DOLLARS", allow_negative_numbers = true, default_value_t = PriceTable::default().cache_write, help_heading = PRICES)]
+    price_cache_write: f64,
+
+    /// Output tokens
+    #[arg(long, value_name = "DOLLARS", allow_negative_numbers = true, default_value_t = PriceTable::default().output, help_heading = PRICES)]
+    price_output: f64,
+}
+
+impl ReplayArgs {
+    fn format(&self) -> Format {
+        if self.json {
+            Format::Json
+        } else if self.md {
+            Format::Markdown
+        } else {
+            Format::Text
+        }
+    }
+
+    /// The prices given, checked as `sol-pi.json`'s are; a usage error names the option and
+    /// the value, as clap's own errors do.
+    fn prices(&self) -> Result<PriceTable, String> {
+        let table = PriceTable {
+            input: self.price_input,
+            cache_read: self.price_cache_read,
+            cache_write: self.price_cache_write,
+            output: self.price_output,
+        };
+        table.validated().map_err(|error| {
+            let option = match error.field {
+                "cacheRead" => "--price-cache-read",
+                "cacheWrite" => "--price-cache-write",
+                "output" => "--price-output",
+                _ => "--price-input",
+            };
+            format!(
+                "invalid value '{}' for '{option} <DOLLARS>': {error}",
+                error.value
+            )
+        })
+    }
+}
+
+/// Runs `sol-pi` with `args` (the program name first, as `std::env::args_os` gives them),
+/// writing the report to `stdout` and errors and warnings to `stderr`; returns the exit code
+/// ([`EXIT_OK`], [`EXIT_FAILED`] or [`EXIT_USAGE`]).
+///
+/// A report that cannot be written because `stdout` was closed (`sol-pi replay … | head`)
+/// ends the run quietly; any other write error on `stdout` is reported on `stderr` and
+/// fails the run. Write errors on `stderr` are ignored: there is nowhere left to say them.
+pub fn run<I, T>(args: I, stdout: &mut dyn Write, stderr: &mut dyn Write) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            // --help and --version go to stdout with 0; usage errors to stderr with 2.
+            let text = error.render().to_string();
+            if error.use_stderr() {
+                let _ = stderr.write_all(text.as_bytes());
+                return EXIT_USAGE;
+            }
+            return match stdout
+                .write_all(text.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
+                Ok(()) => EXIT_OK,
+                Err(error) if error.kind() == io::ErrorKind::BrokenPipe => EXIT_OK,
+                Err(_) => EXIT_FAILED,
+            };
+        }
+    };
+    match cli.command {
+        Command::Replay(args) => replay(&args, stdout, stderr),
+    }
+}
+
+fn replay(args: &ReplayArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> i32 {
+    let prices = match args.prices() {
+        Ok(prices) => prices,
+        Err(message) => {
+            let _ = writeln!(
+                stderr,
+                "error: {message}\n\nFor more information, try '--help'."
+            );
+            return EXIT_USAGE;
+        }
+    };
+    let options = ReplayOptions {
+        prices,
+        mask_keep: args.mask_keep,
+        all_branches: args.all_branches,
+    };
+    let mut replays: Vec<SessionReplay> = Vec::new();
+    let mut failed = false;
+    for path in &args.files {
+        match replay_file(path, &options, stderr) {
+            Some(replay) => replays.push(replay),
+            None => failed = true,
+        }
+    }
+    let code = if failed { EXIT_FAILED } else { EXIT_OK };
+    if replays.is_empty() {
+        return code;
+    }
+    let report = render(&replays, &options, args.format());
+    match stdout
+        .write_all(report.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => code,
+        // The reader went away (`| head`): nothing more to say, and no one to say it to.
+        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => code,
+        Err(error) => {
+            let _ = writeln!(stderr, "sol-pi: the report could not be written: {error}");
+            EXIT_FAILED
+        }
+    }
+}
+
+/// Reads and replays one file; `None` after its error line on `stderr`.
+fn replay_file(
+    path: &std::path::Path,
+    options: &ReplayOptions,
+    stderr: &mut dyn Write,
+) -> Option<SessionReplay> {
+    let name = path.to_string_lossy();
+    // `File::open` opens for reading only: the replay never changes its input.
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(error) => {
+            let _ = writeln!(stderr, "sol-pi: {name}: cannot be opened: {error}");
+            return None;
+        }
+    };
+    let size = file.metadata().map(|metadata| metadata.len()).unwrap_or(0);
+    let bar = progress_bar(&name, size);
+    let mut shown = 0u64;
+    let read = read_session_with_progress(&name, BufReader::new(file), |bytes| {
+        if let Some(bar) = &bar
+            && bytes - shown >= PROGRESS_STEP
+        {
+            shown = bytes;
+            bar.set_position(bytes);
+        }
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    match read {
+        Ok(session) => {
+            for warning in session.warnings() {
+                let _ = writeln!(stderr, "sol-pi: warning: {warning}");
+            }
+            Some(replay_session(&session, options))
+        }
+        Err(error) => {
+            let _ = writeln!(stderr, "sol-pi: {error}");
+            None
+        }
+    }
+}
+
+/// The bar for reading a file of `size` bytes: none under [`PROGRESS_MIN_BYTES`], else one
+/// drawn on the process's stderr, which indicatif leaves undrawn when stderr is not a
+/// terminal (a pipe, a file), so a redirected stderr carries only the error lines.
+fn progress_bar(name: &str, size: u64) -> Option<ProgressBar> {
+    if size < PROGRESS_MIN_BYTES {
+        return None;
+    }
+    let target = ProgressDrawTarget::stderr();
+    if target.is_hidden() {
+        return None;
+    }
+    let bar = ProgressBar::with_draw_target(Some(size), target);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{wide_msg} [{bar:24}] {binary_bytes}/{binary_total_bytes} ({eta})",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(format!("reading {name}"));
+    Some(bar)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_small_file_gets_no_progress_bar() {
+        assert!(progress_bar("small.jsonl", PROGRESS_MIN_BYTES - 1).is_none());
+    }
+
+    #[test]
+    fn each_price_error_names_its_option() {
+        let parse = |extra: &[&str]| {
+            let mut args = vec!["sol-pi", "replay", "x.jsonl"];
+            args.extend_from_slice(extra);
+            match Cli::try_parse_from(args).expect("parses").command {
+                Command::Replay(args) => args.prices(),
+            }
+        };
+        assert_eq!(parse(&[]), Ok(PriceTable::default()));
+        for option in [
+            "--price-input",
+            "--price-cache-read",
+            "--price-cache-write",
+            "--price-output",
+        ] {
+            let message = parse(&[option, "-1"]).expect_err("a negative price");
+            assert!(
+                message.starts_with(&format!("invalid value '-1' for '{option} <DOLLARS>': ")),
+                "{message}"
+            );
+            let message = parse(&[option, "NaN"]).expect_err("not a number");
+            assert!(message.contains(option), "{message}");
+        }
+    }
+
+    /// A stdout that is closed, or broken in another way.
+    struct Failing(io::ErrorKind);
+
+    impl Write for Failing {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::from(self.0))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Err(io::Error::from(self.0))
+        }
+    }
+
+    fn corpus_file() -> String {
+        format!(
+            "{}/../fixtures/sessions/corpus/resume-1.6.0.jsonl",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    }
+
+    #[test]
+    fn a_closed_stdout_ends_the_run_quietly() {
+        let mut stderr = Vec::new();
+        let file = corpus_file();
+        let code = run(
+            ["sol-pi", "replay", file.as_str()],
+            &mut Failing(io::ErrorKind::BrokenPipe),
+            &mut stderr,
+        );
+        assert_eq!((code, stderr.as_slice()), (EXIT_OK, &b""[..]));
+        let help = run(
+            ["sol-pi", "--help"],
+            &mut Failing(io::ErrorKind::BrokenPipe),
+            &mut stderr,
+        );
+        assert_eq!((help, stderr.as_slice()), (EXIT_OK, &b""[..]));
+    }
+
+    #[test]
+    fn another_write_error_fails_the_run() {
+        let mut stderr = Vec::new();
+        let file = corpus_file();
+        let code = run(
+            ["sol-pi", "replay", file.as_str()],
+            &mut Failing(io::ErrorKind::StorageFull),
+            &mut stderr,
+        );
+        assert_eq!(code, EXIT_FAILED);
+        let text = String::from_utf8(stderr).expect("UTF-8");
+        assert!(
+            text.starts_with("sol-pi: the report could not be written: "),
+            "{text}"
+        );
+    }
+}
