@@ -24,6 +24,42 @@ pub fn format_count(n: u64) -> String {
     group_digits(u128::from(n))
 }
 
+/// The lines of a table whose first column is left-aligned and every other right-aligned,
+/// two spaces apart, each line without trailing spaces (the `/sol-pi` table and the replay's
+/// policy table).
+///
+/// ```
+/// let rows = [["Name", "Count"], ["apples", "7"], ["figs", "1,200"]];
+/// assert_eq!(
+///     sol_core::tui::aligned_lines(&rows),
+///     ["Name    Count", "apples      7", "figs    1,200"]
+/// );
+/// ```
+pub fn aligned_lines<const N: usize>(rows: &[[impl AsRef<str>; N]]) -> Vec<String> {
+    let widths: Vec<usize> = (0..N)
+        .map(|column| {
+            rows.iter()
+                .map(|row| row[column].as_ref().chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    rows.iter()
+        .map(|row| {
+            let mut text = String::new();
+            for (column, cell) in row.iter().enumerate() {
+                let cell = cell.as_ref();
+                if column == 0 {
+                    text.push_str(&format!("{cell:<width$}", width = widths[0]));
+                } else {
+                    text.push_str(&format!("  {cell:>width$}", width = widths[column]));
+                }
+            }
+            text.trim_end().to_owned()
+        })
+        .collect()
+}
+
 /// [`format_count`] for the wider sums of the savings report.
 pub fn group_digits(n: u128) -> String {
     let digits = n.to_string();

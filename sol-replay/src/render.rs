@@ -204,13 +204,13 @@ fn branch_text(out: &mut String, branch: &BranchReplay, options: &ReplayOptions,
     let reducer = &branch.reducer;
     let _ = writeln!(
         out,
-        "Reducer: {} {} ({} bytes of logs it would have sent its model); a replay calls no model, so no receipt and no saving is priced for it.{}",
+        "Reducer: {} {} ({} bytes of logs for its model{}); a replay calls no model, so no receipt is written and no saving priced for it.",
         count(reducer.candidates),
         plural(reducer.candidates, "candidate", "candidates"),
         count(reducer.log_bytes),
         if reducer.receipts > 0 {
             format!(
-                " The session already holds {} {}.",
+                "; the session already holds {} {}",
                 count(reducer.receipts),
                 plural(reducer.receipts, "receipt", "receipts")
             )
@@ -335,21 +335,8 @@ fn policy_table(out: &mut String, rows: &[PolicyRow], mask_keep: usize, md: bool
         let _ = writeln!(out);
         return;
     }
-    let widths: Vec<usize> = (0..7)
-        .map(|column| {
-            lines
-                .iter()
-                .map(|line| line[column].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for line in &lines {
-        let mut text = format!("{:<width$}", line[0], width = widths[0]);
-        for column in 1..7 {
-            let _ = write!(text, "  {:>width$}", line[column], width = widths[column]);
-        }
-        let _ = writeln!(out, "{}", text.trim_end());
+    for line in sol_core::tui::aligned_lines(&lines) {
+        let _ = writeln!(out, "{line}");
     }
 }
 

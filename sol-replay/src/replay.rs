@@ -42,7 +42,7 @@ use sol_core::savings::{
 };
 use sol_core::session::SessionEntry;
 
-use crate::reader::{ContentDigest, Entry, EntryKind, PackFacts, Role, Session};
+use crate::reader::{ContentDigest, Entry, EntryKind, MessageFacts, PackFacts, Role, Session};
 
 /// How many of the newest tool results the masking baseline keeps (the Complexity Trap
 /// study's N).
@@ -162,7 +162,8 @@ pub struct ReducerFacts {
     pub candidates: u64,
     /// The bytes of the logs it would have sent its model.
     pub log_bytes: u64,
-    /// Results that already are receipts (the session ran the reducer).
+    /// Results that already are receipts (the session ran the reducer); those with the
+    /// reducer's record are counted among the candidates, with their logs' bytes.
     pub receipts: u64,
 }
 
@@ -334,9 +335,10 @@ const LOG: u64 = 3;
 struct Books {
     /// Fusion (made and possible), ObservationPack, OCC: the SoL-Pi table.
     sol_pi: Book,
-    /// ObservationPack and OCC (Action Fusion's row is the first layers of `sol_pi`, which
-    /// no later mechanism changes).
-    pack: Book,
+    /// ObservationPack and OCC, when the branch has a fusion opportunity (else `sol_pi` is
+    /// this book); Action Fusion's row is the first layers of `sol_pi`, which no later
+    /// mechanism changes.
+    pack: Option<Book>,
     /// The masking baseline: its requests as plain Pi's (no mechanism changed them), so
     /// its plain layer is the policy.
     mask: Book,
@@ -344,13 +346,78 @@ struct Books {
 
 impl Books {
     fn each(&mut self, mut apply: impl FnMut(&mut Book)) {
-        for book in [&mut self.sol_pi, &mut self.pack, &mut self.mask] {
-            apply(book);
+        apply(&mut self.sol_pi);
+        if let Some(pack) = &mut self.pack {
+            apply(pack);
+        }
+        apply(&mut self.mask);
+    }
+
+    /// Applies `apply` to the books that run ObservationPack.
+    fn packing(&mut self, mut apply: impl FnMut(&mut Book)) {
+        apply(&mut self.sol_pi);
+        if let Some(pack) = &mut self.pack {
+            apply(pack);
         }
     }
 }
 
+/// An assistant message's response: its usage, and whether it ended in an abort or error.
+fn response(message: &MessageFacts) -> (ResponseUsage, bool) {
+    let assistant = message.assistant.as_deref();
+    let failed = assistant
+        .and_then(|a| a.stop_reason.as_deref())
+        .is_some_and(|reason| reason == "aborted" || reason == "error");
+    let reported = assistant.and_then(|a| a.usage).map(|usage| ReportedUsage {
+        requests: 1,
+        input: usage.input,
+        cache_read: usage.cache_read,
+        cache_write: usage.cache_write,
+        output: usage.output,
+    });
+    let usage = ResponseUsage {
+        estimated_output: message.tokens,
+        reported,
+    };
+    (usage, failed)
+}
+
+/// Per position on the branch: the assistant message's request is one a fused call would
+/// have saved (billed, a `bash` call, after an assistant message of the same prompt that
+/// edited or wrote without `then_run`).
+fn fusion_opportunities(branch: &[&Entry]) -> Vec<bool> {
+    let mut unfused_edit = false;
+    branch
+        .iter()
+        .map(|entry| {
+            let Some(message) = entry.message() else {
+                return false;
+            };
+            match message.role {
+                Role::User => {
+                    unfused_edit = false;
+                    false
+                }
+                Role::Assistant => {
+                    let calls = message.tool_calls();
+                    let (usage, failed) = response(message);
+                    let bash = calls.iter().any(|call| &*call.name == "bash");
+                    let avoidable = unfused_edit && bash && usage.billed(failed);
+                    unfused_edit = calls
+                        .iter()
+                        .any(|call| matches!(&*call.name, "edit" | "write") && !call.then_run);
+                    avoidable
+                }
+                _ => false,
+            }
+        })
+        .collect()
+}
+
 fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
+    let opportunities = fusion_opportunities(branch);
+    // Without an opportunity, ObservationPack's own book would be the SoL-Pi book again.
+    let separate_pack = opportunities.contains(&true);
     let mask_tokens = AgentMessage::from_value(json!({
         "role": "toolResult",
         "toolCallId": "",
@@ -361,7 +428,7 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
     .estimated_tokens();
     let mut books = Books {
         sol_pi: Book::new(),
-        pack: Book::new(),
+        pack: separate_pack.then(Book::new),
         mask: Book::new(),
     };
     let mut context: Vec<ContextPart> = Vec::new();
@@ -370,8 +437,6 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
     let mut compactions = CompactionFacts::default();
     let mut archived: BTreeSet<ContentDigest> = BTreeSet::new();
     let mut masked = vec![false; branch.len()];
-    // The previous assistant message of this prompt made an edit or write without then_run.
-    let mut unfused_edit = false;
     let mut messages = 0;
     let position_of = |id: &str| branch.iter().position(|entry| entry.id() == id);
 
@@ -387,25 +452,10 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                     }
                     Role::Assistant => {
                         part.role = PartRole::Assistant;
-                        let assistant = message.assistant.as_deref();
                         let calls = message.tool_calls();
-                        let failed = assistant
-                            .and_then(|a| a.stop_reason.as_deref())
-                            .is_some_and(|reason| reason == "aborted" || reason == "error");
-                        let reported = assistant.and_then(|a| a.usage).map(|usage| ReportedUsage {
-                            requests: 1,
-                            input: usage.input,
-                            cache_read: usage.cache_read,
-                            cache_write: usage.cache_write,
-                            output: usage.output,
-                        });
-                        let usage = ResponseUsage {
-                            estimated_output: message.tokens,
-                            reported,
-                        };
-                        let bash = calls.iter().any(|call| &*call.name == "bash");
+                        let (usage, failed) = response(message);
                         if usage.billed(failed) {
-                            let avoidable = unfused_edit && bash;
+                            let avoidable = opportunities[position];
                             if avoidable {
                                 fusion.opportunities += 1;
                                 fusion.opportunity_tokens +=
@@ -438,9 +488,6 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                             .iter()
                             .filter(|call| call.plan_arguments.is_some())
                             .count() as u64;
-                        unfused_edit = calls
-                            .iter()
-                            .any(|call| matches!(&*call.name, "edit" | "write") && !call.then_run);
                     }
                     Role::ToolResult => {
                         part.role = PartRole::ToolResult;
@@ -454,6 +501,9 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                             }
                             reducer.receipts += u64::from(result.receipt);
                             if let Some(reduced) = result.reduced {
+                                // The session ran the reducer on this log: a candidate it took.
+                                reducer.candidates += 1;
+                                reducer.log_bytes += reduced.source_bytes;
                                 let removed = reduced.tokens_removed(result.text_bytes);
                                 part.receipt_removed = Some(removed);
                                 let account = StepAccount {
@@ -471,12 +521,10 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                             }
                             if &*result.tool_name == sol_obspack::text::TOOL_NAME {
                                 let bytes = result.text_bytes;
-                                books.sol_pi.record_recall(bytes);
-                                books.pack.record_recall(bytes);
+                                books.packing(|book| book.record_recall(bytes));
                             }
                         }
                     }
-                    Role::User => unfused_edit = false,
                     _ => {}
                 }
                 context.push(part);
@@ -624,8 +672,7 @@ fn request(
             if let Some(digest) = part.digest
                 && archived.insert(digest)
             {
-                books.sol_pi.record_archived(part.text_bytes);
-                books.pack.record_archived(part.text_bytes);
+                books.packing(|book| book.record_archived(part.text_bytes));
             }
             if let sol_obspack::SendDecision::Replace { .. } = sol_obspack::decide(assistants_after)
             {
@@ -665,19 +712,18 @@ fn request(
     }
     packed.reverse();
     masking.reverse();
+    if let Some(pack) = &mut books.pack {
+        pack.record_request(packed.clone());
+    }
     if avoidable {
         books
             .sol_pi
-            .record_avoidable_request(Mechanism::ActionFusion, packed.clone());
+            .record_avoidable_request(Mechanism::ActionFusion, packed);
     } else {
-        books.sol_pi.record_request(packed.clone());
+        books.sol_pi.record_request(packed);
     }
-    books.pack.record_request(packed);
     books.mask.record_request(masking);
-    books
-        .sol_pi
-        .record_step(Mechanism::ObservationPack, account);
-    books.pack.record_step(Mechanism::ObservationPack, account);
+    books.packing(|book| book.record_step(Mechanism::ObservationPack, account));
 }
 
 /// Whether the compaction whose following entries are `after` was Online Context
@@ -756,7 +802,12 @@ fn recorded_totals(branch: &[&Entry]) -> Option<Savings> {
 /// The policies' rows, each from its own book and mechanisms.
 fn policy_rows(books: &Books, prices: &PriceTable, reducer: &ReducerFacts) -> Vec<PolicyRow> {
     let sol_pi = books.sol_pi.savings().report(prices);
-    let pack = books.pack.savings().report(prices);
+    let pack = books
+        .pack
+        .as_ref()
+        .unwrap_or(&books.sol_pi)
+        .savings()
+        .report(prices);
     let mask = books.mask.savings().report(prices);
     let plain = &sol_pi;
     let row = |policy: Policy, report: &Report, mechanisms: &[Mechanism]| {

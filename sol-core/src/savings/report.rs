@@ -171,25 +171,8 @@ impl fmt::Display for Report {
             own.to_string(),
             self.total_net().to_string(),
         ]);
-        let widths: Vec<usize> = (0..6)
-            .map(|column| {
-                lines
-                    .iter()
-                    .map(|line| line[column].chars().count())
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        for line in &lines {
-            let mut text = format!("{:<width$}", line[0], width = widths[0]);
-            for column in 1..6 {
-                text.push_str(&format!(
-                    "  {:>width$}",
-                    line[column],
-                    width = widths[column]
-                ));
-            }
-            writeln!(f, "{}", text.trim_end())?;
+        for line in crate::tui::aligned_lines(&lines) {
+            writeln!(f, "{line}")?;
         }
         self.fmt_details(f)?;
         writeln!(
