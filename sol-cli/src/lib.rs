@@ -141,6 +141,22 @@ struct ReplayArgs {
     #[arg(long)]
     all_branches: bool,
 
+    /// Decide OCC's compactions again at this cacheWriteReadRatio
+    ///
+    /// Online Context Compact's own session machine runs on the session's plan steps, turns
+    /// and sizes, with a 1,000-token summary assumed for each compaction it makes, instead of
+    /// the compactions the session recorded. The SoL-Pi table stays the recorded one.
+    #[arg(long, value_name = "RATIO", allow_negative_numbers = true)]
+    cache_write_read_ratio: Option<f64>,
+
+    /// Pi's keepRecentTokens for the compactions decided again [default: Pi's]
+    #[arg(long, value_name = "TOKENS", requires = "cache_write_read_ratio")]
+    keep_recent_tokens: Option<u64>,
+
+    /// The model's context window for the compactions decided again
+    #[arg(long, value_name = "TOKENS", default_value_t = sol_replay::replay::DEFAULT_CONTEXT_WINDOW)]
+    context_window: u64,
+
     /// How many of the newest tool outputs the masking baseline keeps
     #[arg(long, value_name = "N", allow_negative_numbers = true, default_value_t = ReplayOptions::default().mask_keep)]
     mask_keep: usize,
@@ -244,10 +260,23 @@ fn replay(args: &ReplayArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> 
             return EXIT_USAGE;
         }
     };
+    if let Some(ratio) = args
+        .cache_write_read_ratio
+        .filter(|ratio| !ratio.is_finite() || *ratio < 0.0)
+    {
+        let _ = writeln!(
+            stderr,
+            "error: invalid value '{ratio}' for '--cache-write-read-ratio <RATIO>': a ratio is a finite number of at least 0\n\nFor more information, try '--help'."
+        );
+        return EXIT_USAGE;
+    }
     let options = ReplayOptions {
         prices,
         mask_keep: args.mask_keep,
         all_branches: args.all_branches,
+        occ_ratio: args.cache_write_read_ratio,
+        context_window: args.context_window,
+        keep_recent_tokens: args.keep_recent_tokens,
     };
     let mut replays: Vec<SessionReplay> = Vec::new();
     let mut failed = false;

@@ -191,6 +191,9 @@ fn json_report_has_sessions_totals_policies_and_prices() {
             "prices": { "input": 3.0, "cacheRead": 0.3, "cacheWrite": 3.75, "output": 15.0 },
             "maskKeep": 10,
             "allBranches": false,
+            "occRatio": null,
+            "contextWindow": 200_000,
+            "keepRecentTokens": null,
         })
     );
     assert!(report["method"].is_string());
@@ -211,6 +214,12 @@ fn options_reach_the_replay() {
         "2.5",
         "--price-output",
         "7",
+        "--cache-write-read-ratio",
+        "2.5",
+        "--keep-recent-tokens",
+        "150",
+        "--context-window",
+        "100000",
         &file,
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -220,7 +229,18 @@ fn options_reach_the_replay() {
             "prices": { "input": 1.0, "cacheRead": 0.125, "cacheWrite": 2.5, "output": 7.0 },
             "maskKeep": 3,
             "allBranches": false,
+            "occRatio": 2.5,
+            "contextWindow": 100_000,
+            "keepRecentTokens": 150,
         })
+    );
+    // A ratio that is not one is a usage error.
+    let bad = replay(&["--cache-write-read-ratio", "-1", &file]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("'--cache-write-read-ratio <RATIO>'"),
+        "{}",
+        bad.stderr
     );
     let text = replay(&["--price-cache-read", "0.5", &file]);
     assert!(text.stdout.contains("cache read $0.50"), "{}", text.stdout);

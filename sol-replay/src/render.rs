@@ -233,6 +233,15 @@ fn branch_text(out: &mut String, branch: &BranchReplay, options: &ReplayOptions,
         "Online Context Compact: {occ}; Pi's own compactions: {}.",
         count(compactions.pi)
     );
+    if let (Some(redecided), Some(ratio)) = (compactions.redecided, options.occ_ratio) {
+        let _ = writeln!(
+            out,
+            "Online Context Compact decided again at cacheWriteReadRatio {ratio}: {} {} (its session machine on this branch, a {}-token summary assumed each); the ObservationPack + OCC row is this one.",
+            count(redecided),
+            plural(redecided, "compaction", "compactions"),
+            count(sol_occ::economics::MEMO_TOKENS),
+        );
+    }
     let _ = writeln!(
         out,
         "Masking: every tool output but the last {} of a request sent as \"{MASK_TEXT}\"; {} {} masked.",

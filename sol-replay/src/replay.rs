@@ -42,11 +42,27 @@ use sol_core::savings::{
 };
 use sol_core::session::SessionEntry;
 
-use crate::reader::{ContentDigest, Entry, EntryKind, MessageFacts, PackFacts, Role, Session};
+use sol_occ::economics::MEMO_TOKENS;
+use sol_occ::plan::TOOL_NAME as PLAN_TOOL;
+use sol_occ::session::CORRECTION_PREFIX;
+use sol_occ::session::{
+    BoundaryMeasurement, CompactionResult, ContextEvent, Effect, InputEvent, OccSession,
+    StopReason, TurnEnd, TurnToolResult,
+};
+use sol_occ::settings::OccOptions;
+use sol_occ::tokens::{MessageRole, SizedMessage};
+
+use crate::reader::{
+    CompactionFacts as RecordedCompaction, ContentDigest, Entry, EntryKind, MessageFacts,
+    PackFacts, Role, Session,
+};
 
 /// How many of the newest tool results the masking baseline keeps (the Complexity Trap
 /// study's N).
 pub const MASK_KEEP: usize = 10;
+
+/// The context window a re-decided Online Context Compact measures against by default.
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;
 
 /// The text the masking baseline sends instead of an older tool result.
 pub const MASK_TEXT: &str = "[Old tool output omitted.]";
@@ -65,6 +81,15 @@ pub struct ReplayOptions {
     pub mask_keep: usize,
     /// Replay every leaf's branch, not only the active one.
     pub all_branches: bool,
+    /// Decide Online Context Compact's boundaries again at this `cacheWriteReadRatio`
+    /// (its real session state machine, fed the branch's plan calls, turns and sizes)
+    /// instead of taking the compactions the session recorded; `None` takes the recorded.
+    pub occ_ratio: Option<f64>,
+    /// The model's context window the re-decided boundaries are measured against.
+    pub context_window: u64,
+    /// Pi's `keepRecentTokens` for the re-decided compactions (the tail a compaction keeps);
+    /// `None` is Pi's default.
+    pub keep_recent_tokens: Option<u64>,
 }
 
 impl Default for ReplayOptions {
@@ -73,6 +98,9 @@ impl Default for ReplayOptions {
             prices: PriceTable::default(),
             mask_keep: MASK_KEEP,
             all_branches: false,
+            occ_ratio: None,
+            context_window: DEFAULT_CONTEXT_WINDOW,
+            keep_recent_tokens: None,
         }
     }
 }
@@ -177,6 +205,8 @@ pub struct CompactionFacts {
     pub pi: u64,
     /// `update_plan` calls: without them OCC has no boundary.
     pub plan_calls: u64,
+    /// With [`ReplayOptions::occ_ratio`]: the compactions OCC made when it decided again.
+    pub redecided: Option<u64>,
 }
 
 /// The replay of one branch.
@@ -290,6 +320,8 @@ struct ContextPart {
     /// Its tokens in the last request that carried it as SoL-Pi sent it (a placeholder's,
     /// once ObservationPack replaced it): what Online Context Compact sees and removes.
     sent_tokens: u64,
+    /// Its role as Online Context Compact tells cut points apart.
+    occ_role: MessageRole,
 }
 
 impl ContextPart {
@@ -305,6 +337,7 @@ impl ContextPart {
             identity: None,
             receipt_removed: None,
             sent_tokens: tokens,
+            occ_role: MessageRole::Other,
         }
     }
 
@@ -439,12 +472,18 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
     let mut masked = vec![false; branch.len()];
     let mut messages = 0;
     let position_of = |id: &str| branch.iter().position(|entry| entry.id() == id);
+    let mut sim = options
+        .occ_ratio
+        .map(|ratio| OccSim::new(ratio, options, branch.len()));
 
     for (position, entry) in branch.iter().enumerate() {
         match entry.kind() {
             EntryKind::Message(message) => {
                 messages += 1;
-                let mut part = ContextPart::new(position, message.tokens);
+                let mut part = ContextPart {
+                    occ_role: MessageRole::parse(message.role.name()),
+                    ..ContextPart::new(position, message.tokens)
+                };
                 match message.role {
                     Role::System => {
                         part.role = PartRole::System;
@@ -454,6 +493,10 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                         part.role = PartRole::Assistant;
                         let calls = message.tool_calls();
                         let (usage, failed) = response(message);
+                        // The previous turn ended before this message, billed or not.
+                        if let Some(sim) = &mut sim {
+                            sim.finish_turn();
+                        }
                         if usage.billed(failed) {
                             let avoidable = opportunities[position];
                             if avoidable {
@@ -471,6 +514,9 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                                 &mut masked,
                             );
                             books.each(|book| book.record_response(usage));
+                            if let Some(sim) = &mut sim {
+                                sim.request(usage);
+                            }
                             let fused = calls.iter().filter(|call| call.then_run).count() as u64;
                             if fused > 0 {
                                 fusion.fused += fused;
@@ -478,10 +524,14 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                                     requests_avoided: fused,
                                     ..StepAccount::default()
                                 };
-                                books.each(|book| {
+                                let mut fuse = |book: &mut Book| {
                                     book.record_step(Mechanism::ActionFusion, account);
                                     book.fused_command();
-                                });
+                                };
+                                books.each(&mut fuse);
+                                if let Some(sim) = &mut sim {
+                                    fuse(&mut sim.book);
+                                }
                             }
                         }
                         compactions.plan_calls += calls
@@ -522,22 +572,54 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                             if &*result.tool_name == sol_obspack::text::TOOL_NAME {
                                 let bytes = result.text_bytes;
                                 books.packing(|book| book.record_recall(bytes));
+                                if let Some(sim) = &mut sim {
+                                    sim.book.record_recall(bytes);
+                                }
                             }
                         }
                     }
+                    Role::User => {
+                        if let Some(sim) = &mut sim {
+                            sim.input(message.correction);
+                        }
+                    }
                     _ => {}
+                }
+                if let Some(sim) = &mut sim {
+                    if let Some(result) = message.tool_result.as_deref() {
+                        sim.tool_result(&result.tool_call_id, &result.tool_name, result.is_error);
+                    }
+                    sim.context.push(part.clone());
+                    if message.role == Role::Assistant {
+                        sim.start_turn(message);
+                    }
                 }
                 context.push(part);
             }
             EntryKind::CustomMessage {
                 custom_type,
                 tokens,
-            } => context.push(ContextPart {
-                by_occ: custom_type.as_deref() == Some(OCC_CONTINUATION),
-                ..ContextPart::new(position, *tokens)
-            }),
+            } => {
+                let by_occ = custom_type.as_deref() == Some(OCC_CONTINUATION);
+                let part = ContextPart {
+                    by_occ,
+                    occ_role: MessageRole::Custom,
+                    ..ContextPart::new(position, *tokens)
+                };
+                if let Some(sim) = sim.as_mut().filter(|_| !by_occ) {
+                    sim.context.push(part.clone());
+                }
+                context.push(part);
+            }
             EntryKind::BranchSummary { tokens, .. } => {
-                context.push(ContextPart::new(position, *tokens));
+                let part = ContextPart {
+                    occ_role: MessageRole::BranchSummary,
+                    ..ContextPart::new(position, *tokens)
+                };
+                if let Some(sim) = &mut sim {
+                    sim.context.push(part.clone());
+                }
+                context.push(part);
             }
             EntryKind::Compaction(facts) => {
                 let by_occ = is_occ_compaction(&branch[position + 1..]);
@@ -560,53 +642,33 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                     .as_deref()
                     .and_then(&position_of)
                     .filter(|kept| *kept < position);
-                // Pi keeps what follows the first kept entry, less the system messages: the
-                // prompt Pi 1.x copied into the compaction starts the context instead.
-                context.retain(|part| {
-                    part.role != PartRole::System
-                        && first_kept.is_some_and(|kept| part.position >= kept)
-                });
-                let mut start = Vec::with_capacity(2);
-                if let Some((tokens, digest)) = facts.system_message {
-                    start.push(ContextPart {
-                        role: PartRole::System,
-                        identity: Some(digest),
-                        ..ContextPart::new(position, tokens)
-                    });
+                apply_compaction(&mut context, facts, position, first_kept, by_occ);
+                // A re-decided OCC makes its own compactions; Pi's apply to it as recorded.
+                if let Some(sim) = sim.as_mut().filter(|_| !by_occ) {
+                    apply_compaction(&mut sim.context, facts, position, first_kept, false);
+                    sim.occ.on_session_compact(false, sim.observed());
                 }
-                start.push(ContextPart {
-                    by_occ,
-                    ..ContextPart::new(position, facts.summary_tokens)
-                });
-                context.splice(0..0, start);
             }
             EntryKind::ContextEdit {
                 target_id,
                 replacement_tokens,
             } => {
                 let target = target_id.as_deref().and_then(&position_of);
-                if let Some(index) = context
-                    .iter()
-                    .position(|part| Some(part.position) == target)
-                {
-                    match replacement_tokens {
-                        Some(tokens) => {
-                            context[index].tokens = *tokens;
-                            context[index].sent_tokens = *tokens;
-                            context[index].pack = None;
-                        }
-                        None => {
-                            context.remove(index);
-                        }
-                    }
+                apply_edit(&mut context, target, *replacement_tokens);
+                if let Some(sim) = &mut sim {
+                    apply_edit(&mut sim.context, target, *replacement_tokens);
                 }
             }
             _ => {}
         }
     }
 
+    if let Some(sim) = &mut sim {
+        sim.finish_turn();
+        compactions.redecided = Some(sim.compactions);
+    }
     let recorded = recorded_totals(branch);
-    let policies = policy_rows(&books, &options.prices, &reducer);
+    let policies = policy_rows(&books, sim.as_ref().map(|sim| &sim.book), &options.prices);
     BranchReplay {
         leaf: branch
             .last()
@@ -622,6 +684,314 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
         compactions,
         masked_outputs: masked.iter().filter(|masked| **masked).count() as u64,
         recorded,
+    }
+}
+
+/// Online Context Compact decided again at another `cacheWriteReadRatio`: its real session
+/// machine, fed the branch's requests, plan calls, turn ends and prompts, over a context of
+/// its own in which its compactions replace the recorded ones (Pi's own still apply), booked
+/// with ObservationPack as the extension sends it.
+struct OccSim {
+    occ: OccSession,
+    context: Vec<ContextPart>,
+    book: Book,
+    turn: Option<TurnEnd>,
+    archived: BTreeSet<ContentDigest>,
+    compactions: u64,
+    /// The next position for a part the simulation adds (a summary, a continuation): past
+    /// the branch's entries, so that its key is its own.
+    next_position: usize,
+    context_window: u64,
+}
+
+impl OccSim {
+    fn new(ratio: f64, options: &ReplayOptions, entries: usize) -> OccSim {
+        let mut occ = OccSession::new(OccOptions {
+            cache_write_read_ratio: Some(ratio),
+            keep_recent_tokens: options.keep_recent_tokens,
+        });
+        occ.session_start(&[], Vec::new());
+        OccSim {
+            occ,
+            context: Vec::new(),
+            book: Book::new(),
+            turn: None,
+            archived: BTreeSet::new(),
+            compactions: 0,
+            next_position: entries,
+            context_window: options.context_window,
+        }
+    }
+
+    /// The context as OCC observes it: each message as it was last sent.
+    fn observed(&self) -> Vec<SizedMessage> {
+        self.context
+            .iter()
+            .map(|part| {
+                SizedMessage::new(
+                    part.occ_role,
+                    part.sent_tokens,
+                    part.key(ORIGINAL).to_string(),
+                )
+            })
+            .collect()
+    }
+
+    fn input(&mut self, correction: bool) {
+        self.finish_turn();
+        let text = if correction { CORRECTION_PREFIX } else { "" };
+        self.occ.on_input(&InputEvent {
+            text: text.to_owned(),
+            streaming_behavior: None,
+        });
+    }
+
+    /// One request: the context with ObservationPack's placeholders, then OCC's `context`
+    /// and provider request.
+    fn request(&mut self, usage: ResponseUsage) {
+        self.finish_turn();
+        let mut parts = Vec::with_capacity(self.context.len());
+        let mut account = StepAccount::default();
+        let mut assistants_after = 0u32;
+        for part in self.context.iter_mut().rev() {
+            let (_, packed, replaced) = sent_forms(part, assistants_after);
+            if part.pack.is_some()
+                && let Some(digest) = part.digest
+                && self.archived.insert(digest)
+            {
+                self.book.record_archived(part.text_bytes);
+            }
+            if let Some(pack) = replaced {
+                account.tokens_removed += pack.removed_tokens;
+                account.bytes_removed += pack.removed_bytes;
+            }
+            part.sent_tokens = packed.part.tokens;
+            if part.role == PartRole::Assistant {
+                assistants_after = assistants_after.saturating_add(1);
+            }
+            parts.push(packed);
+        }
+        parts.reverse();
+        self.book.record_request(parts);
+        self.book.record_response(usage);
+        self.book.record_step(Mechanism::ObservationPack, account);
+        let event = ContextEvent {
+            aborted: false,
+            observation: self.observed().into(),
+        };
+        self.occ.on_request(event, None, 0);
+    }
+
+    /// The assistant message's turn begins: its `update_plan` calls run.
+    fn start_turn(&mut self, message: &MessageFacts) {
+        let stop_reason = message
+            .assistant
+            .as_deref()
+            .and_then(|assistant| assistant.stop_reason.as_deref())
+            .map(StopReason::parse);
+        let mut turn = TurnEnd {
+            stop_reason,
+            aborted: false,
+            tool_results: Vec::new(),
+        };
+        for call in message.tool_calls() {
+            if let Some(arguments) = &call.plan_arguments {
+                let (result, _) = self.occ.on_update_plan(&call.id, arguments, false);
+                turn.tool_results.push(TurnToolResult {
+                    tool_call_id: call.id.to_string(),
+                    tool_name: PLAN_TOOL.to_owned(),
+                    is_error: result.is_err(),
+                });
+            }
+        }
+        self.turn = Some(turn);
+    }
+
+    fn tool_result(&mut self, id: &str, name: &str, is_error: bool) {
+        if let Some(turn) = self.turn.as_mut().filter(|_| name != PLAN_TOOL) {
+            turn.tool_results.push(TurnToolResult {
+                tool_call_id: id.to_owned(),
+                tool_name: name.to_owned(),
+                is_error,
+            });
+        }
+    }
+
+    /// The turn ends: at a boundary OCC measures and decides; a selected compaction runs at
+    /// once (the host is idle), with a summary of OCC's own assumed size, and its
+    /// continuation follows.
+    fn finish_turn(&mut self) {
+        let Some(turn) = self.turn.take() else {
+            return;
+        };
+        let step = self.occ.on_turn_end(&turn);
+        if !step
+            .effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::Measure))
+        {
+            return;
+        }
+        let measurement = BoundaryMeasurement::from_observed(self.observed(), self.context_window);
+        let step = self.occ.on_decide_boundary(&measurement);
+        let selected = step.effects.iter().find_map(|effect| match effect {
+            Effect::Decision(evaluation) if evaluation.abort => {
+                Some(evaluation.estimate.first_kept_index)
+            }
+            _ => None,
+        });
+        let Some(first_kept) = selected else {
+            return;
+        };
+        let step = self.occ.on_agent_settled(true);
+        if !step
+            .effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::Compact { .. }))
+        {
+            return;
+        }
+        let kept = self.context.split_off(first_kept.min(self.context.len()));
+        let mut context: Vec<ContextPart> = self
+            .context
+            .drain(..)
+            .filter(|part| part.role == PartRole::System)
+            .collect();
+        context.push(ContextPart {
+            by_occ: true,
+            occ_role: MessageRole::CompactionSummary,
+            ..ContextPart::new(self.next_position, MEMO_TOKENS)
+        });
+        self.next_position += 1;
+        context.extend(
+            kept.into_iter()
+                .filter(|part| part.role != PartRole::System),
+        );
+        self.context = context;
+        self.occ.on_session_compact(false, self.observed());
+        let summary = "s".repeat(usize::try_from(MEMO_TOKENS * 4).unwrap_or(4_000));
+        let step = self
+            .occ
+            .on_compaction_finished(&CompactionResult::completed(summary));
+        self.book
+            .record_step(Mechanism::OnlineContextCompact, step.account);
+        self.compactions += 1;
+        for effect in step.effects {
+            if let Effect::SendMessage(continuation) = effect {
+                let tokens = sol_obspack::estimate_tokens(&continuation.content);
+                self.context.push(ContextPart {
+                    by_occ: true,
+                    occ_role: MessageRole::Custom,
+                    ..ContextPart::new(self.next_position, tokens)
+                });
+                self.next_position += 1;
+                self.occ.on_continuation_sent(true);
+            }
+        }
+    }
+}
+
+/// Pi's compaction of `context` at `position`: what follows the first kept entry, less
+/// the system messages (the prompt Pi 1.x copied into the compaction starts the context
+/// instead), after its summary.
+fn apply_compaction(
+    context: &mut Vec<ContextPart>,
+    facts: &RecordedCompaction,
+    position: usize,
+    first_kept: Option<usize>,
+    by_occ: bool,
+) {
+    context.retain(|part| {
+        part.role != PartRole::System && first_kept.is_some_and(|kept| part.position >= kept)
+    });
+    let mut start = Vec::with_capacity(2);
+    if let Some((tokens, digest)) = facts.system_message {
+        start.push(ContextPart {
+            role: PartRole::System,
+            identity: Some(digest),
+            occ_role: MessageRole::System,
+            ..ContextPart::new(position, tokens)
+        });
+    }
+    start.push(ContextPart {
+        by_occ,
+        occ_role: MessageRole::CompactionSummary,
+        ..ContextPart::new(position, facts.summary_tokens)
+    });
+    context.splice(0..0, start);
+}
+
+/// A 1.x context edit of the entry at `target`: its replacement's size, or its removal.
+fn apply_edit(context: &mut Vec<ContextPart>, target: Option<usize>, replacement: Option<u64>) {
+    let Some(index) = context
+        .iter()
+        .position(|part| Some(part.position) == target)
+    else {
+        return;
+    };
+    match replacement {
+        Some(tokens) => {
+            context[index].tokens = tokens;
+            context[index].sent_tokens = tokens;
+            context[index].pack = None;
+        }
+        None => {
+            context.remove(index);
+        }
+    }
+}
+
+/// A part as plain Pi had it with the changes the session records (Online Context
+/// Compact's additions, the reducer's receipts), and as ObservationPack sends it when
+/// `assistants_after` requests already carried it, with the replacement it made, if any.
+fn sent_forms(
+    part: &ContextPart,
+    assistants_after: u32,
+) -> (SentPart, SentPart, Option<PackFacts>) {
+    let original = Part {
+        key: part.key(ORIGINAL),
+        tokens: part.tokens,
+    };
+    let mut base = SentPart {
+        part: original,
+        changes: if part.by_occ {
+            vec![Change {
+                by: Mechanism::OnlineContextCompact,
+                before: None,
+            }]
+        } else {
+            Vec::new()
+        },
+    };
+    if let Some(removed) = part.receipt_removed {
+        // The request carried the log before the reducer put its receipt there.
+        base.changes.push(Change {
+            by: Mechanism::EvidencePreservingReducer,
+            before: Some(Part {
+                key: part.key(LOG),
+                tokens: part.tokens.saturating_add(removed),
+            }),
+        });
+    }
+    let replace = matches!(
+        sol_obspack::decide(assistants_after),
+        sol_obspack::SendDecision::Replace { .. }
+    );
+    match part.pack.filter(|_| replace) {
+        Some(pack) => {
+            let packed = SentPart {
+                part: Part {
+                    key: part.key(PLACEHOLDER),
+                    tokens: pack.placeholder_tokens,
+                },
+                changes: vec![Change {
+                    by: Mechanism::ObservationPack,
+                    before: Some(original),
+                }],
+            };
+            (base, packed, Some(pack))
+        }
+        None => (base.clone(), base, None),
     }
 }
 
@@ -642,53 +1012,16 @@ fn request(
     let mut assistants_after = 0u32;
     let mut results_after = 0usize;
     for part in context.iter_mut().rev() {
-        let original = Part {
-            key: part.key(ORIGINAL),
-            tokens: part.tokens,
-        };
-        let mut base = SentPart {
-            part: original,
-            changes: if part.by_occ {
-                vec![Change {
-                    by: Mechanism::OnlineContextCompact,
-                    before: None,
-                }]
-            } else {
-                Vec::new()
-            },
-        };
-        if let Some(removed) = part.receipt_removed {
-            // The request carried the log before the reducer put its receipt there.
-            base.changes.push(Change {
-                by: Mechanism::EvidencePreservingReducer,
-                before: Some(Part {
-                    key: part.key(LOG),
-                    tokens: part.tokens.saturating_add(removed),
-                }),
-            });
+        let (base, pack_form, replaced) = sent_forms(part, assistants_after);
+        if part.pack.is_some()
+            && let Some(digest) = part.digest
+            && archived.insert(digest)
+        {
+            books.packing(|book| book.record_archived(part.text_bytes));
         }
-        let mut pack_form = base.clone();
-        if let Some(pack) = part.pack {
-            if let Some(digest) = part.digest
-                && archived.insert(digest)
-            {
-                books.packing(|book| book.record_archived(part.text_bytes));
-            }
-            if let sol_obspack::SendDecision::Replace { .. } = sol_obspack::decide(assistants_after)
-            {
-                pack_form = SentPart {
-                    part: Part {
-                        key: part.key(PLACEHOLDER),
-                        tokens: pack.placeholder_tokens,
-                    },
-                    changes: vec![Change {
-                        by: Mechanism::ObservationPack,
-                        before: Some(original),
-                    }],
-                };
-                account.tokens_removed += pack.removed_tokens;
-                account.bytes_removed += pack.removed_bytes;
-            }
+        if let Some(pack) = replaced {
+            account.tokens_removed += pack.removed_tokens;
+            account.bytes_removed += pack.removed_bytes;
         }
         part.sent_tokens = pack_form.part.tokens;
         let mut mask_form = base;
@@ -800,11 +1133,10 @@ fn recorded_totals(branch: &[&Entry]) -> Option<Savings> {
 }
 
 /// The policies' rows, each from its own book and mechanisms.
-fn policy_rows(books: &Books, prices: &PriceTable, reducer: &ReducerFacts) -> Vec<PolicyRow> {
+fn policy_rows(books: &Books, redecided: Option<&Book>, prices: &PriceTable) -> Vec<PolicyRow> {
     let sol_pi = books.sol_pi.savings().report(prices);
-    let pack = books
-        .pack
-        .as_ref()
+    let pack = redecided
+        .or(books.pack.as_ref())
         .unwrap_or(&books.sol_pi)
         .savings()
         .report(prices);
@@ -833,7 +1165,6 @@ fn policy_rows(books: &Books, prices: &PriceTable, reducer: &ReducerFacts) -> Ve
             priced: policy != Policy::ReducerCandidates,
         }
     };
-    let _ = reducer;
     vec![
         row(Policy::PlainPi, plain, &[]),
         row(

@@ -156,3 +156,39 @@ fn the_all_branches_replay_gives_each_leaf_its_own_figures() {
     assert_eq!(active.branches.len(), 1);
     assert_eq!(active.branches[0], replayed.branches[0]);
 }
+
+#[test]
+fn online_context_compact_decided_again_at_the_recorded_ratio_compacts_where_the_session_did() {
+    // The plans recordings ran OCC at cacheWriteReadRatio 0 with Pi keeping a 150-token tail
+    // (scripts/record/scenarios.mjs, recorder.mjs). Pi 1.6.0's file holds all OCC measured
+    // (0.84.2's lacks the system prompt, and its second boundary, which the live OCC let
+    // pass, is compacted when decided again).
+    let name = "plans-1.6.0-sol-pi.jsonl";
+    let at = |ratio: f64| {
+        let options = ReplayOptions {
+            occ_ratio: Some(ratio),
+            keep_recent_tokens: Some(150),
+            ..ReplayOptions::default()
+        };
+        replay(name, &options).branches.remove(0)
+    };
+    let recorded = replay(name, &ReplayOptions::default()).branches.remove(0);
+    let again = at(0.0);
+    assert_eq!(
+        again.compactions.redecided,
+        Some(recorded.compactions.occ),
+        "{name}"
+    );
+    assert!(
+        again.row(Policy::ObservationPackOcc).input_tokens_saved > 0,
+        "{name}"
+    );
+    // The SoL-Pi table stays the recorded one.
+    assert_eq!(again.sol_pi, recorded.sol_pi, "{name}");
+    // Cache writes priced far above reads: a compaction must save more, so never more of them.
+    let dear = at(1_000.0);
+    assert!(
+        dear.compactions.redecided <= again.compactions.redecided,
+        "{name}"
+    );
+}
