@@ -146,7 +146,7 @@ struct ReplayArgs {
     /// Online Context Compact's own session machine runs on the session's plan steps, turns
     /// and sizes, with a 1,000-token summary assumed for each compaction it makes, instead of
     /// the compactions the session recorded. The SoL-Pi table stays the recorded one.
-    #[arg(long, value_name = "RATIO", allow_negative_numbers = true)]
+    #[arg(long, value_name = "RATIO", allow_negative_numbers = true, value_parser = ratio)]
     cache_write_read_ratio: Option<f64>,
 
     /// Pi's keepRecentTokens for the compactions decided again [default: Pi's]
@@ -176,6 +176,14 @@ struct ReplayArgs {
     /// Output tokens
     #[arg(long, value_name = "DOLLARS", allow_negative_numbers = true, default_value_t = PriceTable::default().output, help_heading = PRICES)]
     price_output: f64,
+}
+
+/// A `cacheWriteReadRatio`: a finite number of at least 0, as `sol-pi.json` takes it.
+fn ratio(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(ratio) if ratio.is_finite() && ratio >= 0.0 => Ok(ratio),
+        _ => Err("a ratio is a finite number of at least 0".to_owned()),
+    }
 }
 
 impl ReplayArgs {
@@ -260,16 +268,6 @@ fn replay(args: &ReplayArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> 
             return EXIT_USAGE;
         }
     };
-    if let Some(ratio) = args
-        .cache_write_read_ratio
-        .filter(|ratio| !ratio.is_finite() || *ratio < 0.0)
-    {
-        let _ = writeln!(
-            stderr,
-            "error: invalid value '{ratio}' for '--cache-write-read-ratio <RATIO>': a ratio is a finite number of at least 0\n\nFor more information, try '--help'."
-        );
-        return EXIT_USAGE;
-    }
     let options = ReplayOptions {
         prices,
         mask_keep: args.mask_keep,

@@ -24,6 +24,17 @@ pub fn format_count(n: u64) -> String {
     group_digits(u128::from(n))
 }
 
+/// [`format_count`] of a difference: a minus when it is negative (`-1,200`).
+///
+/// ```
+/// assert_eq!(sol_core::tui::format_signed_count(-1_200), "-1,200");
+/// assert_eq!(sol_core::tui::format_signed_count(7), "7");
+/// ```
+pub fn format_signed_count(value: i128) -> String {
+    let sign = if value < 0 { "-" } else { "" };
+    format!("{sign}{}", group_digits(value.unsigned_abs()))
+}
+
 /// The lines of a table whose first column is left-aligned and every other right-aligned,
 /// two spaces apart, each line without trailing spaces (the `/sol-pi` table and the replay's
 /// policy table).
@@ -61,7 +72,7 @@ pub fn aligned_lines<const N: usize>(rows: &[[impl AsRef<str>; N]]) -> Vec<Strin
 }
 
 /// [`format_count`] for the wider sums of the savings report.
-pub fn group_digits(n: u128) -> String {
+pub(crate) fn group_digits(n: u128) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (index, digit) in digits.chars().enumerate() {

@@ -1,22 +1,26 @@
 // `npm run replay` against the `sol-pi` binary: the script runs the command's own code in the
 // addon (`replayMain`), so for the same arguments its stdout, stderr and exit code are the
-// binary's. The binary is cargo's debug build (`cargo test --workspace` builds it before the JS
-// suites run; built here when missing). Neither depends on the Pi install under test.
+// binary's. The binary is cargo's debug build, brought up to date here (`cargo test --workspace`
+// builds it before the JS suites run, so that is a no-op there). Neither depends on the Pi
+// install under test.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+import { repoRoot } from "./support.mjs";
+
 const targetDir = path.resolve(repoRoot, process.env.CARGO_TARGET_DIR ?? "target");
 const binary = path.join(targetDir, "debug", process.platform === "win32" ? "sol-pi.exe" : "sol-pi");
 const corpus = (name) => path.join("fixtures", "sessions", "corpus", name);
 const reader = (name) => path.join("fixtures", "sessions", "reader", name);
 
+/** The binary as the sources are now: cargo's build is a no-op when it is current, and a stale one would not be the addon's code. */
+let built = false;
 function ensureBinary() {
-	if (fs.existsSync(binary)) return;
+	if (built) return;
+	built = true;
 	const build = spawnSync("cargo", ["build", "-q", "-p", "sol-pi-cli"], { cwd: repoRoot, encoding: "utf8", timeout: 600_000 });
 	assert.equal(build.status, 0, `cargo build -p sol-pi-cli failed:\n${build.stderr}`);
 	assert.ok(fs.existsSync(binary), `${binary} is missing after the build`);

@@ -119,7 +119,7 @@ use sol_core::{Mechanism, SolPiConfig};
 pub use ledger::{LedgerRecord, ledger_lines};
 pub use observation::{
     Observation, ObservationId, ObservationIdError, count_lines, estimate_tokens, is_packable,
-    observe,
+    is_receipt, observe,
 };
 pub use pack::{Admitted, ContextStep, Handle, Pack, Packed, Seen};
 pub use placeholder::{placeholder, placeholder_tokens, placeholder_with, removed_tokens};

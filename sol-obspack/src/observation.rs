@@ -256,10 +256,19 @@ pub fn observe(tool_name: &str, tool_call_id: &str, text: &str) -> Observation {
 /// host checks the rest before calling: a tool result that is not an error and whose
 /// content is text blocks only.
 pub fn is_packable(text: &str) -> bool {
-    text.len() as u64 > THRESHOLD_BYTES && !has_receipt_marker(text)
+    text.len() as u64 > THRESHOLD_BYTES && !is_receipt(text)
 }
 
-fn has_receipt_marker(text: &str) -> bool {
+/// Whether `text` is an Evidence-Preserving Reducer receipt: a line of it, split at LF with
+/// a CR before the LF ignored, equals [`RECEIPT_MARKER_LINE`].
+///
+/// ```
+/// use sol_obspack::is_receipt;
+///
+/// assert!(is_receipt("sol_pi_evidence_receipt_v1\r\nstatus=failure"));
+/// assert!(!is_receipt("a log that mentions sol_pi_evidence_receipt_v1 in a line"));
+/// ```
+pub fn is_receipt(text: &str) -> bool {
     // The substring test is a fast filter; only texts that contain the marker are split.
     text.contains(RECEIPT_MARKER_LINE)
         && text

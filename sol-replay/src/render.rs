@@ -5,12 +5,10 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use sol_core::savings::{Money, PriceTable, Savings};
-use sol_core::tui::group_digits;
+use sol_core::savings::{PriceTable, Savings};
+use sol_core::tui::{format_count as count, format_signed_count};
 
-use crate::replay::{
-    BranchReplay, MASK_TEXT, Policy, PolicyRow, ReplayOptions, SessionReplay, add_layers,
-};
+use crate::replay::{BranchReplay, MASK_TEXT, Policy, PolicyRow, ReplayOptions, SessionReplay};
 
 /// The output forms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -53,7 +51,7 @@ impl Totals {
         };
         for branch in sessions.iter().flat_map(|session| &session.branches) {
             totals.branches += 1;
-            add_savings(&mut totals.sol_pi, &branch.sol_pi);
+            totals.sol_pi += &branch.sol_pi;
             if totals.policies.is_empty() {
                 totals.policies = branch.policies.clone();
                 continue;
@@ -69,27 +67,6 @@ impl Totals {
         }
         totals
     }
-}
-
-/// `other` added into `sum`.
-pub fn add_savings(sum: &mut Savings, other: &Savings) {
-    for (layer, added) in sum.layers.iter_mut().zip(&other.layers) {
-        add_layers(layer, added);
-    }
-    for (step, added) in sum.steps.iter_mut().zip(&other.steps) {
-        *step += *added;
-    }
-    let reported = &mut sum.reported;
-    reported.requests += other.reported.requests;
-    reported.input += other.reported.input;
-    reported.cache_read += other.reported.cache_read;
-    reported.cache_write += other.reported.cache_write;
-    reported.output += other.reported.output;
-    let archive = &mut sum.archive;
-    archive.archived += other.archive.archived;
-    archive.archived_bytes += other.archive.archived_bytes;
-    archive.recalls += other.archive.recalls;
-    archive.recalled_bytes += other.archive.recalled_bytes;
 }
 
 /// The whole report of `sessions` in `format`.
@@ -149,8 +126,8 @@ fn session_text(out: &mut String, session: &SessionReplay, options: &ReplayOptio
         out,
         "Pi session format {}, {} entries, {} bytes.",
         session.version,
-        group_digits(session.entries as u128),
-        group_digits(u128::from(session.bytes)),
+        count(session.entries as u64),
+        count(session.bytes),
     );
     for warning in &session.warnings {
         let _ = writeln!(out, "Warning: {warning}");
@@ -177,8 +154,8 @@ fn branch_text(out: &mut String, branch: &BranchReplay, options: &ReplayOptions,
     let title = format!(
         "{which} ending at {}: {} entries, {} messages",
         branch.leaf,
-        group_digits(branch.entries as u128),
-        group_digits(branch.messages as u128)
+        count(branch.entries as u64),
+        count(branch.messages as u64)
     );
     if md {
         let _ = writeln!(out, "### {title}\n");
@@ -321,9 +298,9 @@ fn policy_table(out: &mut String, rows: &[PolicyRow], mask_keep: usize, md: bool
             count(row.requests),
             count(row.input_tokens),
             unpriced(row.cost.to_string()),
-            signed(row.requests_saved),
-            signed(row.input_tokens_saved),
-            unpriced(money(row.net_saved)),
+            format_signed_count(row.requests_saved),
+            format_signed_count(row.input_tokens_saved),
+            unpriced(row.net_saved.to_string()),
         ]);
         if row.policy == Policy::PlainPi {
             // The plain row is the reference: nothing saved.
@@ -347,19 +324,6 @@ fn policy_table(out: &mut String, rows: &[PolicyRow], mask_keep: usize, md: bool
     for line in sol_core::tui::aligned_lines(&lines) {
         let _ = writeln!(out, "{line}");
     }
-}
-
-fn money(value: Money) -> String {
-    value.to_string()
-}
-
-fn count(value: u64) -> String {
-    group_digits(u128::from(value))
-}
-
-fn signed(value: i128) -> String {
-    let sign = if value < 0 { "-" } else { "" };
-    format!("{sign}{}", group_digits(value.unsigned_abs()))
 }
 
 fn plural<'a>(value: u64, one: &'a str, many: &'a str) -> &'a str {

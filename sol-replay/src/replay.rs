@@ -37,10 +37,9 @@ use sol_core::Mechanism;
 use sol_core::StepAccount;
 use sol_core::message::AgentMessage;
 use sol_core::savings::{
-    Book, Change, LayerTokens, Money, Part, PriceTable, Report, ReportedUsage, ResponseUsage,
-    SAVINGS_ENTRY_TYPE, Savings, SentPart, restore_savings,
+    Book, Change, Money, Part, PriceTable, Report, ReportedUsage, ResponseUsage,
+    SAVINGS_ENTRY_TYPE, Savings, SentPart,
 };
-use sol_core::session::SessionEntry;
 
 use sol_occ::economics::MEMO_TOKENS;
 use sol_occ::plan::TOOL_NAME as PLAN_TOOL;
@@ -623,9 +622,14 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
             }
             EntryKind::Compaction(facts) => {
                 let by_occ = is_occ_compaction(&branch[position + 1..]);
+                let first_kept = facts
+                    .first_kept_entry_id
+                    .as_deref()
+                    .and_then(&position_of)
+                    .filter(|kept| *kept < position);
                 if by_occ {
                     compactions.occ += 1;
-                    let removed = removed_tokens(&context, facts, &position_of);
+                    let removed = removed_tokens(&context, first_kept, facts);
                     let account = StepAccount {
                         tokens_removed: removed,
                         model_calls: 1,
@@ -637,11 +641,6 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                 } else {
                     compactions.pi += 1;
                 }
-                let first_kept = facts
-                    .first_kept_entry_id
-                    .as_deref()
-                    .and_then(&position_of)
-                    .filter(|kept| *kept < position);
                 apply_compaction(&mut context, facts, position, first_kept, by_occ);
                 // A re-decided OCC makes its own compactions; Pi's apply to it as recorded.
                 if let Some(sim) = sim.as_mut().filter(|_| !by_occ) {
@@ -750,31 +749,14 @@ impl OccSim {
     /// and provider request.
     fn request(&mut self, usage: ResponseUsage) {
         self.finish_turn();
-        let mut parts = Vec::with_capacity(self.context.len());
-        let mut account = StepAccount::default();
-        let mut assistants_after = 0u32;
-        for part in self.context.iter_mut().rev() {
-            let (_, packed, replaced) = sent_forms(part, assistants_after);
-            if part.pack.is_some()
-                && let Some(digest) = part.digest
-                && self.archived.insert(digest)
-            {
-                self.book.record_archived(part.text_bytes);
-            }
-            if let Some(pack) = replaced {
-                account.tokens_removed += pack.removed_tokens;
-                account.bytes_removed += pack.removed_bytes;
-            }
-            part.sent_tokens = packed.part.tokens;
-            if part.role == PartRole::Assistant {
-                assistants_after = assistants_after.saturating_add(1);
-            }
-            parts.push(packed);
+        let packed = pack_context(&mut self.context, &mut self.archived, |_, _| {});
+        for bytes in packed.archived {
+            self.book.record_archived(bytes);
         }
-        parts.reverse();
-        self.book.record_request(parts);
+        self.book.record_request(packed.parts);
         self.book.record_response(usage);
-        self.book.record_step(Mechanism::ObservationPack, account);
+        self.book
+            .record_step(Mechanism::ObservationPack, packed.account);
         let event = ContextEvent {
             aborted: false,
             observation: self.observed().into(),
@@ -851,23 +833,22 @@ impl OccSim {
         {
             return;
         }
-        let kept = self.context.split_off(first_kept.min(self.context.len()));
-        let mut context: Vec<ContextPart> = self
+        // The system prompt before the cut stays first, then OCC's summary and the kept
+        // messages.
+        let mut start: Vec<ContextPart> = self
             .context
-            .drain(..)
+            .iter()
+            .take(first_kept)
             .filter(|part| part.role == PartRole::System)
+            .cloned()
             .collect();
-        context.push(ContextPart {
+        start.push(ContextPart {
             by_occ: true,
             occ_role: MessageRole::CompactionSummary,
             ..ContextPart::new(self.next_position, MEMO_TOKENS)
         });
         self.next_position += 1;
-        context.extend(
-            kept.into_iter()
-                .filter(|part| part.role != PartRole::System),
-        );
-        self.context = context;
+        compact(&mut self.context, |index, _| index >= first_kept, start);
         self.occ.on_session_compact(false, self.observed());
         let summary = "s".repeat(usize::try_from(MEMO_TOKENS * 4).unwrap_or(4_000));
         let step = self
@@ -891,9 +872,23 @@ impl OccSim {
     }
 }
 
-/// Pi's compaction of `context` at `position`: what follows the first kept entry, less
-/// the system messages (the prompt Pi 1.x copied into the compaction starts the context
-/// instead), after its summary.
+/// A compaction of `context`: `start` (the system prompt and the summary), then the parts
+/// `kept` keeps (given each one's index), less every system message.
+fn compact(
+    context: &mut Vec<ContextPart>,
+    kept: impl Fn(usize, &ContextPart) -> bool,
+    start: Vec<ContextPart>,
+) {
+    let mut index = 0;
+    context.retain(|part| {
+        index += 1;
+        part.role != PartRole::System && kept(index - 1, part)
+    });
+    context.splice(0..0, start);
+}
+
+/// Pi's compaction recorded at `position`: what follows the first kept entry, after its
+/// summary and the system prompt Pi 1.x copied into it.
 fn apply_compaction(
     context: &mut Vec<ContextPart>,
     facts: &RecordedCompaction,
@@ -901,9 +896,6 @@ fn apply_compaction(
     first_kept: Option<usize>,
     by_occ: bool,
 ) {
-    context.retain(|part| {
-        part.role != PartRole::System && first_kept.is_some_and(|kept| part.position >= kept)
-    });
     let mut start = Vec::with_capacity(2);
     if let Some((tokens, digest)) = facts.system_message {
         start.push(ContextPart {
@@ -918,7 +910,8 @@ fn apply_compaction(
         occ_role: MessageRole::CompactionSummary,
         ..ContextPart::new(position, facts.summary_tokens)
     });
-    context.splice(0..0, start);
+    let kept = |_, part: &ContextPart| first_kept.is_some_and(|kept| part.position >= kept);
+    compact(context, kept, start);
 }
 
 /// A 1.x context edit of the entry at `target`: its replacement's size, or its removal.
@@ -1005,25 +998,9 @@ fn request(
     archived: &mut BTreeSet<ContentDigest>,
     masked: &mut [bool],
 ) {
-    let mut packed = Vec::with_capacity(context.len());
     let mut masking = Vec::with_capacity(context.len());
-    let mut account = StepAccount::default();
-    // Walked from the end: the assistant messages and tool results after each part.
-    let mut assistants_after = 0u32;
     let mut results_after = 0usize;
-    for part in context.iter_mut().rev() {
-        let (base, pack_form, replaced) = sent_forms(part, assistants_after);
-        if part.pack.is_some()
-            && let Some(digest) = part.digest
-            && archived.insert(digest)
-        {
-            books.packing(|book| book.record_archived(part.text_bytes));
-        }
-        if let Some(pack) = replaced {
-            account.tokens_removed += pack.removed_tokens;
-            account.bytes_removed += pack.removed_bytes;
-        }
-        part.sent_tokens = pack_form.part.tokens;
+    let packed = pack_context(context, archived, |part, base| {
         let mut mask_form = base;
         if part.role == PartRole::ToolResult {
             if results_after >= mask_keep && mask_tokens < part.tokens {
@@ -1037,26 +1014,72 @@ fn request(
             }
             results_after += 1;
         }
-        if part.role == PartRole::Assistant {
-            assistants_after = assistants_after.saturating_add(1);
-        }
-        packed.push(pack_form);
         masking.push(mask_form);
-    }
-    packed.reverse();
+    });
     masking.reverse();
+    for bytes in &packed.archived {
+        books.packing(|book| book.record_archived(*bytes));
+    }
     if let Some(pack) = &mut books.pack {
-        pack.record_request(packed.clone());
+        pack.record_request(packed.parts.clone());
     }
     if avoidable {
         books
             .sol_pi
-            .record_avoidable_request(Mechanism::ActionFusion, packed);
+            .record_avoidable_request(Mechanism::ActionFusion, packed.parts);
     } else {
-        books.sol_pi.record_request(packed);
+        books.sol_pi.record_request(packed.parts);
     }
     books.mask.record_request(masking);
-    books.packing(|book| book.record_step(Mechanism::ObservationPack, account));
+    books.packing(|book| book.record_step(Mechanism::ObservationPack, packed.account));
+}
+
+/// One request's context as ObservationPack sends it.
+struct PackedRequest {
+    /// The parts, in order.
+    parts: Vec<SentPart>,
+    /// ObservationPack's step account for the request.
+    account: StepAccount,
+    /// The bytes of each result the request archives for the first time.
+    archived: Vec<u64>,
+}
+
+/// The context as ObservationPack sends it on a request, each part's placeholder decided
+/// by the requests that already carried it (the assistant messages after it). Each part's
+/// `sent_tokens` becomes its size as sent. `also` sees every part, from the last to the
+/// first, with its form before ObservationPack.
+fn pack_context(
+    context: &mut [ContextPart],
+    archived: &mut BTreeSet<ContentDigest>,
+    mut also: impl FnMut(&ContextPart, SentPart),
+) -> PackedRequest {
+    let mut packed = PackedRequest {
+        parts: Vec::with_capacity(context.len()),
+        account: StepAccount::default(),
+        archived: Vec::new(),
+    };
+    let mut assistants_after = 0u32;
+    for part in context.iter_mut().rev() {
+        let (base, pack_form, replaced) = sent_forms(part, assistants_after);
+        if part.pack.is_some()
+            && let Some(digest) = part.digest
+            && archived.insert(digest)
+        {
+            packed.archived.push(part.text_bytes);
+        }
+        if let Some(pack) = replaced {
+            packed.account.tokens_removed += pack.removed_tokens;
+            packed.account.bytes_removed += pack.removed_bytes;
+        }
+        part.sent_tokens = pack_form.part.tokens;
+        if part.role == PartRole::Assistant {
+            assistants_after = assistants_after.saturating_add(1);
+        }
+        also(part, base);
+        packed.parts.push(pack_form);
+    }
+    packed.parts.reverse();
+    packed
 }
 
 /// Whether the compaction whose following entries are `after` was Online Context
@@ -1088,18 +1111,14 @@ fn is_occ_compaction(after: &[&Entry]) -> bool {
 }
 
 /// The context tokens a compaction removed, as Online Context Compact accounts them: the
-/// parts before the first one it kept (the system prompt stays) as they were last sent,
-/// less the summary.
+/// parts before the first one it kept (all of them without one; the system prompt stays)
+/// as they were last sent, less the summary.
 fn removed_tokens(
     context: &[ContextPart],
-    facts: &crate::reader::CompactionFacts,
-    position_of: &impl Fn(&str) -> Option<usize>,
+    first_kept: Option<usize>,
+    facts: &RecordedCompaction,
 ) -> u64 {
-    let kept = facts
-        .first_kept_entry_id
-        .as_deref()
-        .and_then(position_of)
-        .unwrap_or(usize::MAX);
+    let kept = first_kept.unwrap_or(usize::MAX);
     let removed: u64 = context
         .iter()
         .filter(|part| part.position < kept && part.role != PartRole::System)
@@ -1110,26 +1129,13 @@ fn removed_tokens(
 
 /// The branch's newest readable `sol-pi-savings-totals`, if it has one.
 fn recorded_totals(branch: &[&Entry]) -> Option<Savings> {
-    let entries: Vec<SessionEntry> = branch
-        .iter()
-        .filter_map(|entry| match entry.kind() {
-            EntryKind::Custom {
-                custom_type,
-                data: Some(data),
-            } if &**custom_type == SAVINGS_ENTRY_TYPE => Some(SessionEntry::from_value(json!({
-                "type": "custom",
-                "id": entry.id(),
-                "customType": SAVINGS_ENTRY_TYPE,
-                "data": data,
-            }))),
-            _ => None,
-        })
-        .collect();
-    if entries.is_empty() {
-        return None;
-    }
-    let restored = restore_savings(&entries);
-    (restored.rejected.len() < entries.len()).then_some(restored.savings)
+    branch.iter().rev().find_map(|entry| match entry.kind() {
+        EntryKind::Custom {
+            custom_type,
+            data: Some(data),
+        } if &**custom_type == SAVINGS_ENTRY_TYPE => Savings::from_entry_data(data).ok(),
+        _ => None,
+    })
 }
 
 /// The policies' rows, each from its own book and mechanisms.
@@ -1194,12 +1200,4 @@ fn policy_rows(books: &Books, redecided: Option<&Book>, prices: &PriceTable) -> 
 
 fn sub(value: u64, minus: i128) -> u64 {
     u64::try_from(i128::from(value) - minus).unwrap_or(0)
-}
-
-/// Layer figures summed (for totals over files).
-pub(crate) fn add_layers(sum: &mut LayerTokens, other: &LayerTokens) {
-    sum.requests += other.requests;
-    sum.cache_read += other.cache_read;
-    sum.cache_write += other.cache_write;
-    sum.output += other.output;
 }

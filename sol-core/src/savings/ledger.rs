@@ -171,6 +171,41 @@ pub struct Savings {
     pub archive: ArchiveTotals,
 }
 
+/// Two accounts together, field by field (saturating): the totals over several sessions or
+/// branches. The token basis is the left one's (there is only one).
+///
+/// ```
+/// use sol_core::savings::Savings;
+///
+/// let mut one = Savings::default();
+/// one.layers[0].requests = 2;
+/// one.archive.recalls = 1;
+/// let mut both = one.clone();
+/// both += &one;
+/// assert_eq!((both.layers[0].requests, both.archive.recalls), (4, 2));
+/// ```
+impl std::ops::AddAssign<&Savings> for Savings {
+    fn add_assign(&mut self, other: &Savings) {
+        for (layer, added) in self.layers.iter_mut().zip(&other.layers) {
+            layer.add(added);
+        }
+        for (step, added) in self.steps.iter_mut().zip(&other.steps) {
+            *step += *added;
+        }
+        let (reported, added) = (&mut self.reported, &other.reported);
+        reported.requests = reported.requests.saturating_add(added.requests);
+        reported.input = reported.input.saturating_add(added.input);
+        reported.cache_read = reported.cache_read.saturating_add(added.cache_read);
+        reported.cache_write = reported.cache_write.saturating_add(added.cache_write);
+        reported.output = reported.output.saturating_add(added.output);
+        let (archive, added) = (&mut self.archive, &other.archive);
+        archive.archived = archive.archived.saturating_add(added.archived);
+        archive.archived_bytes = archive.archived_bytes.saturating_add(added.archived_bytes);
+        archive.recalls = archive.recalls.saturating_add(added.recalls);
+        archive.recalled_bytes = archive.recalled_bytes.saturating_add(added.recalled_bytes);
+    }
+}
+
 /// What ObservationPack archived and what the model recalled, in UTF-8 bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

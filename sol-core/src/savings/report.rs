@@ -155,8 +155,8 @@ impl fmt::Display for Report {
         for row in &self.rows {
             lines.push([
                 row.mechanism.label().to_owned(),
-                signed(row.requests_avoided),
-                signed(row.input_tokens_saved),
+                crate::tui::format_signed_count(row.requests_avoided),
+                crate::tui::format_signed_count(row.input_tokens_saved),
                 row.gross.to_string(),
                 row.own_cost.to_string(),
                 row.net.to_string(),
@@ -165,8 +165,10 @@ impl fmt::Display for Report {
         let own: Money = self.rows.iter().map(|row| row.own_cost).sum();
         lines.push([
             "Total".to_owned(),
-            signed(i128::from(self.plain.requests) - i128::from(self.sent.requests)),
-            signed(self.total_input_tokens_saved()),
+            crate::tui::format_signed_count(
+                i128::from(self.plain.requests) - i128::from(self.sent.requests),
+            ),
+            crate::tui::format_signed_count(self.total_input_tokens_saved()),
             (self.total_net() + own).to_string(),
             own.to_string(),
             self.total_net().to_string(),
@@ -292,10 +294,4 @@ fn change_text(per_mille: Option<i128>) -> String {
     let sign = if per_mille < 0 { "-" } else { "+" };
     let magnitude = per_mille.unsigned_abs();
     format!("{sign}{}.{} %", magnitude / 10, magnitude % 10)
-}
-
-/// A count with a sign when it is negative.
-fn signed(value: i128) -> String {
-    let sign = if value < 0 { "-" } else { "" };
-    format!("{sign}{}", group_digits(value.unsigned_abs()))
 }

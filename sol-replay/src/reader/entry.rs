@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use sol_core::message::AgentMessage;
+use sol_core::message::{AgentMessage, ToolResultMessage};
 use sol_core::session::{SessionEntry, iso_to_epoch_ms};
 use sol_occ::plan::TOOL_NAME as PLAN_TOOL;
 use sol_occ::session::CORRECTION_PREFIX;
@@ -576,11 +576,18 @@ fn message_facts(
     let mut assistant = None;
     let mut correction = false;
     let mut system = None;
+    let mut reducer_call = None;
     match role {
         Role::System => system = Some(system_digest(&message)),
         Role::ToolResult => {
-            let input = calls.take(message.get("toolCallId"));
-            tool_result = Some(Box::new(tool_result_facts(&message, input, names)));
+            // The reducer's view needs the typed message, made below from this one.
+            reducer_call = calls.take(message.get("toolCallId")).map(|input| {
+                let exit_code = message
+                    .get("structuredContent")
+                    .and_then(sol_reducer::pi::structured_exit_code);
+                (input, exit_code)
+            });
+            tool_result = Some(Box::new(tool_result_facts(&message, names)));
         }
         Role::Assistant => {
             calls.0.clear();
@@ -629,7 +636,13 @@ fn message_facts(
         }
         _ => {}
     }
-    let tokens = AgentMessage::from_value(message).estimated_tokens();
+    let message = AgentMessage::from_value(message);
+    let tokens = message.estimated_tokens();
+    if let (Some(facts), Some((input, exit_code)), AgentMessage::ToolResult(result)) =
+        (tool_result.as_mut(), reducer_call, &message)
+    {
+        facts.reducer_log_bytes = reducer_log_bytes(result, &input, exit_code);
+    }
     MessageFacts {
         role,
         tokens,
@@ -658,7 +671,8 @@ impl PendingCalls {
 }
 
 /// A tool result's facts, with what ObservationPack and the reducer would make of it.
-fn tool_result_facts(message: &Value, input: Option<Value>, names: &mut Names) -> ToolResultFacts {
+/// (The reducer's log bytes are filled in by the caller, from the typed message.)
+fn tool_result_facts(message: &Value, names: &mut Names) -> ToolResultFacts {
     let texts = || sol_core::message::text_blocks(message);
     let (count, bytes) = texts().fold((0u64, 0u64), |(count, bytes), text| {
         (count + 1, bytes + text.len() as u64)
@@ -680,10 +694,7 @@ fn tool_result_facts(message: &Value, input: Option<Value>, names: &mut Names) -
     // Only a result over ObservationPack's threshold is joined (the only texts that are).
     let joined = (text_only && text_bytes > sol_obspack::THRESHOLD_BYTES)
         .then(|| texts().collect::<Vec<_>>().join("\n"));
-    let receipt = texts().any(|text| {
-        text.split('\n')
-            .any(|line| line.strip_suffix('\r').unwrap_or(line) == sol_obspack::RECEIPT_MARKER_LINE)
-    });
+    let receipt = texts().any(sol_obspack::is_receipt);
     let pack = joined
         .as_deref()
         .filter(|text| !is_error && sol_obspack::is_packable(text))
@@ -706,7 +717,6 @@ fn tool_result_facts(message: &Value, input: Option<Value>, names: &mut Names) -
                 removed_bytes: observation.bytes.saturating_sub(placeholder.len() as u64),
             }
         });
-    let reducer_log_bytes = input.and_then(|input| reducer_log_bytes(message, &input, &tool_name));
     let reduced = message
         .get("details")
         .and_then(|details| details.get("evidencePreservingReducer"))
@@ -731,28 +741,28 @@ fn tool_result_facts(message: &Value, input: Option<Value>, names: &mut Names) -
         text_bytes,
         digest: ContentDigest::of_texts(texts()),
         pack,
-        reducer_log_bytes,
+        reducer_log_bytes: None,
         receipt,
         reduced,
     }
 }
 
-/// The bytes of the log the reducer would send for this result of a call with `input`.
-fn reducer_log_bytes(message: &Value, input: &Value, tool_name: &str) -> Option<u64> {
-    let AgentMessage::ToolResult(result) = AgentMessage::from_value(message.clone()) else {
-        return None;
-    };
+/// The bytes of the log the reducer would send for `result`, the answer to a call with
+/// `input` (`exit_code`: Pi 1.x's `structuredContent.exit_code`).
+fn reducer_log_bytes(
+    result: &ToolResultMessage,
+    input: &Value,
+    exit_code: Option<i32>,
+) -> Option<u64> {
     let view = ToolResultView {
         tool_call_id: result.tool_call_id.as_str(),
-        tool_name,
+        tool_name: &result.tool_name,
         input,
         content: &result.content,
         details: result.details.as_ref(),
         is_error: result.is_error,
         parent_tool_call_id: None,
-        exit_code: message
-            .get("structuredContent")
-            .and_then(sol_reducer::pi::structured_exit_code),
+        exit_code,
         os_temp_dir: None,
     };
     let candidate = sol_reducer::select_candidate(&view).ok()?;
