@@ -66,6 +66,7 @@ function run(argv) {
 			evidencePreservingReducer: c.evidencePreservingReducer,
 			onlineContextCompact: c.onlineContextCompact,
 			cacheWriteReadRatio: c.cacheWriteReadRatio,
+			cacheAware: c.cacheAware,
 			evidencePreservingReducerModel: c.evidencePreservingReducerModel,
 			evidencePreservingReducerProvider: c.evidencePreservingReducerProvider,
 			// Only when the file sets a price table (the savings report's default otherwise).

@@ -40,13 +40,15 @@ pub const KEY_REDUCER_PROVIDER: &str = "evidencePreservingReducerProvider";
 pub const KEY_REDUCER_MODEL: &str = "evidencePreservingReducerModel";
 /// JSON key of the cache write/read price ratio.
 pub const KEY_CACHE_WRITE_READ_RATIO: &str = "cacheWriteReadRatio";
+/// JSON key of the cache-aware policy switch.
+pub const KEY_CACHE_AWARE: &str = "cacheAware";
 /// JSON key of the price table the savings report uses.
 pub const KEY_PRICES: &str = "prices";
 /// The keys of the `prices` object, each in dollars per million tokens.
 pub const PRICE_KEYS: [&str; 4] = ["input", "cacheRead", "cacheWrite", "output"];
 
 /// Every key a configuration file may contain, in the order of [`SolPiConfig`]'s fields.
-pub const CONFIG_KEYS: [&str; 9] = [
+pub const CONFIG_KEYS: [&str; 10] = [
     KEY_VERSION,
     "actionFusion",
     "observationPack",
@@ -55,6 +57,7 @@ pub const CONFIG_KEYS: [&str; 9] = [
     KEY_REDUCER_MODEL,
     "onlineContextCompact",
     KEY_CACHE_WRITE_READ_RATIO,
+    KEY_CACHE_AWARE,
     KEY_PRICES,
 ];
 
@@ -82,6 +85,11 @@ pub struct SolPiConfig {
     pub online_context_compact: bool,
     /// Price of a cache write relative to a cache read; finite and non-negative.
     pub cache_write_read_ratio: f64,
+    /// Opts in to the cache-aware policies (off by default, which keeps the requirement's
+    /// fixed rules): ObservationPack replaces large results in batches when the saving over
+    /// the expected remaining requests beats the cache rewrite it causes, and the reducer
+    /// reads what the model saw and runs only when its model call pays for itself.
+    pub cache_aware: bool,
     /// The prices the savings report is made at (dollars per million tokens); a file may
     /// give any of the four and the others keep their defaults. Left out when serialized
     /// while it is the default.
@@ -100,6 +108,7 @@ impl Default for SolPiConfig {
             evidence_preserving_reducer_model: DEFAULT_REDUCER_MODEL.to_owned(),
             online_context_compact: false,
             cache_write_read_ratio: DEFAULT_CACHE_WRITE_READ_RATIO,
+            cache_aware: false,
             prices: PriceTable::default(),
         }
     }

@@ -43,6 +43,8 @@ pub struct EffectiveConfig {
     pub online_context_compact: bool,
     /// Price of a cache write relative to a cache read.
     pub cache_write_read_ratio: f64,
+    /// The cache-aware policies on (ObservationPack's placement, the reducer's economics).
+    pub cache_aware: bool,
     /// The price table of `prices`, when the file sets one (the savings use the default
     /// table otherwise).
     pub prices: Option<crate::savings::SavingsPrices>,
@@ -61,6 +63,7 @@ impl From<&SolPiConfig> for EffectiveConfig {
             evidence_preserving_reducer_model: config.evidence_preserving_reducer_model.clone(),
             online_context_compact: config.online_context_compact,
             cache_write_read_ratio: config.cache_write_read_ratio,
+            cache_aware: config.cache_aware,
             prices: (config.prices != sol_core::savings::PriceTable::default())
                 .then(|| config.prices.into()),
         }

@@ -4,7 +4,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::{
-    CONFIG_KEYS, ConfigError, KEY_CACHE_WRITE_READ_RATIO, KEY_PRICES, KEY_REDUCER_MODEL,
+    CONFIG_KEYS, ConfigError, KEY_CACHE_AWARE, KEY_CACHE_WRITE_READ_RATIO, KEY_PRICES, KEY_REDUCER_MODEL,
     KEY_REDUCER_PROVIDER, KEY_VERSION, Mechanism, SolPiConfig,
 };
 use crate::savings::PriceTable;
@@ -217,6 +217,16 @@ fn validate(
             }
             _ => return Err(ConfigError::InvalidRatio { path: path_buf() }),
         }
+    }
+
+    if let Some(flag) = object.get(KEY_CACHE_AWARE) {
+        let Value::Bool(enabled) = flag else {
+            return Err(ConfigError::NotBoolean {
+                path: path_buf(),
+                key: KEY_CACHE_AWARE.to_owned(),
+            });
+        };
+        config.cache_aware = *enabled;
     }
 
     if let Some(provider) = non_blank_string(object, KEY_REDUCER_PROVIDER, path)? {

@@ -146,7 +146,7 @@ fn valid_config() -> impl Strategy<Value = SolPiConfig> {
         }
     });
     (
-        any::<[bool; 4]>(),
+        any::<[bool; 5]>(),
         valid_string(),
         valid_string(),
         ratio,
@@ -161,6 +161,7 @@ fn valid_config() -> impl Strategy<Value = SolPiConfig> {
             evidence_preserving_reducer_model: model,
             online_context_compact: flags[3],
             cache_write_read_ratio: ratio,
+            cache_aware: flags[4],
             prices,
         })
 }
