@@ -51,6 +51,7 @@
 
 pub mod account;
 pub mod config;
+pub mod horizon;
 pub mod ids;
 pub mod message;
 pub mod ports;
