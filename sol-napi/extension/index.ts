@@ -40,7 +40,7 @@ export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
 			const savings = new SavingsTracker(addon, config.prices);
 			const register: Record<string, () => void> = {
 				actionFusion: () => registerActionFusion(pi, ctx, addon, { agentDir, bashOptions: options.bashOptions, savings }),
-				observationPack: () => registerObservationPack(pi, addon, savings),
+				observationPack: () => registerObservationPack(pi, addon, savings, config.cacheAware ? config.cacheWriteReadRatio : undefined),
 				evidencePreservingReducer: () => registerReducer(pi, addon, { provider: config.evidencePreservingReducerProvider, model: config.evidencePreservingReducerModel }, savings),
 				onlineContextCompact: () =>
 					registerOnlineContextCompact(pi, ctx, addon, { cacheWriteReadRatio: config.cacheWriteReadRatio, keepRecentTokens: options.keepRecentTokens, savings }),

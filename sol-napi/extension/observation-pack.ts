@@ -11,6 +11,7 @@ import { Text } from "@earendil-works/pi-tui";
 import { Type } from "typebox";
 
 import type { NativeAddon } from "./native.ts";
+import { messageTokens } from "./online-context-compact-sizes.ts";
 import type { SavingsTracker } from "./savings.ts";
 import { runtimeRoot } from "./storage.ts";
 import { badge, now, OnceWarnings, SavingsStatus } from "./tui.ts";
@@ -58,7 +59,8 @@ function lookup(bucket: Known[] | undefined, message: Message, blocks: Block[]):
 	return undefined;
 }
 
-export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAddon, tracker?: SavingsTracker): void {
+/** With `cacheAwareRatio` (the configured `cacheWriteReadRatio`, when `cacheAware` is on), Rust places results by the cache-aware economics. */
+export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAddon, tracker?: SavingsTracker, cacheAwareRatio?: number): void {
 	const { minCandidateUnits } = addon.obsPolicy();
 	const texts = addon.obsTexts();
 	const packs = new Map<string, { pack: NativeAddon.ObsPack; known: Map<number, Known[]> }>();
@@ -66,12 +68,19 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 	// ObservationPack fails open: the request goes unchanged, the problem is reported once.
 	const warnings = new OnceWarnings();
 	const failure = (detail: string) => addon.internalErrorNotice("ObservationPack", detail);
+	// The next request shares no cached prefix with the one before: the cache-aware placement
+	// lets every waiting replacement ride along.
+	let rewritten = true;
+	const rewrite = () => void (rewritten = true);
+	pi.on("session_start", rewrite);
+	pi.on("session_tree", rewrite);
+	pi.on("session_compact", rewrite);
 
 	pi.on("context", (event, ctx) =>
 		warnings.guard(ctx, failure, undefined, () => {
 			const root = runtimeRoot(ctx, addon);
 			if (root.kind === "unavailable") return warnings.warn(ctx, addon.obsUnavailable(root.error));
-			const { pack, known } = packs.get(root.root) ?? packs.set(root.root, { pack: new addon.ObsPack(root.root), known: new Map() }).get(root.root)!;
+			const { pack, known } = packs.get(root.root) ?? packs.set(root.root, { pack: new addon.ObsPack(root.root, cacheAwareRatio), known: new Map() }).get(root.root)!;
 			// Remembers what Rust made of a result unless it is known (it can occur twice in one request).
 			const remember = (units: number, message: Message, blocks: Block[], packed?: Known["packed"]): Known => {
 				const found = lookup(known.get(units), message, blocks);
@@ -80,34 +89,41 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 				return known.set(units, [...(known.get(units) ?? []), entry]) && entry;
 			};
 
-			// Packed results in this request, each with the requests that already carried it.
-			const seen: Array<[Message, Known, number]> = [];
-			const fresh: Array<[Message, Block[], number, number]> = [];
+			// Packed results in this request, each with the requests that already carried it and,
+			// for the cache-aware placement, Pi's estimate of the tokens after it.
+			const seen: Array<[Message, Known, number, number]> = [];
+			const fresh: Array<[Message, Block[], number, number, number]> = [];
 			const messages = event.messages as unknown as Message[];
-			let assistants = 0;
+			const sized = pack.cacheAware;
+			let [assistants, after, newTokens] = [0, 0, 0];
 			for (let i = messages.length - 1; i >= 0; i--) {
 				const message = messages[i];
-				if (message.role === "assistant") assistants++;
+				if (message.role === "assistant" && assistants++ === 0) newTokens = after;
 				const result = textResult(message, minCandidateUnits);
-				if (!result) continue;
-				const found = lookup(known.get(result.units), message, result.blocks);
-				if (found?.packed) seen.push([message, found, assistants]);
-				else if (!found && wellFormed(result.blocks)) fresh.push([message, result.blocks, result.units, assistants]);
-				else if (!found) remember(result.units, message, result.blocks);
+				if (result) {
+					const found = lookup(known.get(result.units), message, result.blocks);
+					if (found?.packed) seen.push([message, found, assistants, after]);
+					else if (!found && wellFormed(result.blocks)) fresh.push([message, result.blocks, result.units, assistants, after]);
+					else if (!found) remember(result.units, message, result.blocks);
+				}
+				if (sized) after += messageTokens(message);
 			}
+			if (assistants === 0) newTokens = after;
 			if (fresh.length > 0) {
 				pack.admit(fresh.map(([message, blocks]) => candidateOf(message, blocks)), now()).forEach((admission, index) => {
-					const [message, blocks, units, after] = fresh[index];
+					const [message, blocks, units, prior, tokensAfter] = fresh[index];
 					// A failed archive keeps this message in full and is retried on the next request.
 					if (admission.kind === "failed") return warnings.warn(ctx, admission.error);
 					if (admission.kind === "packed") tracker?.archived(admission.archivedBytes);
 					const entry = remember(units, message, blocks, admission.kind === "packed" ? admission : undefined);
-					if (entry.packed) seen.push([message, entry, after]);
+					if (entry.packed) seen.push([message, entry, prior, tokensAfter]);
 				});
 			}
 			// The walk ended at the first message: it counted every assistant message.
 			const handles = Uint32Array.from(seen, ([, entry]) => entry.packed!.handle);
-			const step = pack.onContext(assistants + 1, handles, Uint32Array.from(seen, ([, , after]) => after), now());
+			const shape = sized ? { tokensAfter: Float64Array.from(seen, (item) => item[3]), newTokens, rewritten, carriedRequests: assistants } : undefined;
+			const step = pack.onContext(assistants + 1, handles, Uint32Array.from(seen, ([, , prior]) => prior), now(), shape);
+			rewritten = false;
 			seen.forEach(([message, entry], index) => {
 				if (step.replace[index] !== 1) return;
 				tracker?.replacing(message, "observationPack");

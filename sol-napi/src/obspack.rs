@@ -6,14 +6,15 @@
 use std::sync::{Mutex, PoisonError};
 
 use camino::Utf8PathBuf;
-use napi::bindgen_prelude::{Uint8Array, Uint32Array};
+use napi::bindgen_prelude::{Float64Array, Uint8Array, Uint32Array};
 use napi_derive::napi;
 use serde_json::Value;
 use sol_obspack::{
-    FULL_SENDS, Handle, LedgerRecord, ObservationId, ObservationStore, Pack, RecallError, Seen,
-    StoreOutcome, THRESHOLD_BYTES, is_packable, recall_page, search_page, text,
+    Carried, FULL_SENDS, Handle, LedgerRecord, ObservationId, ObservationStore, Pack, RecallError, Seen,
+    Shape, StoreOutcome, THRESHOLD_BYTES, is_packable, recall_page, search_page, text,
 };
 
+use crate::account::count;
 use crate::boundary::quiet;
 use crate::{JsStepAccount, NativeFileSystem};
 
@@ -160,6 +161,25 @@ pub struct ObsContextStep {
     pub error: Option<String>,
     /// What this request saved.
     pub account: JsStepAccount,
+    /// Under the cache-aware placement: each result's reason code, parallel to the handles
+    /// given (a handle the pack never gave out is left out).
+    pub placement: Option<Vec<String>>,
+}
+
+/// Where a request's packed results sit, for the cache-aware placement.
+#[napi(object)]
+pub struct ObsRequestShape {
+    /// Parallel to the handles: the estimated tokens of every message after each result,
+    /// as the messages were before ObservationPack.
+    pub tokens_after: Float64Array,
+    /// Tokens at the end of the request the previous one did not carry (the messages after
+    /// the newest assistant message).
+    pub new_tokens: f64,
+    /// The request shares no prefix with the previous one (the first after a compaction, a
+    /// session start or a branch switch).
+    pub rewritten: bool,
+    /// The assistant messages the request carries.
+    pub carried_requests: u32,
 }
 
 /// ObservationPack for one storage directory: the archive, the ledger and the
@@ -168,17 +188,29 @@ pub struct ObsContextStep {
 pub struct ObsPack {
     dir: Utf8PathBuf,
     pack: Mutex<Pack>,
+    /// The `cacheWriteReadRatio` of the cache-aware placement, when `cacheAware` is on.
+    cache_aware: Option<f64>,
 }
 
 #[napi]
 impl ObsPack {
-    /// A pack over the session's runtime root (its files go in `observation-pack` there).
+    /// A pack over the session's runtime root (its files go in `observation-pack` there);
+    /// with `cacheAwareRatio` (the configured `cacheWriteReadRatio`, given when `cacheAware`
+    /// is on) its steps place results by the cache-aware economics instead of the fixed rule.
     #[napi(constructor, catch_unwind)]
-    pub fn new(root: String) -> ObsPack {
+    pub fn new(root: String, cache_aware_ratio: Option<f64>) -> ObsPack {
         quiet(|| ObsPack {
             dir: storage_dir(&root),
             pack: Mutex::new(Pack::new()),
+            cache_aware: cache_aware_ratio,
         })
+    }
+
+    /// Whether the steps use the cache-aware placement: `onContext` then needs the request's
+    /// shape.
+    #[napi(getter)]
+    pub fn cache_aware(&self) -> bool {
+        self.cache_aware.is_some()
     }
 
     /// Decides, archives and admits new candidates, in order. A damaged object or record
@@ -202,7 +234,8 @@ impl ObsPack {
 
     /// The step for provider request number `request`, which carries the admitted results
     /// `handles[i]`, each already carried by `priors[i]` earlier requests on this branch.
-    /// Appends the step's ledger records (stamped `timestamp`) in one write.
+    /// A cache-aware pack places them by `shape` (without one, by the fixed rule). Appends
+    /// the step's ledger records (stamped `timestamp`) in one write.
     #[napi(catch_unwind)]
     pub fn on_context(
         &self,
@@ -210,6 +243,7 @@ impl ObsPack {
         handles: Uint32Array,
         priors: Uint32Array,
         timestamp: String,
+        shape: Option<ObsRequestShape>,
     ) -> ObsContextStep {
         quiet(|| {
             let seen: Vec<Seen> = handles
@@ -220,11 +254,30 @@ impl ObsPack {
                     prior_requests,
                 })
                 .collect();
-            let step = self
-                .pack
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .on_context(request, &seen);
+            let mut pack = self.pack.lock().unwrap_or_else(PoisonError::into_inner);
+            let step = match (self.cache_aware, shape) {
+                (Some(ratio), Some(shape)) => {
+                    let carried: Vec<Carried> = seen
+                        .iter()
+                        .enumerate()
+                        .map(|(index, &seen)| Carried {
+                            seen,
+                            tokens_after: shape
+                                .tokens_after
+                                .get(index)
+                                .map_or(0, |&tokens| count(tokens)),
+                        })
+                        .collect();
+                    let request_shape = Shape {
+                        new_tokens: count(shape.new_tokens),
+                        rewritten: shape.rewritten,
+                        carried_requests: shape.carried_requests,
+                    };
+                    pack.on_context_cache_aware(request, &carried, request_shape, ratio)
+                }
+                _ => pack.on_context(request, &seen),
+            };
+            drop(pack);
             let error = if step.ledger.is_empty() {
                 None
             } else {
@@ -239,6 +292,13 @@ impl ObsPack {
                     .then(|| savings_notice(step.first_replacement_tokens)),
                 error,
                 account: step.account.into(),
+                placement: step.placement.map(|placement| {
+                    placement
+                        .reasons
+                        .iter()
+                        .map(|reason| reason.code().to_owned())
+                        .collect()
+                }),
             }
         })
     }

@@ -2,7 +2,7 @@
 //! `<runtime root>/observation-pack/ledger.jsonl`.
 //!
 //! Every line is an object whose keys come in a fixed order: `timestamp`, `event`
-//! (`full`, `placeholder`, `recall`, `search` or `repaired`), then the record's fields in camelCase in
+//! (`full`, `placeholder`, `held`, `recall`, `search` or `repaired`), then the record's fields in camelCase in
 //! the order they are declared below. The timestamp is passed in (this crate reads no
 //! clock); the host gives the ISO-8601 time of the context event or the recall.
 //!
@@ -73,6 +73,27 @@ pub enum LedgerRecord {
         placeholder_tokens: u64,
         /// `original_tokens - placeholder_tokens`, at least 0.
         removed_tokens: u64,
+        /// Under the cache-aware placement, why it was replaced on this request
+        /// ([`PlacementReason::code`](crate::placement::PlacementReason::code)); absent
+        /// under the fixed rule.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        placement: Option<String>,
+    },
+    /// The cache-aware placement kept a result in full on the request where the fixed rule
+    /// would have replaced it first (recorded once, on that request).
+    Held {
+        /// The observation.
+        id: ObservationId,
+        /// Which provider request of the branch this is.
+        request: u32,
+        /// Which send of this observation (3: the fixed rule's first placeholder).
+        send_number: u32,
+        /// The tool that produced the result.
+        tool: String,
+        /// Estimated tokens of the original.
+        original_tokens: u64,
+        /// Why ([`PlacementReason::code`](crate::placement::PlacementReason::code)).
+        placement: String,
     },
     /// `obs_recall` returned a page.
     Recall {
@@ -151,6 +172,39 @@ impl LedgerRecord {
             placeholder_bytes: placeholder.len() as u64,
             placeholder_tokens,
             removed_tokens: crate::removed_tokens(obs.tokens, placeholder_tokens),
+            placement: None,
+        }
+    }
+
+    /// The `placeholder` record with the cache-aware placement's reason.
+    pub fn placed(
+        obs: &Observation,
+        request: u32,
+        send_number: u32,
+        placeholder: &str,
+        reason: crate::placement::PlacementReason,
+    ) -> Self {
+        let mut record = LedgerRecord::placeholder(obs, request, send_number, placeholder);
+        if let LedgerRecord::Placeholder { placement, .. } = &mut record {
+            *placement = Some(reason.code().to_owned());
+        }
+        record
+    }
+
+    /// The `held` record of `obs`, kept in full on request `request` for `reason`.
+    pub fn held(
+        obs: &Observation,
+        request: u32,
+        send_number: u32,
+        reason: crate::placement::PlacementReason,
+    ) -> Self {
+        LedgerRecord::Held {
+            id: obs.id.clone(),
+            request,
+            send_number,
+            tool: obs.tool_name.clone(),
+            original_tokens: obs.tokens,
+            placement: reason.code().to_owned(),
         }
     }
 
@@ -192,6 +246,7 @@ impl LedgerRecord {
         match self {
             LedgerRecord::Full { id, .. }
             | LedgerRecord::Placeholder { id, .. }
+            | LedgerRecord::Held { id, .. }
             | LedgerRecord::Recall { id, .. }
             | LedgerRecord::Search { id, .. }
             | LedgerRecord::Repaired { id, .. } => id,

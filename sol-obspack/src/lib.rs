@@ -108,6 +108,7 @@ pub mod ledger;
 pub mod observation;
 pub mod pack;
 pub mod placeholder;
+pub mod placement;
 pub mod policy;
 pub mod recall;
 pub mod search;
@@ -121,7 +122,8 @@ pub use observation::{
     Observation, ObservationId, ObservationIdError, count_lines, estimate_tokens, is_packable,
     is_receipt, observe,
 };
-pub use pack::{Admitted, ContextStep, Handle, Pack, Packed, Seen};
+pub use pack::{Admitted, Carried, ContextStep, Handle, Pack, Packed, Seen};
+pub use placement::{Placement, PlacementReason, Shape};
 pub use placeholder::{placeholder, placeholder_tokens, placeholder_with, removed_tokens};
 pub use policy::{
     EXCERPT_HEAD_BYTES, EXCERPT_TAIL_BYTES, FULL_SENDS, QUERY_MAX_BYTES, QUERY_MAX_MATCHES,

@@ -68,6 +68,7 @@ use sol_core::StepAccount;
 use crate::ledger::LedgerRecord;
 use crate::observation::{Observation, ObservationId};
 use crate::placeholder::{placeholder_tokens, placeholder_with, removed_tokens};
+use crate::placement::{Pending, Placement, PlacementReason, Shape, place};
 use crate::policy::{SendDecision, decide};
 use crate::recall::{RecallError, RecallPage, recall_page_with};
 use crate::search::{SearchPage, search_page_with};
@@ -122,6 +123,17 @@ impl Seen {
     }
 }
 
+/// One packed result as a request carries it, with where it sits: the cache-aware
+/// placement's input ([`Pack::on_context_cache_aware`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Carried {
+    /// Which result, and how many earlier requests carried it.
+    pub seen: Seen,
+    /// The estimated tokens of every message after it in the request, in the forms they had
+    /// before ObservationPack (a placeholder counted at its original's size).
+    pub tokens_after: u64,
+}
+
 /// A result archived and admitted in one call ([`Pack::store_and_admit`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Admitted {
@@ -134,7 +146,7 @@ pub struct Admitted {
 }
 
 /// What the host does for one request.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ContextStep {
     /// Parallel to the `seen` slice: true where the result is sent as its placeholder.
     pub replace: Vec<bool>,
@@ -144,6 +156,9 @@ pub struct ContextStep {
     pub first_replacement_tokens: u64,
     /// What this request saved: every placeholder sent, against its original.
     pub account: StepAccount,
+    /// Under the cache-aware placement: why each result went as it did, and the batch
+    /// replaced on this request.
+    pub placement: Option<Placement>,
 }
 
 /// The packed results of one storage directory and the send decision over them.
@@ -151,6 +166,9 @@ pub struct ContextStep {
 pub struct Pack {
     packed: Vec<Packed>,
     names: Names,
+    /// Results whose placeholder the cache-aware placement has shown: sent as placeholders
+    /// from then on.
+    shown: Vec<bool>,
 }
 
 impl Pack {
@@ -164,6 +182,7 @@ impl Pack {
         Pack {
             packed: Vec::new(),
             names,
+            shown: Vec::new(),
         }
     }
 
@@ -183,6 +202,7 @@ impl Pack {
             placeholder: replacement,
             removed_tokens: removed,
         });
+        self.shown.push(false);
         handle
     }
 
@@ -306,6 +326,110 @@ impl Pack {
                 }
             }
         }
+        step
+    }
+
+    /// The step for provider request `request` under the cache-aware placement
+    /// ([`crate::placement`]): `carried` lists the packed results in the request's order,
+    /// `shape` what else the placement needs to know of the request, `write_read_ratio` the
+    /// configured `cacheWriteReadRatio`. Full sends are recorded as under the fixed rule; a
+    /// result kept in full where the fixed rule would have replaced it first is recorded as
+    /// `held` once; a first replacement names its reason. A replaced result stays replaced on
+    /// every later request that carries it past its full sends. A handle this pack never
+    /// gave out is sent in full and recorded nowhere.
+    pub fn on_context_cache_aware(
+        &mut self,
+        request: u32,
+        carried: &[Carried],
+        shape: Shape,
+        write_read_ratio: f64,
+    ) -> ContextStep {
+        let known: Vec<Option<usize>> = carried
+            .iter()
+            .map(|item| {
+                let index = item.seen.handle.0 as usize;
+                (index < self.packed.len()).then_some(index)
+            })
+            .collect();
+        // The placement reads the results in the request's order: the more tokens after a
+        // result, the earlier it sits (a stable sort keeps equal positions as given).
+        let mut order: Vec<usize> = (0..carried.len()).filter(|&i| known[i].is_some()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(carried[i].tokens_after));
+        let pending: Vec<Pending> = order
+            .iter()
+            .map(|&i| {
+                let index = known[i].unwrap_or_default();
+                let packed = &self.packed[index];
+                Pending {
+                    prior_requests: carried[i].seen.prior_requests,
+                    shown: self.shown[index],
+                    full_tokens: packed.observation.tokens,
+                    removed_tokens: packed.removed_tokens,
+                    tokens_after: carried[i].tokens_after,
+                }
+            })
+            .collect();
+        let mut placement = place(&pending, shape, write_read_ratio);
+        // Back in the order given.
+        let mut given: Vec<Option<PlacementReason>> = vec![None; carried.len()];
+        for (&i, &reason) in order.iter().zip(&placement.reasons) {
+            given[i] = Some(reason);
+        }
+        if let Some(economics) = &mut placement.economics {
+            economics.first = order[economics.first];
+        }
+        let mut step = ContextStep {
+            replace: Vec::with_capacity(carried.len()),
+            ..ContextStep::default()
+        };
+        for ((item, index), reason) in carried.iter().zip(&known).zip(&given) {
+            let (Some(index), Some(reason)) = (*index, *reason) else {
+                step.replace.push(false);
+                continue;
+            };
+            let packed = &self.packed[index];
+            let prior = item.seen.prior_requests;
+            let send_number = prior.saturating_add(1);
+            step.replace.push(reason.replaces());
+            match reason {
+                PlacementReason::FullSend => step.ledger.push(LedgerRecord::full(
+                    &packed.observation,
+                    request,
+                    send_number,
+                )),
+                PlacementReason::Deferred => {
+                    if prior == crate::policy::FULL_SENDS {
+                        step.ledger.push(LedgerRecord::held(
+                            &packed.observation,
+                            request,
+                            send_number,
+                            reason,
+                        ));
+                    }
+                }
+                PlacementReason::Shown | PlacementReason::RidesRewrite | PlacementReason::Economic => {
+                    let placeholder_bytes = packed.placeholder.len() as u64;
+                    step.account += StepAccount {
+                        bytes_removed: packed.observation.bytes.saturating_sub(placeholder_bytes),
+                        tokens_removed: packed.removed_tokens,
+                        ..StepAccount::default()
+                    };
+                    if !self.shown[index] {
+                        self.shown[index] = true;
+                        step.first_replacement_tokens += packed.removed_tokens;
+                        step.ledger.push(LedgerRecord::placed(
+                            &packed.observation,
+                            request,
+                            send_number,
+                            &packed.placeholder,
+                            reason,
+                        ));
+                    }
+                }
+            }
+        }
+        placement.reasons = given.into_iter().flatten().collect();
+        step.placement = Some(placement);
         step
     }
 }

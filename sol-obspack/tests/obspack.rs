@@ -20,6 +20,8 @@ mod names;
 mod pack_props;
 #[path = "obspack/placeholder.rs"]
 mod placeholder;
+#[path = "obspack/placement.rs"]
+mod placement;
 #[path = "obspack/policy.rs"]
 mod policy;
 #[path = "obspack/props.rs"]
