@@ -275,6 +275,7 @@ fn replay(args: &ReplayArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> 
         occ_ratio: args.cache_write_read_ratio,
         context_window: args.context_window,
         keep_recent_tokens: args.keep_recent_tokens,
+        ..ReplayOptions::default()
     };
     let mut replays: Vec<SessionReplay> = Vec::new();
     let mut failed = false;

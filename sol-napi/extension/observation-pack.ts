@@ -71,10 +71,12 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 	// The next request shares no cached prefix with the one before: the cache-aware placement
 	// lets every waiting replacement ride along.
 	let rewritten = true;
-	const rewrite = () => void (rewritten = true);
-	pi.on("session_start", rewrite);
-	pi.on("session_tree", rewrite);
-	pi.on("session_compact", rewrite);
+	if (cacheAwareRatio !== undefined) {
+		const rewrite = () => void (rewritten = true);
+		pi.on("session_start", rewrite);
+		pi.on("session_tree", rewrite);
+		pi.on("session_compact", rewrite);
+	}
 
 	pi.on("context", (event, ctx) =>
 		warnings.guard(ctx, failure, undefined, () => {

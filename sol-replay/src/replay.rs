@@ -51,6 +51,8 @@ use sol_occ::session::{
 use sol_occ::settings::OccOptions;
 use sol_occ::tokens::{MessageRole, SizedMessage};
 
+use sol_obspack::placement::{Pending, Shape, place};
+
 use crate::reader::{
     CompactionFacts as RecordedCompaction, ContentDigest, Entry, EntryKind, MessageFacts,
     PackFacts, Role, Session,
@@ -89,6 +91,9 @@ pub struct ReplayOptions {
     /// Pi's `keepRecentTokens` for the re-decided compactions (the tail a compaction keeps);
     /// `None` is Pi's default.
     pub keep_recent_tokens: Option<u64>,
+    /// The `cacheWriteReadRatio` ObservationPack's cache-aware placement weighs its
+    /// rewrites at (the configured one; `occ_ratio` when that is given).
+    pub placement_ratio: f64,
 }
 
 impl Default for ReplayOptions {
@@ -100,6 +105,7 @@ impl Default for ReplayOptions {
             occ_ratio: None,
             context_window: DEFAULT_CONTEXT_WINDOW,
             keep_recent_tokens: None,
+            placement_ratio: sol_core::config::DEFAULT_CACHE_WRITE_READ_RATIO,
         }
     }
 }
@@ -114,6 +120,10 @@ pub enum Policy {
     ObservationPack,
     /// ObservationPack and Online Context Compact.
     ObservationPackOcc,
+    /// ObservationPack with the cache-aware placement (`cacheAware`).
+    CacheAwarePack,
+    /// ObservationPack with the cache-aware placement and Online Context Compact.
+    CacheAwarePackOcc,
     /// Action Fusion: the fused calls made and the opportunities found.
     ActionFusion,
     /// The reducer's candidates (counted, not priced).
@@ -124,10 +134,12 @@ pub enum Policy {
 
 impl Policy {
     /// Every policy, in the order shown.
-    pub const ALL: [Policy; 6] = [
+    pub const ALL: [Policy; 8] = [
         Policy::PlainPi,
         Policy::ObservationPack,
         Policy::ObservationPackOcc,
+        Policy::CacheAwarePack,
+        Policy::CacheAwarePackOcc,
         Policy::ActionFusion,
         Policy::ReducerCandidates,
         Policy::ObservationMasking,
@@ -139,6 +151,8 @@ impl Policy {
             Policy::PlainPi => "Plain Pi",
             Policy::ObservationPack => "SoL-Pi ObservationPack",
             Policy::ObservationPackOcc => "SoL-Pi ObservationPack + OCC",
+            Policy::CacheAwarePack => "Cache-aware ObservationPack",
+            Policy::CacheAwarePackOcc => "Cache-aware ObservationPack + OCC",
             Policy::ActionFusion => "Action Fusion",
             Policy::ReducerCandidates => "Reducer candidates",
             Policy::ObservationMasking => "Masking (last N outputs)",
@@ -319,6 +333,8 @@ struct ContextPart {
     /// Its tokens in the last request that carried it as SoL-Pi sent it (a placeholder's,
     /// once ObservationPack replaced it): what Online Context Compact sees and removes.
     sent_tokens: u64,
+    /// `sent_tokens` under the cache-aware placement.
+    aware_sent_tokens: u64,
     /// Its role as Online Context Compact tells cut points apart.
     occ_role: MessageRole,
 }
@@ -336,6 +352,7 @@ impl ContextPart {
             identity: None,
             receipt_removed: None,
             sent_tokens: tokens,
+            aware_sent_tokens: tokens,
             occ_role: MessageRole::Other,
         }
     }
@@ -374,6 +391,8 @@ struct Books {
     /// The masking baseline: its requests as plain Pi's (no mechanism changed them), so
     /// its plain layer is the policy.
     mask: Book,
+    /// ObservationPack with the cache-aware placement, and OCC as recorded.
+    aware: Book,
 }
 
 impl Books {
@@ -383,9 +402,20 @@ impl Books {
             apply(pack);
         }
         apply(&mut self.mask);
+        apply(&mut self.aware);
     }
 
-    /// Applies `apply` to the books that run ObservationPack.
+    /// Applies `apply` to every book with `fixed`, but to the cache-aware one with `aware`.
+    fn each_with<T: Copy>(&mut self, fixed: T, aware: T, mut apply: impl FnMut(&mut Book, T)) {
+        apply(&mut self.sol_pi, fixed);
+        if let Some(pack) = &mut self.pack {
+            apply(pack, fixed);
+        }
+        apply(&mut self.mask, fixed);
+        apply(&mut self.aware, aware);
+    }
+
+    /// Applies `apply` to the books that run ObservationPack by the fixed rule.
     fn packing(&mut self, mut apply: impl FnMut(&mut Book)) {
         apply(&mut self.sol_pi);
         if let Some(pack) = &mut self.pack {
@@ -462,6 +492,14 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
         sol_pi: Book::new(),
         pack: separate_pack.then(Book::new),
         mask: Book::new(),
+        aware: Book::new(),
+    };
+    let mut placement = CacheAware {
+        ratio: options.occ_ratio.unwrap_or(options.placement_ratio),
+        shown: BTreeSet::new(),
+        archived: BTreeSet::new(),
+        // The branch's first request shares nothing with an earlier one.
+        rewritten: true,
     };
     let mut context: Vec<ContextPart> = Vec::new();
     let mut fusion = FusionFacts::default();
@@ -512,6 +550,7 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                                 &mut archived,
                                 &mut masked,
                             );
+                            placement.request(&mut books.aware, &mut context);
                             books.each(|book| book.record_response(usage));
                             if let Some(sim) = &mut sim {
                                 sim.request(usage);
@@ -571,6 +610,7 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                             if &*result.tool_name == sol_obspack::text::TOOL_NAME {
                                 let bytes = result.text_bytes;
                                 books.packing(|book| book.record_recall(bytes));
+                                books.aware.record_recall(bytes);
                                 if let Some(sim) = &mut sim {
                                     sim.book.record_recall(bytes);
                                 }
@@ -629,19 +669,30 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                     .filter(|kept| *kept < position);
                 if by_occ {
                     compactions.occ += 1;
-                    let removed = removed_tokens(&context, first_kept, facts);
-                    let account = StepAccount {
-                        tokens_removed: removed,
-                        model_calls: 1,
-                        model_input_tokens: removed.saturating_add(facts.summarizer_output_tokens),
-                        model_output_tokens: facts.summarizer_output_tokens,
-                        ..StepAccount::default()
+                    let account = |sent: fn(&ContextPart) -> u64| {
+                        let removed = removed_tokens(&context, first_kept, facts, sent);
+                        StepAccount {
+                            tokens_removed: removed,
+                            model_calls: 1,
+                            model_input_tokens: removed
+                                .saturating_add(facts.summarizer_output_tokens),
+                            model_output_tokens: facts.summarizer_output_tokens,
+                            ..StepAccount::default()
+                        }
                     };
-                    books.each(|book| book.record_step(Mechanism::OnlineContextCompact, account));
+                    let (fixed, aware) = (
+                        account(|part| part.sent_tokens),
+                        account(|part| part.aware_sent_tokens),
+                    );
+                    // Each book's OCC removes the parts as that book sent them.
+                    books.each_with(fixed, aware, |book, account| {
+                        book.record_step(Mechanism::OnlineContextCompact, account);
+                    });
                 } else {
                     compactions.pi += 1;
                 }
                 apply_compaction(&mut context, facts, position, first_kept, by_occ);
+                placement.rewritten = true;
                 // A re-decided OCC makes its own compactions; Pi's apply to it as recorded.
                 if let Some(sim) = sim.as_mut().filter(|_| !by_occ) {
                     apply_compaction(&mut sim.context, facts, position, first_kept, false);
@@ -935,12 +986,9 @@ fn apply_edit(context: &mut Vec<ContextPart>, target: Option<usize>, replacement
 }
 
 /// A part as plain Pi had it with the changes the session records (Online Context
-/// Compact's additions, the reducer's receipts), and as ObservationPack sends it when
-/// `assistants_after` requests already carried it, with the replacement it made, if any.
-fn sent_forms(
-    part: &ContextPart,
-    assistants_after: u32,
-) -> (SentPart, SentPart, Option<PackFacts>) {
+/// Compact's additions, the reducer's receipts), and as ObservationPack sends it, as its
+/// placeholder when `replace` (and it is packed), with the replacement it made, if any.
+fn sent_forms(part: &ContextPart, replace: bool) -> (SentPart, SentPart, Option<PackFacts>) {
     let original = Part {
         key: part.key(ORIGINAL),
         tokens: part.tokens,
@@ -966,10 +1014,6 @@ fn sent_forms(
             }),
         });
     }
-    let replace = matches!(
-        sol_obspack::decide(assistants_after),
-        sol_obspack::SendDecision::Replace { .. }
-    );
     match part.pack.filter(|_| replace) {
         Some(pack) => {
             let packed = SentPart {
@@ -1019,6 +1063,7 @@ fn request(
     masking.reverse();
     for bytes in &packed.archived {
         books.packing(|book| book.record_archived(*bytes));
+        books.aware.record_archived(*bytes);
     }
     if let Some(pack) = &mut books.pack {
         pack.record_request(packed.parts.clone());
@@ -1032,6 +1077,76 @@ fn request(
     }
     books.mask.record_request(masking);
     books.packing(|book| book.record_step(Mechanism::ObservationPack, packed.account));
+}
+
+/// ObservationPack's cache-aware placement over a branch, as the extension runs it: each
+/// request's packed results placed by [`sol_obspack::placement::place`], placeholders kept
+/// once shown, every waiting one replaced on the first request after a compaction.
+struct CacheAware {
+    /// The `cacheWriteReadRatio` it weighs rewrites at.
+    ratio: f64,
+    /// The results whose placeholder it has shown, by content (as the extension's pack
+    /// knows them).
+    shown: BTreeSet<ContentDigest>,
+    /// What its context walk archived (the fixed walk books the archive).
+    archived: BTreeSet<ContentDigest>,
+    /// The next request shares no prefix with the one before (the branch's first, the
+    /// first after a compaction).
+    rewritten: bool,
+}
+
+impl CacheAware {
+    /// One request of `context`, booked in `book` (its response is booked with the others').
+    fn request(&mut self, book: &mut Book, context: &mut [ContextPart]) {
+        let (mut after, mut assistants, mut new_tokens) = (0u64, 0u32, None);
+        let mut items: Vec<(usize, Pending)> = Vec::new();
+        for (index, part) in context.iter().enumerate().rev() {
+            if part.role == PartRole::Assistant {
+                new_tokens.get_or_insert(after);
+                assistants += 1;
+            }
+            if let (Some(pack), Some(digest)) = (part.pack, part.digest) {
+                let pending = Pending {
+                    prior_requests: assistants,
+                    shown: self.shown.contains(&digest),
+                    full_tokens: pack.removed_tokens + pack.placeholder_tokens,
+                    removed_tokens: pack.removed_tokens,
+                    tokens_after: after,
+                };
+                items.push((index, pending));
+            }
+            after += part.tokens;
+        }
+        items.reverse();
+        let shape = Shape {
+            new_tokens: new_tokens.unwrap_or(after),
+            rewritten: self.rewritten,
+            carried_requests: assistants,
+        };
+        self.rewritten = false;
+        let pending: Vec<Pending> = items.iter().map(|(_, pending)| *pending).collect();
+        let placed = place(&pending, shape, self.ratio);
+        let replace: BTreeSet<usize> = items
+            .iter()
+            .zip(placed.replace())
+            .filter(|(_, replace)| *replace)
+            .map(|((index, _), _)| *index)
+            .collect();
+        for index in &replace {
+            if let Some(digest) = context[*index].digest {
+                self.shown.insert(digest);
+            }
+        }
+        let packed = pack_context_with(
+            context,
+            &mut self.archived,
+            |index, _| replace.contains(&index),
+            |part| &mut part.aware_sent_tokens,
+            |_, _| {},
+        );
+        book.record_request(packed.parts);
+        book.record_step(Mechanism::ObservationPack, packed.account);
+    }
 }
 
 /// One request's context as ObservationPack sends it.
@@ -1051,6 +1166,24 @@ struct PackedRequest {
 fn pack_context(
     context: &mut [ContextPart],
     archived: &mut BTreeSet<ContentDigest>,
+    also: impl FnMut(&ContextPart, SentPart),
+) -> PackedRequest {
+    let fixed = |_: usize, assistants_after: u32| {
+        matches!(
+            sol_obspack::decide(assistants_after),
+            sol_obspack::SendDecision::Replace { .. }
+        )
+    };
+    pack_context_with(context, archived, fixed, |part| &mut part.sent_tokens, also)
+}
+
+/// [`pack_context`] with the placement `replace(index, assistants_after)` and the field
+/// each part's size as sent goes to.
+fn pack_context_with(
+    context: &mut [ContextPart],
+    archived: &mut BTreeSet<ContentDigest>,
+    replace: impl Fn(usize, u32) -> bool,
+    sent: fn(&mut ContextPart) -> &mut u64,
     mut also: impl FnMut(&ContextPart, SentPart),
 ) -> PackedRequest {
     let mut packed = PackedRequest {
@@ -1059,8 +1192,8 @@ fn pack_context(
         archived: Vec::new(),
     };
     let mut assistants_after = 0u32;
-    for part in context.iter_mut().rev() {
-        let (base, pack_form, replaced) = sent_forms(part, assistants_after);
+    for (index, part) in context.iter_mut().enumerate().rev() {
+        let (base, pack_form, replaced) = sent_forms(part, replace(index, assistants_after));
         if part.pack.is_some()
             && let Some(digest) = part.digest
             && archived.insert(digest)
@@ -1071,7 +1204,7 @@ fn pack_context(
             packed.account.tokens_removed += pack.removed_tokens;
             packed.account.bytes_removed += pack.removed_bytes;
         }
-        part.sent_tokens = pack_form.part.tokens;
+        *sent(part) = pack_form.part.tokens;
         if part.role == PartRole::Assistant {
             assistants_after = assistants_after.saturating_add(1);
         }
@@ -1117,12 +1250,13 @@ fn removed_tokens(
     context: &[ContextPart],
     first_kept: Option<usize>,
     facts: &RecordedCompaction,
+    sent: fn(&ContextPart) -> u64,
 ) -> u64 {
     let kept = first_kept.unwrap_or(usize::MAX);
     let removed: u64 = context
         .iter()
         .filter(|part| part.position < kept && part.role != PartRole::System)
-        .map(|part| part.sent_tokens)
+        .map(sent)
         .sum();
     removed.saturating_sub(facts.summarizer_output_tokens)
 }
@@ -1147,6 +1281,7 @@ fn policy_rows(books: &Books, redecided: Option<&Book>, prices: &PriceTable) -> 
         .savings()
         .report(prices);
     let mask = books.mask.savings().report(prices);
+    let aware = books.aware.savings().report(prices);
     let plain = &sol_pi;
     let row = |policy: Policy, report: &Report, mechanisms: &[Mechanism]| {
         let rows = mechanisms.iter().map(|mechanism| report.row(*mechanism));
@@ -1181,6 +1316,16 @@ fn policy_rows(books: &Books, redecided: Option<&Book>, prices: &PriceTable) -> 
         row(
             Policy::ObservationPackOcc,
             &pack,
+            &[Mechanism::ObservationPack, Mechanism::OnlineContextCompact],
+        ),
+        row(
+            Policy::CacheAwarePack,
+            &aware,
+            &[Mechanism::ObservationPack],
+        ),
+        row(
+            Policy::CacheAwarePackOcc,
+            &aware,
             &[Mechanism::ObservationPack, Mechanism::OnlineContextCompact],
         ),
         row(Policy::ActionFusion, plain, &[Mechanism::ActionFusion]),
