@@ -275,7 +275,10 @@ fn replay(args: &ReplayArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> 
         occ_ratio: args.cache_write_read_ratio,
         context_window: args.context_window,
         keep_recent_tokens: args.keep_recent_tokens,
-        ..ReplayOptions::default()
+        // The configured ratio is OCC's and the cache-aware placement's alike.
+        placement_ratio: args
+            .cache_write_read_ratio
+            .unwrap_or(sol_replay::sol_core::config::DEFAULT_CACHE_WRITE_READ_RATIO),
     };
     let mut replays: Vec<SessionReplay> = Vec::new();
     let mut failed = false;

@@ -163,6 +163,8 @@ fn json_report_has_sessions_totals_policies_and_prices() {
             "plainPi",
             "observationPack",
             "observationPackOcc",
+            "cacheAwarePack",
+            "cacheAwarePackOcc",
             "actionFusion",
             "reducerCandidates",
             "observationMasking"
@@ -182,7 +184,7 @@ fn json_report_has_sessions_totals_policies_and_prices() {
     assert_eq!(report["totals"]["branches"], 1);
     assert_eq!(
         report["totals"]["policies"].as_array().map(Vec::len),
-        Some(6)
+        Some(8)
     );
     assert!(report["totals"]["solPi"].is_object());
     assert_eq!(
@@ -194,6 +196,7 @@ fn json_report_has_sessions_totals_policies_and_prices() {
             "occRatio": null,
             "contextWindow": 200_000,
             "keepRecentTokens": null,
+            "placementRatio": 12.5,
         })
     );
     assert!(report["method"].is_string());
@@ -232,6 +235,7 @@ fn options_reach_the_replay() {
             "occRatio": 2.5,
             "contextWindow": 100_000,
             "keepRecentTokens": 150,
+            "placementRatio": 2.5,
         })
     );
     // A ratio that is not one is a usage error.

@@ -92,7 +92,7 @@ pub struct ReplayOptions {
     /// `None` is Pi's default.
     pub keep_recent_tokens: Option<u64>,
     /// The `cacheWriteReadRatio` ObservationPack's cache-aware placement weighs its
-    /// rewrites at (the configured one; `occ_ratio` when that is given).
+    /// rewrites at (the configured one).
     pub placement_ratio: f64,
 }
 
@@ -495,7 +495,7 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
         aware: Book::new(),
     };
     let mut placement = CacheAware {
-        ratio: options.occ_ratio.unwrap_or(options.placement_ratio),
+        ratio: options.placement_ratio,
         shown: BTreeSet::new(),
         archived: BTreeSet::new(),
         // The branch's first request shares nothing with an earlier one.
