@@ -145,9 +145,15 @@ struct ReplayArgs {
     ///
     /// Online Context Compact's own session machine runs on the session's plan steps, turns
     /// and sizes, with a 1,000-token summary assumed for each compaction it makes, instead of
-    /// the compactions the session recorded. The SoL-Pi table stays the recorded one.
+    /// the compactions the session recorded. The SoL-Pi table stays the recorded one. The
+    /// cache-aware ObservationPack weighs its cache rewrites at this ratio too [default: 12.5].
     #[arg(long, value_name = "RATIO", allow_negative_numbers = true, value_parser = ratio)]
     cache_write_read_ratio: Option<f64>,
+
+    /// The session ran with "cacheAware": true: SoL-Pi's rows and table place ObservationPack's
+    /// results by the cache-aware economics, as the extension did
+    #[arg(long)]
+    cache_aware: bool,
 
     /// Pi's keepRecentTokens for the compactions decided again [default: Pi's]
     #[arg(long, value_name = "TOKENS", requires = "cache_write_read_ratio")]
@@ -279,6 +285,7 @@ fn replay(args: &ReplayArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> 
         placement_ratio: args
             .cache_write_read_ratio
             .unwrap_or(sol_replay::sol_core::config::DEFAULT_CACHE_WRITE_READ_RATIO),
+        cache_aware: args.cache_aware,
     };
     let mut replays: Vec<SessionReplay> = Vec::new();
     let mut failed = false;

@@ -197,6 +197,7 @@ fn json_report_has_sessions_totals_policies_and_prices() {
             "contextWindow": 200_000,
             "keepRecentTokens": null,
             "placementRatio": 12.5,
+            "cacheAware": false,
         })
     );
     assert!(report["method"].is_string());
@@ -236,6 +237,7 @@ fn options_reach_the_replay() {
             "contextWindow": 100_000,
             "keepRecentTokens": 150,
             "placementRatio": 2.5,
+            "cacheAware": false,
         })
     );
     // A ratio that is not one is a usage error.

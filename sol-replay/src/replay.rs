@@ -94,6 +94,9 @@ pub struct ReplayOptions {
     /// The `cacheWriteReadRatio` ObservationPack's cache-aware placement weighs its
     /// rewrites at (the configured one).
     pub placement_ratio: f64,
+    /// The session ran with `cacheAware`: SoL-Pi's own rows (and the `/sol-pi` table) place
+    /// results by the cache-aware economics, as the live extension did.
+    pub cache_aware: bool,
 }
 
 impl Default for ReplayOptions {
@@ -106,6 +109,7 @@ impl Default for ReplayOptions {
             context_window: DEFAULT_CONTEXT_WINDOW,
             keep_recent_tokens: None,
             placement_ratio: sol_core::config::DEFAULT_CACHE_WRITE_READ_RATIO,
+            cache_aware: false,
         }
     }
 }
@@ -541,16 +545,20 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                                 fusion.opportunity_tokens +=
                                     context.iter().map(|part| part.tokens).sum::<u64>();
                             }
+                            let placed = placement.place(&context);
                             request(
                                 &mut books,
                                 &mut context,
-                                avoidable,
-                                options.mask_keep,
-                                mask_tokens,
+                                Sending {
+                                    avoidable,
+                                    mask_keep: options.mask_keep,
+                                    mask_tokens,
+                                    placed: options.cache_aware.then_some(&placed),
+                                },
                                 &mut archived,
                                 &mut masked,
                             );
-                            placement.request(&mut books.aware, &mut context);
+                            placement.request(&mut books.aware, &mut context, &placed);
                             books.each(|book| book.record_response(usage));
                             if let Some(sim) = &mut sim {
                                 sim.request(usage);
@@ -1032,19 +1040,36 @@ fn sent_forms(part: &ContextPart, replace: bool) -> (SentPart, SentPart, Option<
     }
 }
 
+/// How a request is sent beyond its context.
+struct Sending<'a> {
+    /// Action Fusion would have made it unnecessary.
+    avoidable: bool,
+    /// The masking baseline's newest results kept.
+    mask_keep: usize,
+    /// The mask's tokens.
+    mask_tokens: u64,
+    /// With `cacheAware`: the parts ObservationPack sends as placeholders (else the fixed
+    /// rule decides).
+    placed: Option<&'a BTreeSet<usize>>,
+}
+
 /// One request: the context as sent under each book's policy.
 fn request(
     books: &mut Books,
     context: &mut [ContextPart],
-    avoidable: bool,
-    mask_keep: usize,
-    mask_tokens: u64,
+    sending: Sending<'_>,
     archived: &mut BTreeSet<ContentDigest>,
     masked: &mut [bool],
 ) {
+    let Sending {
+        avoidable,
+        mask_keep,
+        mask_tokens,
+        placed,
+    } = sending;
     let mut masking = Vec::with_capacity(context.len());
     let mut results_after = 0usize;
-    let packed = pack_context(context, archived, |part, base| {
+    let also = |part: &ContextPart, base: SentPart| {
         let mut mask_form = base;
         if part.role == PartRole::ToolResult {
             if results_after >= mask_keep && mask_tokens < part.tokens {
@@ -1059,7 +1084,17 @@ fn request(
             results_after += 1;
         }
         masking.push(mask_form);
-    });
+    };
+    let packed = match placed {
+        Some(placed) => pack_context_with(
+            context,
+            archived,
+            |index, _| placed.contains(&index),
+            |part| &mut part.sent_tokens,
+            also,
+        ),
+        None => pack_context(context, archived, also),
+    };
     masking.reverse();
     for bytes in &packed.archived {
         books.packing(|book| book.record_archived(*bytes));
@@ -1096,8 +1131,8 @@ struct CacheAware {
 }
 
 impl CacheAware {
-    /// One request of `context`, booked in `book` (its response is booked with the others').
-    fn request(&mut self, book: &mut Book, context: &mut [ContextPart]) {
+    /// The parts of the next request of `context` it sends as placeholders (by index).
+    fn place(&mut self, context: &[ContextPart]) -> BTreeSet<usize> {
         let (mut after, mut assistants, mut new_tokens) = (0u64, 0u32, None);
         let mut items: Vec<(usize, Pending)> = Vec::new();
         for (index, part) in context.iter().enumerate().rev() {
@@ -1137,10 +1172,16 @@ impl CacheAware {
                 self.shown.insert(digest);
             }
         }
+        replace
+    }
+
+    /// The request of `context` with `placed` as placeholders, booked in `book` (its
+    /// response is booked with the others').
+    fn request(&mut self, book: &mut Book, context: &mut [ContextPart], placed: &BTreeSet<usize>) {
         let packed = pack_context_with(
             context,
             &mut self.archived,
-            |index, _| replace.contains(&index),
+            |index, _| placed.contains(&index),
             |part| &mut part.aware_sent_tokens,
             |_, _| {},
         );
