@@ -29,8 +29,17 @@ export declare class FusedCall {
  * `sol_obspack::Pack` whose step decides every request.
  */
 export declare class ObsPack {
-  /** A pack over the session's runtime root (its files go in `observation-pack` there). */
-  constructor(root: string)
+  /**
+   * A pack over the session's runtime root (its files go in `observation-pack` there);
+   * with `cacheAwareRatio` (the configured `cacheWriteReadRatio`, given when `cacheAware`
+   * is on) its steps place results by the cache-aware economics instead of the fixed rule.
+   */
+  constructor(root: string, cacheAwareRatio?: number | undefined | null)
+  /**
+   * Whether the steps use the cache-aware placement: `onContext` then needs the request's
+   * shape.
+   */
+  get cacheAware(): boolean
   /**
    * Decides, archives and admits new candidates, in order. A damaged object or record
    * found on the way is rebuilt from the candidate's text and recorded in the ledger
@@ -40,9 +49,10 @@ export declare class ObsPack {
   /**
    * The step for provider request number `request`, which carries the admitted results
    * `handles[i]`, each already carried by `priors[i]` earlier requests on this branch.
-   * Appends the step's ledger records (stamped `timestamp`) in one write.
+   * A cache-aware pack places them by `shape` (without one, by the fixed rule). Appends
+   * the step's ledger records (stamped `timestamp`) in one write.
    */
-  onContext(request: number, handles: Uint32Array, priors: Uint32Array, timestamp: string): ObsContextStep
+  onContext(request: number, handles: Uint32Array, priors: Uint32Array, timestamp: string, shape?: ObsRequestShape | undefined | null): ObsContextStep
 }
 
 /** Online Context Compact for one loaded extension. */
@@ -271,6 +281,8 @@ export interface EffectiveConfig {
   onlineContextCompact: boolean
   /** Price of a cache write relative to a cache read. */
   cacheWriteReadRatio: number
+  /** The cache-aware policies on (ObservationPack's placement, the reducer's economics). */
+  cacheAware: boolean
   /**
    * The price table of `prices`, when the file sets one (the savings use the default
    * table otherwise).
@@ -530,6 +542,11 @@ export interface ObsContextStep {
   error?: string
   /** What this request saved. */
   account: StepAccount
+  /**
+   * Under the cache-aware placement: each result's reason code, parallel to the handles
+   * given (a handle the pack never gave out is left out).
+   */
+  placement?: Array<string>
 }
 
 /** The policy numbers. */
@@ -592,6 +609,27 @@ export interface ObsRecallRequest {
  * from its `details`.
  */
 export declare function obsRecallResultLabel(partial: boolean, details?: unknown): string
+
+/** Where a request's packed results sit, for the cache-aware placement. */
+export interface ObsRequestShape {
+  /**
+   * Parallel to the handles: the estimated tokens of every message after each result,
+   * as the messages were before ObservationPack.
+   */
+  tokensAfter: Float64Array
+  /**
+   * Tokens at the end of the request the previous one did not carry (the messages after
+   * the newest assistant message).
+   */
+  newTokens: number
+  /**
+   * The request shares no prefix with the previous one (the first after a compaction, a
+   * session start or a branch switch).
+   */
+  rewritten: boolean
+  /** The assistant messages the request carries. */
+  carriedRequests: number
+}
 
 /** The TUI notice and status after the first replacement. */
 export interface ObsSavingsNotice {
