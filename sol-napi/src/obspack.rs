@@ -10,8 +10,8 @@ use napi::bindgen_prelude::{Float64Array, Uint8Array, Uint32Array};
 use napi_derive::napi;
 use serde_json::Value;
 use sol_obspack::{
-    Carried, FULL_SENDS, Handle, LedgerRecord, ObservationId, ObservationStore, Pack, RecallError, Seen,
-    Shape, StoreOutcome, THRESHOLD_BYTES, is_packable, recall_page, search_page, text,
+    Carried, FULL_SENDS, Handle, LedgerRecord, ObservationId, ObservationStore, Pack, RecallError,
+    Seen, Shape, StoreOutcome, THRESHOLD_BYTES, is_packable, recall_page, search_page, text,
 };
 
 use crate::account::count;

@@ -123,8 +123,8 @@ pub use observation::{
     is_receipt, observe,
 };
 pub use pack::{Admitted, Carried, ContextStep, Handle, Pack, Packed, Seen};
-pub use placement::{Placement, PlacementReason, Shape};
 pub use placeholder::{placeholder, placeholder_tokens, placeholder_with, removed_tokens};
+pub use placement::{Placement, PlacementReason, Shape};
 pub use policy::{
     EXCERPT_HEAD_BYTES, EXCERPT_TAIL_BYTES, FULL_SENDS, QUERY_MAX_BYTES, QUERY_MAX_MATCHES,
     RECALL_HEADER_RESERVE_BYTES, RECALL_HEADER_RESERVE_LINES, RECALL_MAX_BYTES, RECALL_MAX_LINES,

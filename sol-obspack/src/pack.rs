@@ -407,7 +407,9 @@ impl Pack {
                         ));
                     }
                 }
-                PlacementReason::Shown | PlacementReason::RidesRewrite | PlacementReason::Economic => {
+                PlacementReason::Shown
+                | PlacementReason::RidesRewrite
+                | PlacementReason::Economic => {
                     let placeholder_bytes = packed.placeholder.len() as u64;
                     step.account += StepAccount {
                         bytes_removed: packed.observation.bytes.saturating_sub(placeholder_bytes),

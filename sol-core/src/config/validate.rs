@@ -4,8 +4,8 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::{
-    CONFIG_KEYS, ConfigError, KEY_CACHE_AWARE, KEY_CACHE_WRITE_READ_RATIO, KEY_PRICES, KEY_REDUCER_MODEL,
-    KEY_REDUCER_PROVIDER, KEY_VERSION, Mechanism, SolPiConfig,
+    CONFIG_KEYS, ConfigError, KEY_CACHE_AWARE, KEY_CACHE_WRITE_READ_RATIO, KEY_PRICES,
+    KEY_REDUCER_MODEL, KEY_REDUCER_PROVIDER, KEY_VERSION, Mechanism, SolPiConfig,
 };
 use crate::savings::PriceTable;
 

@@ -20,8 +20,13 @@ const REASONS: [PlacementReason; 5] = [
 /// next (a later result has fewer messages after it).
 fn request() -> impl Strategy<Value = (Vec<Pending>, Shape)> {
     let item = (0u32..6, any::<bool>(), 2_600u64..40_000, 0u64..6_000);
-    (prop::collection::vec(item, 0..8), 0u64..8_000, any::<bool>(), 0u32..80).prop_map(
-        |(items, new_tokens, rewritten, carried_requests)| {
+    (
+        prop::collection::vec(item, 0..8),
+        0u64..8_000,
+        any::<bool>(),
+        0u32..80,
+    )
+        .prop_map(|(items, new_tokens, rewritten, carried_requests)| {
             let mut after: u64 = new_tokens + items.iter().map(|item| item.2 + item.3).sum::<u64>();
             let pending = items
                 .into_iter()
@@ -43,8 +48,7 @@ fn request() -> impl Strategy<Value = (Vec<Pending>, Shape)> {
                 carried_requests,
             };
             (pending, shape)
-        },
-    )
+        })
 }
 
 fn replaced(items: &[Pending], shape: Shape, ratio: f64) -> Vec<bool> {
@@ -167,35 +171,52 @@ proptest! {
 
 #[test]
 fn a_rewrite_takes_every_waiting_result_along() {
-    let waiting = [Pending::waiting(6_000, 5_800, 30_000), Pending::waiting(6_000, 5_800, 1_000)];
+    let waiting = [
+        Pending::waiting(6_000, 5_800, 30_000),
+        Pending::waiting(6_000, 5_800, 1_000),
+    ];
     let shape = Shape {
         new_tokens: 500,
         rewritten: true,
         carried_requests: 2,
     };
     let placed = place(&waiting, shape, 12.5);
-    assert_eq!(placed.reasons, [PlacementReason::RidesRewrite, PlacementReason::RidesRewrite]);
+    assert_eq!(
+        placed.reasons,
+        [PlacementReason::RidesRewrite, PlacementReason::RidesRewrite]
+    );
     assert_eq!(placed.economics, None);
 }
 
 #[test]
 fn a_late_result_goes_alone_when_the_early_one_would_rewrite_too_much() {
     // The first result sits 200,000 tokens from the end; the second near it.
-    let waiting = [Pending::waiting(4_000, 3_800, 200_000), Pending::waiting(30_000, 29_500, 2_000)];
+    let waiting = [
+        Pending::waiting(4_000, 3_800, 200_000),
+        Pending::waiting(30_000, 29_500, 2_000),
+    ];
     let shape = Shape {
         new_tokens: 1_000,
         rewritten: false,
         carried_requests: 10,
     };
     let placed = place(&waiting, shape, 12.5);
-    assert_eq!(placed.reasons, [PlacementReason::Deferred, PlacementReason::Economic]);
+    assert_eq!(
+        placed.reasons,
+        [PlacementReason::Deferred, PlacementReason::Economic]
+    );
     let batch = placed.economics.expect("a batch");
-    assert_eq!((batch.first, batch.removed_tokens, batch.rewritten_tokens), (1, 29_500, 31_000));
+    assert_eq!(
+        (batch.first, batch.removed_tokens, batch.rewritten_tokens),
+        (1, 29_500, 31_000)
+    );
 }
 
 #[test]
 fn the_step_records_held_results_once_and_names_the_reason_of_a_replacement() {
-    let log: String = (1..=900).map(|n| format!("test case_{n} ... ok\n")).collect();
+    let log: String = (1..=900)
+        .map(|n| format!("test case_{n} ... ok\n"))
+        .collect();
     let mut pack = Pack::new();
     let handle = pack.admit(observe("bash", "call_1", &log), &log);
     let at = |request: u32, tokens_after: u64| Carried {
@@ -209,10 +230,16 @@ fn the_step_records_held_results_once_and_names_the_reason_of_a_replacement() {
     };
     let step = pack.on_context_cache_aware(3, &[at(3, 60_000)], young, 12.5);
     assert_eq!(step.replace, [false]);
-    assert!(matches!(step.ledger[..], [LedgerRecord::Held { send_number: 3, .. }]));
+    assert!(matches!(
+        step.ledger[..],
+        [LedgerRecord::Held { send_number: 3, .. }]
+    ));
     let step = pack.on_context_cache_aware(4, &[at(4, 60_000)], young, 12.5);
     assert!(step.ledger.is_empty(), "held is recorded once");
-    let after_compaction = Shape { rewritten: true, ..young };
+    let after_compaction = Shape {
+        rewritten: true,
+        ..young
+    };
     let step = pack.on_context_cache_aware(5, &[at(5, 60_000)], after_compaction, 12.5);
     assert_eq!(step.replace, [true]);
     assert!(step.first_replacement_tokens > 0);
@@ -236,7 +263,9 @@ fn reason_codes_and_records() {
             reason.description()
         ));
     }
-    let log: String = (1..=900).map(|n| format!("test case_{n} ... ok\n")).collect();
+    let log: String = (1..=900)
+        .map(|n| format!("test case_{n} ... ok\n"))
+        .collect();
     let obs = observe("bash", "call_1", &log);
     let mut pack = Pack::new();
     let handle = pack.admit(obs.clone(), &log);
@@ -247,7 +276,10 @@ fn reason_codes_and_records() {
     ];
     text.push_str(&ledger_lines(&records, "2026-12-04T06:00:00.000Z"));
     let placed = place(
-        &[Pending::waiting(9_000, 8_700, 20_000), Pending::waiting(12_000, 11_600, 4_000)],
+        &[
+            Pending::waiting(9_000, 8_700, 20_000),
+            Pending::waiting(12_000, 11_600, 4_000),
+        ],
         Shape {
             new_tokens: 1_500,
             rewritten: false,
