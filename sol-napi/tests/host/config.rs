@@ -55,6 +55,7 @@ fn defaults() -> EffectiveConfig {
         evidence_preserving_reducer_model: "gpt-5.6-luna".to_owned(),
         online_context_compact: false,
         cache_write_read_ratio: 12.5,
+        cache_aware: false,
         prices: None,
     }
 }
