@@ -334,6 +334,7 @@ fn every_config_fixture_loads_through_the_addon() {
                 "evidencePreservingReducerModel": effective.evidence_preserving_reducer_model,
                 "onlineContextCompact": effective.online_context_compact,
                 "cacheWriteReadRatio": effective.cache_write_read_ratio,
+                "cacheAware": effective.cache_aware,
             });
             // The price table is there only when the file sets one.
             if let Some(prices) = effective.prices {
