@@ -53,6 +53,7 @@ test("a missing config gives the defaults and a notice naming both searched plac
 		evidencePreservingReducerModel: "gpt-5.6-luna",
 		onlineContextCompact: false,
 		cacheWriteReadRatio: 12.5,
+		cacheAware: false,
 	});
 	assert.ok(outcome.notice.includes(path.join(ws.cwd, ".pi")) && outcome.notice.includes(ws.agentDir), outcome.notice);
 });

@@ -56,6 +56,7 @@ test("an all-enabled config passes the gate and prints the effective config", ()
 			evidencePreservingReducer: true,
 			onlineContextCompact: true,
 			cacheWriteReadRatio: 12.5,
+			cacheAware: false,
 			evidencePreservingReducerModel: "gpt-5.6-luna",
 			evidencePreservingReducerProvider: "openai-codex",
 		},
