@@ -139,10 +139,16 @@ export declare class Occ {
   requestMark(): string
 }
 
-/** The reducer for one loaded extension: holds the in-memory receipt cache. */
+/**
+ * The reducer for one loaded extension: holds the in-memory receipt cache and, under the
+ * cache-aware policy, the ratio and prices it weighs a reduction with.
+ */
 export declare class Reducer {
-  /** A reducer with an empty receipt cache. */
-  constructor()
+  /**
+   * A reducer with an empty receipt cache; with `economy` (when `cacheAware` is on) it
+   * reads the log as the model saw it and skips reductions that would not pay.
+   */
+  constructor(economy?: ReducerEconomy | undefined | null)
   /** The first step for one tool result. */
   begin(input: ReducerInput): ReducerBegin
 }
@@ -951,6 +957,14 @@ export type ReducerDone =
     notice: ReducerNotice; /** What the step saved and cost. */
   account: StepAccount }
 
+/** The cache-aware policy of `sol-pi.json` (`cacheAware`), for [`Reducer::new`]. */
+export interface ReducerEconomy {
+  /** `cacheWriteReadRatio`. */
+  cacheWriteReadRatio: number
+  /** `prices`, when the file sets them (the default table without). */
+  prices?: SavingsPrices
+}
+
 /** One tool result, as the `tool_result` event gives it. */
 export interface ReducerInput {
   /** `event.toolCallId`. */
@@ -979,6 +993,11 @@ export interface ReducerInput {
   provider: string
   /** The reducer model from `sol-pi.json`. */
   model: string
+  /**
+   * The assistant messages the context carries now (the cache-aware horizon's input);
+   * read only when the reducer was made with a [`ReducerEconomy`].
+   */
+  carriedRequests?: number
 }
 
 /** What came of the model call. */

@@ -41,7 +41,14 @@ export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
 			const register: Record<string, () => void> = {
 				actionFusion: () => registerActionFusion(pi, ctx, addon, { agentDir, bashOptions: options.bashOptions, savings }),
 				observationPack: () => registerObservationPack(pi, addon, savings, config.cacheAware ? config.cacheWriteReadRatio : undefined),
-				evidencePreservingReducer: () => registerReducer(pi, addon, { provider: config.evidencePreservingReducerProvider, model: config.evidencePreservingReducerModel }, savings),
+				evidencePreservingReducer: () =>
+					registerReducer(
+						pi,
+						addon,
+						{ provider: config.evidencePreservingReducerProvider, model: config.evidencePreservingReducerModel },
+						savings,
+						config.cacheAware ? { cacheWriteReadRatio: config.cacheWriteReadRatio, prices: config.prices } : undefined,
+					),
 				onlineContextCompact: () =>
 					registerOnlineContextCompact(pi, ctx, addon, { cacheWriteReadRatio: config.cacheWriteReadRatio, keepRecentTokens: options.keepRecentTokens, savings }),
 			};

@@ -41,9 +41,23 @@ async function callModel(ctx: ExtensionContext, addon: typeof NativeAddon, reque
 	}
 }
 
-/** Registers the reducer with the model route of `sol-pi.json`. */
-export function registerReducer(pi: ExtensionAPI, addon: typeof NativeAddon, route: { provider: string; model: string }, tracker?: SavingsTracker): void {
-	const reducer = new addon.Reducer();
+/** The assistant messages on the branch since its newest compaction: the requests the context carries now. */
+function carriedRequests(ctx: ExtensionContext): number {
+	const branch = ctx.sessionManager.getBranch() as Array<{ type?: string; message?: { role?: string } }>;
+	let count = 0;
+	for (let i = branch.length - 1; i >= 0 && branch[i].type !== "compaction"; i--) if (branch[i].message?.role === "assistant") count++;
+	return count;
+}
+
+/** Registers the reducer with the model route of `sol-pi.json`; with `economy` (when `cacheAware` is on) Rust weighs each reduction against its model call. */
+export function registerReducer(
+	pi: ExtensionAPI,
+	addon: typeof NativeAddon,
+	route: { provider: string; model: string },
+	tracker?: SavingsTracker,
+	economy?: NativeAddon.ReducerEconomy,
+): void {
+	const reducer = new addon.Reducer(economy);
 	const tools = new Set(addon.reducerToolNames());
 	const tempDir = addon.realTempDir(os.tmpdir());
 	const savings = new SavingsStatus(pi);
@@ -69,6 +83,7 @@ export function registerReducer(pi: ExtensionAPI, addon: typeof NativeAddon, rou
 				runtimeRoot: root.root,
 				osTempDir: tempDir,
 				timestamp: now(),
+				carriedRequests: economy ? carriedRequests(ctx) : undefined,
 				...route,
 			});
 			// The candidate record goes in before the call.

@@ -10,13 +10,16 @@ use camino::{Utf8Path, Utf8PathBuf};
 use napi_derive::napi;
 use serde_json::Value;
 use sol_core::message::ContentBlock;
+use sol_core::savings::PriceTable;
 use sol_core::{ModelError, StepAccount};
+use sol_reducer::economics::Economy;
 use sol_reducer::notice::{STATUS_CLEAR_MS, STATUS_KEY, savings_status};
 use sol_reducer::pi::ToolResultView;
 use sol_reducer::step::{Decision, Done, ReduceContext, Reduction, Start};
 use sol_reducer::{ENTRY_TYPE, Policy, ReasonCode, ReceiptCache, ReducerReply, Route, Usage};
 
 use crate::boundary::quiet;
+use crate::savings::price_table;
 use crate::{JsStepAccount, NativeFileSystem};
 
 /// One tool result, as the `tool_result` event gives it.
@@ -49,6 +52,18 @@ pub struct ReducerInput {
     pub provider: String,
     /// The reducer model from `sol-pi.json`.
     pub model: String,
+    /// The assistant messages the context carries now (the cache-aware horizon's input);
+    /// read only when the reducer was made with a [`ReducerEconomy`].
+    pub carried_requests: Option<u32>,
+}
+
+/// The cache-aware policy of `sol-pi.json` (`cacheAware`), for [`Reducer::new`].
+#[napi(object)]
+pub struct ReducerEconomy {
+    /// `cacheWriteReadRatio`.
+    pub cache_write_read_ratio: f64,
+    /// `prices`, when the file sets them (the default table without).
+    pub prices: Option<crate::savings::SavingsPrices>,
 }
 
 /// The request the host sends through `ctx.modelRegistry.complete()`.
@@ -248,16 +263,19 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The reducer for one loaded extension: holds the in-memory receipt cache.
+/// The reducer for one loaded extension: holds the in-memory receipt cache and, under the
+/// cache-aware policy, the ratio and prices it weighs a reduction with.
 #[napi]
 pub struct Reducer {
     cache: SharedCache,
+    economy: Option<(f64, PriceTable)>,
 }
 
 impl Default for Reducer {
     fn default() -> Self {
         Reducer {
             cache: Arc::new(Mutex::new(ReceiptCache::new())),
+            economy: None,
         }
     }
 }
@@ -275,10 +293,18 @@ fn parse_json(json: &str) -> Option<Value> {
 
 #[napi]
 impl Reducer {
-    /// A reducer with an empty receipt cache.
+    /// A reducer with an empty receipt cache; with `economy` (when `cacheAware` is on) it
+    /// reads the log as the model saw it and skips reductions that would not pay.
     #[napi(constructor)]
-    pub fn new() -> Self {
-        Reducer::default()
+    pub fn new(economy: Option<ReducerEconomy>) -> napi::Result<Self> {
+        let economy = match economy {
+            None => None,
+            Some(economy) => Some((economy.cache_write_read_ratio, price_table(economy.prices)?)),
+        };
+        Ok(Reducer {
+            economy,
+            ..Reducer::default()
+        })
     }
 
     /// The first step for one tool result.
@@ -320,6 +346,11 @@ impl Reducer {
                 runtime_root: Utf8Path::new(&input.runtime_root),
                 timestamp: &input.timestamp,
                 policy: Policy::pi(),
+                economy: self.economy.map(|(ratio, prices)| Economy {
+                    prices,
+                    write_read_ratio: ratio,
+                    carried_requests: input.carried_requests.unwrap_or(0),
+                }),
             };
             let start = Reduction::start(
                 &view,

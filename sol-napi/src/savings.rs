@@ -120,7 +120,7 @@ pub struct SavingsBook {
 }
 
 /// The prices given, checked as the configuration checks them; the default table without.
-fn price_table(prices: Option<SavingsPrices>) -> napi::Result<PriceTable> {
+pub(crate) fn price_table(prices: Option<SavingsPrices>) -> napi::Result<PriceTable> {
     let Some(p) = prices else {
         return Ok(PriceTable::default());
     };

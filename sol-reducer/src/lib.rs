@@ -110,6 +110,7 @@
 //!         runtime_root: Utf8Path::new("/var/lib/my-agent/session-1"),
 //!         timestamp: "2025-06-01T12:00:00.000Z",
 //!         policy: Policy::pi(),
+//!         economy: None,
 //!     };
 //!     let run = ShellResult {
 //!         call_id: "7", command: "cargo test", exit: ExitStatus::Code(101), output: &log,
@@ -159,6 +160,7 @@
 //!     route: &route,
 //!     runtime_root: Utf8Path::new("/s/sol-pi/abc"),
 //!     policy: Policy::pi(),
+//!     economy: None,
 //!     timestamp: "2025-06-01T12:00:00.000Z",
 //! };
 //! let input = json!({"command": "cargo test"});
@@ -214,6 +216,7 @@ pub mod candidate;
 pub mod command;
 mod digest;
 pub mod driver;
+pub mod economics;
 pub mod failure;
 pub mod journal;
 pub mod model;

@@ -50,13 +50,26 @@ truncated, or shows no clear failure signal.";
 /// The user turn for `source`: its hashes, size and error flag, then the log between
 /// `<untrusted_log>` delimiters, each on its own line.
 pub fn user_text(source: &Source) -> String {
-    format!(
-        "command_sha256={}\nsource_sha256={}\nsource_bytes={}\nsource_lines={}\nis_error={}\n<untrusted_log>\n{}\n</untrusted_log>",
+    let (head, tail) = user_frame(source);
+    format!("{head}{}{tail}", source.body())
+}
+
+/// The user message's length in UTF-16 units (JavaScript's string length), without
+/// building it.
+pub fn user_text_units(source: &Source) -> usize {
+    let (head, tail) = user_frame(source);
+    crate::digest::utf16_len(&head) + crate::digest::utf16_len(source.body()) + tail.len()
+}
+
+/// The user message around the log: the facts and the opening tag, and the closing tag.
+fn user_frame(source: &Source) -> (String, &'static str) {
+    let head = format!(
+        "command_sha256={}\nsource_sha256={}\nsource_bytes={}\nsource_lines={}\nis_error={}\n<untrusted_log>\n",
         source.command_sha256(),
         source.sha256(),
         source.bytes(),
         source.lines(),
         source.is_error(),
-        source.body(),
-    )
+    );
+    (head, "\n</untrusted_log>")
 }

@@ -17,6 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::candidate::ExitSignal;
+use crate::economics::Verdict;
 use crate::model::Usage;
 use crate::secret::SecretKind;
 
@@ -46,6 +47,9 @@ pub enum ReasonCode {
     ExitStateMismatch,
     /// The log seems to carry a credential; it is not sent to a model.
     LikelySecret,
+    /// Under the cache-aware policies: the reducer call is expected to cost more than the
+    /// receipt would save ([`crate::economics`]).
+    NotEconomic,
     /// The log could not be archived, or an archived copy did not match.
     ArchiveFailure,
     /// The configured reducer model is not available to the host.
@@ -75,7 +79,7 @@ pub enum ReasonCode {
 
 impl ReasonCode {
     /// Every reason, in pipeline order.
-    pub const ALL: [ReasonCode; 23] = [
+    pub const ALL: [ReasonCode; 24] = [
         ReasonCode::IneligibleTool,
         ReasonCode::NestedToolCall,
         ReasonCode::NoCommand,
@@ -87,6 +91,7 @@ impl ReasonCode {
         ReasonCode::SourceUnavailableOrOverMaxChars,
         ReasonCode::ExitStateMismatch,
         ReasonCode::LikelySecret,
+        ReasonCode::NotEconomic,
         ReasonCode::ArchiveFailure,
         ReasonCode::ReducerModelUnavailable,
         ReasonCode::ModelCallTimeout,
@@ -115,6 +120,7 @@ impl ReasonCode {
             ReasonCode::SourceUnavailableOrOverMaxChars => "source-unavailable-or-over-max-chars",
             ReasonCode::ExitStateMismatch => "exit-state-mismatch",
             ReasonCode::LikelySecret => "likely-secret",
+            ReasonCode::NotEconomic => "not-economic",
             ReasonCode::ArchiveFailure => "archive-failure",
             ReasonCode::ReducerModelUnavailable => "reducer-model-unavailable",
             ReasonCode::ModelCallTimeout => "model-call-timeout",
@@ -178,6 +184,9 @@ impl ReasonCode {
             }
             ReasonCode::LikelySecret => {
                 "The log seems to contain a credential, so it is not sent to the reducer model."
+            }
+            ReasonCode::NotEconomic => {
+                "The reducer call is expected to cost more than the receipt would save over the session's expected remaining requests."
             }
             ReasonCode::ArchiveFailure => {
                 "The log could not be archived, or the archived copy did not match it byte for byte."
@@ -299,4 +308,7 @@ pub struct FallbackFacts {
     /// Tokens the model call used.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// The figures of a reduction that would not pay.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub economics: Option<Verdict>,
 }

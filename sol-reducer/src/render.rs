@@ -76,11 +76,17 @@ pub fn receipt_text(
         format!("source_bytes={}", source.bytes()),
         format!("source_lines={}", source.lines()),
         format!("source_artifact={}", archived.path),
+    ];
+    if let Some(whole) = source.full_output_artifact() {
+        lines.push(format!("full_output_artifact={}", whole.path));
+        lines.push(format!("full_output_bytes={}", whole.bytes));
+    }
+    lines.extend([
         format!("reducer_provider={}", provenance.provider),
         format!("reducer_model={}", provenance.model),
         format!("reducer_total_tokens={}", provenance.usage.total_tokens),
         "verified_evidence:".to_owned(),
-    ];
+    ]);
     if receipt.evidence.is_empty() {
         lines.push("- none".to_owned());
     }

@@ -27,6 +27,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::archive::ArchivedLog;
 use crate::candidate::Candidate;
 use crate::digest::{line_count, sha256_hex, utf16_len};
 use crate::reason::{Fallback, ReasonCode};
@@ -67,9 +68,24 @@ pub struct Source {
     command_sha256: String,
     bytes: u64,
     lines: u64,
+    full_output_artifact: Option<ArchivedLog>,
 }
 
 impl Source {
+    /// The host's whole output archived beside the log, when the log is the part the model
+    /// saw (the cache-aware policy) and the whole output was read.
+    pub fn full_output_artifact(&self) -> Option<&ArchivedLog> {
+        self.full_output_artifact.as_ref()
+    }
+
+    /// This log with the archive of the host's whole output beside it.
+    pub(crate) fn with_full_output_artifact(self, archived: ArchivedLog) -> Source {
+        Source {
+            full_output_artifact: Some(archived),
+            ..self
+        }
+    }
+
     /// The candidate this log belongs to.
     pub fn candidate(&self) -> &Candidate {
         &self.candidate
@@ -193,5 +209,6 @@ pub fn prepare_source(candidate: Candidate, full_output: FullOutput) -> Result<S
         origin,
         sha256,
         bytes,
+        full_output_artifact: None,
     })
 }

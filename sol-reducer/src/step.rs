@@ -50,6 +50,7 @@
 //!     runtime_root: Utf8Path::new("/s/sol-pi/abc"),
 //!     policy: sol_reducer::Policy::pi(),
 //!     timestamp: "2025-06-01T12:00:00.000Z",
+//!     economy: None,
 //! };
 //! let (fs, mut cache) = (MemoryFileSystem::new(), ReceiptCache::new());
 //! let Start::AskModel(ask) = Reduction::start(&result, &context, &fs, Some(&mut cache)) else {
@@ -88,18 +89,21 @@ use sol_core::message::ContentBlock;
 use sol_core::{FileKind, FileSystem, ModelError, ModelRequest, StepAccount};
 
 use crate::MAX_FULL_OUTPUT_BYTES;
-use crate::archive::{ArchivedLog, archive_source, read_archived, store_root};
+use crate::archive::{ArchivedLog, archive_log, archive_source, read_archived, store_root};
 use crate::cache::{CacheKey, CachedReceipt, ReceiptCache, reuse_cached};
 use crate::candidate::{Candidate, CandidateInput};
 use crate::digest::utf16_len;
+use crate::economics::{Economy, weigh};
 use crate::journal::{
     JournalHeader, applied_record, cache_hit_record, candidate_record, fallback_record,
     provider_response_record, run_id,
 };
 use crate::model::{ReducerReply, Route, fallback_for_model_error, model_request};
 use crate::policy::Policy;
+use crate::prompt::{SYSTEM_PROMPT, user_text_units};
 use crate::reason::{Fallback, ReasonCode};
 use crate::render::{Replacement, apply_reply};
+use crate::secret::find_likely_secret;
 use crate::source::{FullOutput, Source, prepare_source};
 
 /// Everything [`Reduction::start`] needs besides the result, the file system and the cache.
@@ -116,6 +120,10 @@ pub struct ReduceContext<'a> {
     /// Which commands are candidates, and the shell tool the receipt names
     /// ([`Policy::pi`] for Pi's).
     pub policy: &'a Policy,
+    /// The cache-aware policy (`cacheAware`), when the host turned it on: the reducer reads
+    /// the log as the model saw it, archives the host's whole output beside it, and skips a
+    /// reduction whose model call would cost more than it saves ([`crate::economics`]).
+    pub economy: Option<Economy>,
 }
 
 impl<'a> ReduceContext<'a> {
@@ -143,12 +151,21 @@ impl<'a> ReduceContext<'a> {
             runtime_root,
             timestamp,
             policy: Policy::pi(),
+            economy: None,
         }
     }
 
     /// This context under `policy`.
     pub fn with_policy(self, policy: &'a Policy) -> ReduceContext<'a> {
         ReduceContext { policy, ..self }
+    }
+
+    /// This context under the cache-aware policy, weighed with `economy`.
+    pub fn with_economy(self, economy: Economy) -> ReduceContext<'a> {
+        ReduceContext {
+            economy: Some(economy),
+            ..self
+        }
     }
 }
 
@@ -317,6 +334,45 @@ pub fn read_full_output(fs: &dyn FileSystem, candidate: &Candidate) -> FullOutpu
     }
 }
 
+/// Pi's token estimate of a text: a quarter of its UTF-16 length, rounded up.
+fn estimated_tokens(text: &str) -> u64 {
+    (utf16_len(text) as u64).div_ceil(4)
+}
+
+/// The source under the cache-aware policy: the log as the model saw it (the inline text,
+/// never the host's whole output), weighed by [`weigh`] before anything is archived or
+/// sent. When the host's whole output was read, it is archived beside the log (unless the
+/// secret gate fires on it) and the receipt names it, so no evidence is lost.
+fn prepare_seen_source(
+    candidate: Candidate,
+    full_output: FullOutput,
+    economy: Economy,
+    fs: &dyn FileSystem,
+    store: &Utf8Path,
+) -> Result<Source, Fallback> {
+    let source = prepare_source(candidate, FullOutput::NotRead)?;
+    let call_input =
+        estimated_tokens(SYSTEM_PROMPT) + (user_text_units(&source) as u64).div_ceil(4);
+    let verdict = weigh(estimated_tokens(source.body()), call_input, economy);
+    if !verdict.pays() {
+        return Err(Fallback::new(ReasonCode::NotEconomic).with(|facts| {
+            facts.source_sha256 = Some(source.sha256().to_owned());
+            facts.source_bytes = Some(source.bytes());
+            facts.economics = Some(verdict);
+        }));
+    }
+    let FullOutput::Read(whole) = full_output else {
+        return Ok(source);
+    };
+    if whole == source.body() || find_likely_secret(&whole).is_some() {
+        return Ok(source);
+    }
+    match archive_log(fs, store, &whole) {
+        Ok(archived) => Ok(source.with_full_output_artifact(archived)),
+        Err(error) => Err(archive_fallback(&source, &error)),
+    }
+}
+
 /// The UTF-8 bytes and UTF-16 units of every text block.
 fn text_size(content: &[ContentBlock]) -> (u64, u64) {
     content
@@ -393,11 +449,16 @@ impl Reduction {
             Err(fallback) => return stop(fallback, Vec::new()),
         };
         let full_output = read_full_output(fs, &candidate);
-        let source = match prepare_source(candidate, full_output) {
+        let store = store_root(context.runtime_root);
+        let source = match context.economy {
+            None => prepare_source(candidate, full_output),
+            Some(economy) => prepare_seen_source(candidate, full_output, economy, fs, &store),
+        };
+        let source = match source {
             Ok(source) => source,
             Err(fallback) => return stop(fallback, Vec::new()),
         };
-        let archived = match archive_source(fs, &store_root(context.runtime_root), &source) {
+        let archived = match archive_source(fs, &store, &source) {
             Ok(archived) => archived,
             Err(error) => return stop(archive_fallback(&source, &error), Vec::new()),
         };

@@ -19,6 +19,8 @@ mod cache;
 mod candidate;
 #[path = "reducer/driver.rs"]
 mod driver;
+#[path = "reducer/economics.rs"]
+mod economics;
 #[path = "reducer/exit.rs"]
 mod exit;
 #[path = "reducer/failure.rs"]

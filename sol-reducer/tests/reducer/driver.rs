@@ -362,6 +362,7 @@ fn a_missing_session_does_not_change_the_decision() {
         runtime_root: Utf8Path::new(ROOT),
         timestamp: TIMESTAMP,
         policy: sol_reducer::Policy::pi(),
+        economy: None,
     };
     let result = bash("cargo test", &log, true);
     assert!(

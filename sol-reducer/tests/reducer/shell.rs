@@ -28,6 +28,7 @@ fn context<'a>(route: &'a sol_reducer::Route, policy: &'a Policy) -> ReduceConte
         runtime_root: Utf8Path::new(ROOT),
         timestamp: TIMESTAMP,
         policy,
+        economy: None,
     }
 }
 

@@ -152,6 +152,14 @@ fn journal_fallback_records() {
         records.push(last_record(&Harness::new().replying(reply), &failing));
     }
 
+    // Under the cache-aware policy, a log too small to pay for its call this early.
+    let young = Harness::new().with_economy(sol_reducer::economics::Economy {
+        prices: sol_core::savings::PriceTable::default(),
+        write_read_ratio: 12.5,
+        carried_requests: 0,
+    });
+    records.push(last_record(&young, &failing));
+
     // A reply that stopped with an error, as a Pi host reports it.
     let candidate = select_candidate(&failing.view()).expect("a candidate");
     let source = prepare_source(candidate, FullOutput::NotRead).expect("a source");

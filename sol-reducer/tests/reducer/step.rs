@@ -287,6 +287,7 @@ fn context(route: &Route) -> ReduceContext<'_> {
         runtime_root: Utf8Path::new(ROOT),
         timestamp: TIMESTAMP,
         policy: sol_reducer::Policy::pi(),
+        economy: None,
     }
 }
 

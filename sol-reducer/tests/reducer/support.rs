@@ -10,6 +10,7 @@ use sol_core::message::ContentBlock;
 use sol_core::testing::{MemoryFileSystem, MemorySessionStore, ScriptedModelClient};
 use sol_reducer::archive::object_path;
 use sol_reducer::driver::{Decision, Ports, ReduceContext, reduce};
+use sol_reducer::economics::Economy;
 use sol_reducer::{ENTRY_TYPE, Policy, ReceiptCache, Route, ToolResultView, sha256_hex};
 
 /// The runtime root every test uses.
@@ -167,6 +168,7 @@ pub(crate) struct Harness {
     pub(crate) session: MemorySessionStore,
     pub(crate) route: Route,
     pub(crate) os_temp_dir: Option<Utf8PathBuf>,
+    pub(crate) economy: Option<Economy>,
 }
 
 impl Harness {
@@ -181,6 +183,15 @@ impl Harness {
             session: MemorySessionStore::new(),
             route: route(),
             os_temp_dir: Some(Utf8PathBuf::from(TEMP)),
+            economy: None,
+        }
+    }
+
+    /// This harness under the cache-aware policy.
+    pub(crate) fn with_economy(self, economy: Economy) -> Harness {
+        Harness {
+            economy: Some(economy),
+            ..self
         }
     }
 
@@ -208,6 +219,7 @@ impl Harness {
             runtime_root: Utf8Path::new(ROOT),
             timestamp: TIMESTAMP,
             policy: Policy::pi(),
+            economy: self.economy,
         };
         let view = ToolResultView {
             os_temp_dir: self.os_temp_dir.as_deref(),

@@ -1,0 +1,126 @@
+//! Whether a reduction pays for its model call: the reducer's economics, used when a host
+//! turns on the cache-aware policies (`cacheAware` in `sol-pi.json`).
+//!
+//! A receipt replaces a log before the main model ever reads it, so what it removes is
+//! never written to the provider's prompt cache and never read back from it on the later
+//! requests that carry it. The reducer model, in turn, reads the whole log uncached and
+//! writes a reply. In units of one cache-read token of the main model, with `r` the cache
+//! write/read price ratio (`cacheWriteReadRatio`), `R` the expected remaining requests
+//! ([`sol_core::horizon`]) and `X` the tokens the receipt is expected to remove:
+//!
+//! ```text
+//! saving = (R + r) · X                          written once less, read R times less
+//! cost   = (input · p_in + output · p_out) / p_read  the reducer call at the price table
+//! ```
+//!
+//! The reduction goes ahead when `saving ≥ cost`; otherwise the result stays as it is and the
+//! journal says why ([`crate::ReasonCode::NotEconomic`]). The reply and the receipt are not
+//! known before the call, so both are estimated: the reply at [`EXPECTED_REPLY_TOKENS`], the
+//! receipt at that plus [`RECEIPT_FRAME_TOKENS`] for its fixed lines. Token counts are
+//! Pi's estimate, a quarter of the UTF-16 length, as everywhere in the accounting.
+//!
+//! ```
+//! use sol_core::savings::PriceTable;
+//! use sol_reducer::economics::{Economy, weigh};
+//!
+//! let economy = Economy { prices: PriceTable::default(), write_read_ratio: 12.5, carried_requests: 30 };
+//! // An 8,000-token log (8,500 with the instructions) in a session 30 requests old.
+//! let verdict = weigh(8_000, 8_500, economy);
+//! assert!(verdict.pays());
+//! // The same log in a session that has just begun: two more requests are expected.
+//! let young = weigh(8_000, 8_500, Economy { carried_requests: 0, ..economy });
+//! assert!(!young.pays());
+//! ```
+
+use serde::{Deserialize, Serialize};
+use sol_core::horizon::expected_remaining_requests;
+use sol_core::savings::PriceTable;
+
+/// The reply a reducer model is expected to write, in tokens: a receipt of a few quotes.
+pub const EXPECTED_REPLY_TOKENS: u64 = 600;
+/// The fixed lines of a receipt text (prefix, hashes, sizes, artifact, authority and
+/// read-back lines), in tokens.
+pub const RECEIPT_FRAME_TOKENS: u64 = 350;
+
+/// What the economics weigh a reduction with.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Economy {
+    /// Prices per million tokens: the reducer call at `input` and `output`, the main model's
+    /// cache reads at `cache_read`.
+    pub prices: PriceTable,
+    /// The cache write/read price ratio of the main model (`cacheWriteReadRatio`).
+    pub write_read_ratio: f64,
+    /// The assistant messages the current context carries: the horizon's input.
+    pub carried_requests: u32,
+}
+
+/// The figures of one decision, for the journal and for people.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Verdict {
+    /// Tokens the model would read of the result as it is.
+    pub result_tokens: u64,
+    /// Tokens the receipt is expected to remove from every request that carries it.
+    pub removed_tokens: u64,
+    /// Tokens the reducer call reads.
+    pub call_input_tokens: u64,
+    /// Tokens the reducer call is expected to write.
+    pub call_output_tokens: u64,
+    /// The expected remaining requests.
+    pub horizon_requests: u32,
+    /// The expected saving, in picodollars (10⁻¹² dollars, the accounting's unit).
+    pub saving_picodollars: u64,
+    /// The expected cost of the reducer call, in picodollars.
+    pub cost_picodollars: u64,
+}
+
+impl Verdict {
+    /// Whether the reduction is expected to save at least what its call costs.
+    pub fn pays(&self) -> bool {
+        self.removed_tokens > 0 && self.saving_picodollars >= self.cost_picodollars
+    }
+
+    /// `saving − cost`, in picodollars.
+    pub fn net_picodollars(&self) -> i128 {
+        i128::from(self.saving_picodollars) - i128::from(self.cost_picodollars)
+    }
+}
+
+/// A price or ratio that is not a finite non-negative number counts as 0.
+fn sane(value: f64) -> f64 {
+    if value.is_finite() && value >= 0.0 {
+        value
+    } else {
+        0.0
+    }
+}
+
+/// Weighs reducing a result the model would read as `result_tokens`, with a reducer call
+/// that reads `call_input_tokens` (the framed log and the instructions).
+pub fn weigh(result_tokens: u64, call_input_tokens: u64, economy: Economy) -> Verdict {
+    let prices = economy.prices;
+    // $1 per million tokens is 10⁶ picodollars per token.
+    let per_token = |dollars_per_million: f64| sane(dollars_per_million) * 1_000_000.0;
+    let removed = result_tokens.saturating_sub(EXPECTED_REPLY_TOKENS + RECEIPT_FRAME_TOKENS);
+    let horizon = expected_remaining_requests(economy.carried_requests);
+    let saving = (f64::from(horizon) + sane(economy.write_read_ratio))
+        * removed as f64
+        * per_token(prices.cache_read);
+    let cost = call_input_tokens as f64 * per_token(prices.input)
+        + EXPECTED_REPLY_TOKENS as f64 * per_token(prices.output);
+    Verdict {
+        result_tokens,
+        removed_tokens: removed,
+        call_input_tokens,
+        call_output_tokens: EXPECTED_REPLY_TOKENS,
+        horizon_requests: horizon,
+        saving_picodollars: picodollars(saving),
+        cost_picodollars: picodollars(cost),
+    }
+}
+
+/// A non-negative amount rounded to whole picodollars (saturating; `as` maps NaN to 0).
+fn picodollars(amount: f64) -> u64 {
+    amount.round() as u64
+}
