@@ -356,6 +356,55 @@ test(`Pi ${piVersion}: a log longer than Pi's inline output is read whole from P
 	assert.equal(fs.readFileSync(artifact, "utf8"), sent);
 });
 
+test(`Pi ${piVersion}: with cacheAware the reducer reads the tail the model saw; Pi's whole output is archived and named in the receipt`, async (t) => {
+	const ws = makeWorkspace(t);
+	const longLog = writeLongLog(ws);
+	const ws2 = project(t, { log: longLog, extraConfig: { cacheAware: true } });
+	const reducer = reducerModel(honest);
+	const { results, journal } = await run(t, ws2, { reducer, calls: [toolCalls(["bash", { command: "make test" }, "b1"])] });
+	assert.equal(reducer.calls.length, 1);
+	const sent = reducer.calls[0].log;
+	assert.ok(!sent.includes("test suite::case_0000 ... ok"), "the head Pi cut is not sent");
+	assert.ok(sent.includes("test suite::case_final ... FAILED"));
+	assert.ok(Buffer.byteLength(sent) <= 51_300, `${Buffer.byteLength(sent)} bytes sent: Pi's inline tail`);
+	assert.equal(journal[0].sourceOrigin, "inline");
+	const text = resultText(results.get("b1"));
+	assert.equal(fs.readFileSync(/^source_artifact=(.+)$/m.exec(text)[1], "utf8"), sent);
+	// The evidence the model did not see is kept, byte for byte, in the session's archive.
+	const whole = /^full_output_artifact=(.+)$/m.exec(text)?.[1];
+	assert.ok(whole, text);
+	// Pi's whole output: the log, then what make printed on stderr.
+	const archived = fs.readFileSync(whole, "utf8");
+	assert.ok(archived.startsWith(fs.readFileSync(longLog, "utf8")), "the whole log, from its first line");
+	assert.match(archived, /make: \*\*\* \[Makefile:2: test\] Error 101\n?$/);
+	assert.equal((fs.statSync(whole).mode & 0o777).toString(8), "600");
+	assert.match(text, new RegExp(`^full_output_bytes=${Buffer.byteLength(archived)}$`, "m"));
+});
+
+test(`Pi ${piVersion}: with cacheAware a log too small to pay for the reducer's call this early is kept, journaled not-economic, and no model is called`, async (t) => {
+	const ws = makeWorkspace(t);
+	const small = path.join(ws.root, "small.log");
+	const lines = Array.from({ length: 200 }, (_, i) => `test ledger::case_${String(i).padStart(3, "0")} ... ok`);
+	fs.writeFileSync(small, `${lines.join("\n")}\n\ntest result: ok. 200 passed; 0 failed\n`);
+	const ws2 = project(t, { log: small, exit: 0, extraConfig: { cacheAware: true } });
+	const reducer = reducerModel(honest);
+	const { results, journal } = await run(t, ws2, { reducer, calls: [toolCalls(["bash", { command: "make test" }, "b1"])] });
+	assert.equal(reducer.calls.length, 0);
+	assert.ok(resultText(results.get("b1")).includes("test ledger::case_199 ... ok"), "the log stays");
+	assert.deepEqual(
+		journal.map((r) => [r.kind, r.reason]),
+		[["fallback", "not-economic"]],
+	);
+	const figures = journal[0].economics;
+	assert.equal(figures.horizonRequests, 2);
+	assert.ok(figures.costPicodollars > figures.savingPicodollars, JSON.stringify(figures));
+	// The same log reduced under the fixed policy: the default keeps the requirement's rule.
+	const fixed = project(t, { log: small, exit: 0 });
+	const always = reducerModel(honest);
+	await run(t, fixed, { reducer: always, calls: [toolCalls(["bash", { command: "make test" }, "b1"])] });
+	assert.equal(always.calls.length, 1);
+});
+
 test(`Pi ${piVersion}: Pi's full-output file removed while the reducer model answers: the receipt is checked against the log that was archived and sent`, async (t) => {
 	const ws = makeWorkspace(t);
 	const ws2 = project(t, { log: writeLongLog(ws) });
