@@ -36,6 +36,10 @@ use serde::{Deserialize, Serialize};
 use sol_core::horizon::expected_remaining_requests;
 use sol_core::savings::PriceTable;
 
+use crate::digest::utf16_len;
+use crate::prompt::{SYSTEM_PROMPT, user_text_units};
+use crate::source::Source;
+
 /// The reply a reducer model is expected to write, in tokens: a receipt of a few quotes.
 pub const EXPECTED_REPLY_TOKENS: u64 = 600;
 /// The fixed lines of a receipt text (prefix, hashes, sizes, artifact, authority and
@@ -85,6 +89,25 @@ impl Verdict {
     pub fn net_picodollars(&self) -> i128 {
         i128::from(self.saving_picodollars) - i128::from(self.cost_picodollars)
     }
+}
+
+/// Pi's token estimate of a length in UTF-16 units: a quarter, rounded up.
+fn tokens_of_units(units: usize) -> u64 {
+    (units as u64).div_ceil(4)
+}
+
+/// What a reduction of `source` is weighed on: the tokens of the log the model would read,
+/// and the tokens the reducer call reads (the instructions and the framed log).
+pub fn source_tokens(source: &Source) -> (u64, u64) {
+    let result = tokens_of_units(utf16_len(source.body()));
+    let call = tokens_of_units(utf16_len(SYSTEM_PROMPT)) + tokens_of_units(user_text_units(source));
+    (result, call)
+}
+
+/// [`weigh`] for `source`.
+pub fn weigh_source(source: &Source, economy: Economy) -> Verdict {
+    let (result, call) = source_tokens(source);
+    weigh(result, call, economy)
 }
 
 /// A price or ratio that is not a finite non-negative number counts as 0.

@@ -93,14 +93,13 @@ use crate::archive::{ArchivedLog, archive_log, archive_source, read_archived, st
 use crate::cache::{CacheKey, CachedReceipt, ReceiptCache, reuse_cached};
 use crate::candidate::{Candidate, CandidateInput};
 use crate::digest::utf16_len;
-use crate::economics::{Economy, weigh};
+use crate::economics::{Economy, weigh_source};
 use crate::journal::{
     JournalHeader, applied_record, cache_hit_record, candidate_record, fallback_record,
     provider_response_record, run_id,
 };
 use crate::model::{ReducerReply, Route, fallback_for_model_error, model_request};
 use crate::policy::Policy;
-use crate::prompt::{SYSTEM_PROMPT, user_text_units};
 use crate::reason::{Fallback, ReasonCode};
 use crate::render::{Replacement, apply_reply};
 use crate::secret::find_likely_secret;
@@ -334,13 +333,8 @@ pub fn read_full_output(fs: &dyn FileSystem, candidate: &Candidate) -> FullOutpu
     }
 }
 
-/// Pi's token estimate of a text: a quarter of its UTF-16 length, rounded up.
-fn estimated_tokens(text: &str) -> u64 {
-    (utf16_len(text) as u64).div_ceil(4)
-}
-
 /// The source under the cache-aware policy: the log as the model saw it (the inline text,
-/// never the host's whole output), weighed by [`weigh`] before anything is archived or
+/// never the host's whole output), weighed by [`weigh_source`] before anything is archived or
 /// sent. When the host's whole output was read, it is archived beside the log (unless the
 /// secret gate fires on it) and the receipt names it, so no evidence is lost.
 fn prepare_seen_source(
@@ -351,9 +345,7 @@ fn prepare_seen_source(
     store: &Utf8Path,
 ) -> Result<Source, Fallback> {
     let source = prepare_source(candidate, FullOutput::NotRead)?;
-    let call_input =
-        estimated_tokens(SYSTEM_PROMPT) + (user_text_units(&source) as u64).div_ceil(4);
-    let verdict = weigh(estimated_tokens(source.body()), call_input, economy);
+    let verdict = weigh_source(&source, economy);
     if !verdict.pays() {
         return Err(Fallback::new(ReasonCode::NotEconomic).with(|facts| {
             facts.source_sha256 = Some(source.sha256().to_owned());

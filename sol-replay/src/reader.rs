@@ -65,7 +65,7 @@ use serde_json::Value;
 
 pub use entry::{
     AssistantFacts, CompactionFacts, ContentDigest, Entry, EntryIndex, EntryKind, MessageFacts,
-    PackFacts, Role, ToolCallFacts, ToolResultFacts, Usage,
+    PackFacts, ReducerLog, Role, ToolCallFacts, ToolResultFacts, Usage,
 };
 pub use error::{ReadError, ReadErrorKind, ReadWarning};
 

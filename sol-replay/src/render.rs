@@ -181,7 +181,7 @@ fn branch_text(out: &mut String, branch: &BranchReplay, options: &ReplayOptions,
     let reducer = &branch.reducer;
     let _ = writeln!(
         out,
-        "Reducer: {} {} ({} bytes of logs for its model{}); a replay calls no model, so no receipt is written and no saving priced for it.",
+        "Reducer: {} {} ({} bytes of logs for its model{}); its calls would read {} tokens ({} at the input price); with cacheAware, {} of them would pay for {} call ({} tokens, {}); a replay calls no model, so no receipt is written and no saving priced for it.",
         count(reducer.candidates),
         plural(reducer.candidates, "candidate", "candidates"),
         count(reducer.log_bytes),
@@ -193,7 +193,15 @@ fn branch_text(out: &mut String, branch: &BranchReplay, options: &ReplayOptions,
             )
         } else {
             String::new()
-        }
+        },
+        count(reducer.call_input_tokens),
+        options.prices.cost(0, 0, reducer.call_input_tokens, 0),
+        count(reducer.economic),
+        plural(reducer.economic, "its", "their"),
+        count(reducer.economic_call_input_tokens),
+        options
+            .prices
+            .cost(0, 0, reducer.economic_call_input_tokens, 0),
     );
     let compactions = &branch.compactions;
     let occ = if compactions.plan_calls == 0 {

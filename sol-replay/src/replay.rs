@@ -52,6 +52,7 @@ use sol_occ::settings::OccOptions;
 use sol_occ::tokens::{MessageRole, SizedMessage};
 
 use sol_obspack::placement::{Pending, Shape, place};
+use sol_reducer::economics::{Economy, weigh};
 
 use crate::reader::{
     CompactionFacts as RecordedCompaction, ContentDigest, Entry, EntryKind, MessageFacts,
@@ -210,6 +211,15 @@ pub struct ReducerFacts {
     /// Results that already are receipts (the session ran the reducer); those with the
     /// reducer's record are counted among the candidates, with their logs' bytes.
     pub receipts: u64,
+    /// The tokens the reducer calls for the candidates the replay sees would read (the
+    /// instructions and the framed logs), as the fixed policy calls for every one.
+    pub call_input_tokens: u64,
+    /// Of those candidates, the ones the cache-aware economics find worth their call
+    /// (`cacheAware`), weighed at the replay's prices, its `cacheWriteReadRatio` and the
+    /// requests the context carried when the result came.
+    pub economic: u64,
+    /// The tokens the reducer calls for the economic candidates would read.
+    pub economic_call_input_tokens: u64,
 }
 
 /// Compactions on a branch.
@@ -591,9 +601,25 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                             part.pack = result.pack;
                             part.digest = Some(result.digest);
                             part.text_bytes = result.text_bytes;
-                            if let Some(bytes) = result.reducer_log_bytes {
+                            if let Some(log) = result.reducer_log {
                                 reducer.candidates += 1;
-                                reducer.log_bytes += bytes;
+                                reducer.log_bytes += log.bytes;
+                                reducer.call_input_tokens += log.call_input_tokens;
+                                let carried = context
+                                    .iter()
+                                    .filter(|part| part.role == PartRole::Assistant)
+                                    .count();
+                                let economy = Economy {
+                                    prices: options.prices,
+                                    write_read_ratio: options.placement_ratio,
+                                    carried_requests: u32::try_from(carried).unwrap_or(u32::MAX),
+                                };
+                                let verdict =
+                                    weigh(log.result_tokens, log.call_input_tokens, economy);
+                                if verdict.pays() {
+                                    reducer.economic += 1;
+                                    reducer.economic_call_input_tokens += log.call_input_tokens;
+                                }
                             }
                             reducer.receipts += u64::from(result.receipt);
                             if let Some(reduced) = result.reduced {

@@ -298,15 +298,26 @@ pub struct ToolResultFacts {
     /// archive the result (text blocks only, not an error, over its threshold, not a
     /// receipt): `None` otherwise.
     pub pack: Option<PackFacts>,
-    /// The bytes of the log the Evidence-Preserving Reducer would send its model, when the
-    /// result is one of its candidates (a build or test command's output of at least its
-    /// minimum size, no likely secret), read from the text alone (Pi's full-output file is
-    /// not part of the session).
-    pub reducer_log_bytes: Option<u64>,
+    /// The log the Evidence-Preserving Reducer would send its model, when the result is one
+    /// of its candidates (a build or test command's output of at least its minimum size, no
+    /// likely secret), read from the text alone (Pi's full-output file is not part of the
+    /// session): the text the model saw, as the cache-aware policy reads it.
+    pub reducer_log: Option<ReducerLog>,
     /// The result is already a reducer receipt (a line equals the receipt marker).
     pub receipt: bool,
     /// What the reducer wrote about the receipt it put here (`details`), when it did.
     pub reduced: Option<ReducedFacts>,
+}
+
+/// A log the reducer would read, with what its economics weigh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReducerLog {
+    /// The log's UTF-8 bytes.
+    pub bytes: u64,
+    /// The tokens the model reads of it.
+    pub result_tokens: u64,
+    /// The tokens the reducer call would read (the instructions and the framed log).
+    pub call_input_tokens: u64,
 }
 
 /// The reducer's record of a result it replaced by a receipt (its `details`).
@@ -641,7 +652,7 @@ fn message_facts(
     if let (Some(facts), Some((input, exit_code)), AgentMessage::ToolResult(result)) =
         (tool_result.as_mut(), reducer_call, &message)
     {
-        facts.reducer_log_bytes = reducer_log_bytes(result, &input, exit_code);
+        facts.reducer_log = reducer_log(result, &input, exit_code);
     }
     MessageFacts {
         role,
@@ -741,19 +752,19 @@ fn tool_result_facts(message: &Value, names: &mut Names) -> ToolResultFacts {
         text_bytes,
         digest: ContentDigest::of_texts(texts()),
         pack,
-        reducer_log_bytes: None,
+        reducer_log: None,
         receipt,
         reduced,
     }
 }
 
-/// The bytes of the log the reducer would send for `result`, the answer to a call with
-/// `input` (`exit_code`: Pi 1.x's `structuredContent.exit_code`).
-fn reducer_log_bytes(
+/// The log the reducer would send for `result`, the answer to a call with `input`
+/// (`exit_code`: Pi 1.x's `structuredContent.exit_code`).
+fn reducer_log(
     result: &ToolResultMessage,
     input: &Value,
     exit_code: Option<i32>,
-) -> Option<u64> {
+) -> Option<ReducerLog> {
     let view = ToolResultView {
         tool_call_id: result.tool_call_id.as_str(),
         tool_name: &result.tool_name,
@@ -767,7 +778,12 @@ fn reducer_log_bytes(
     };
     let candidate = sol_reducer::select_candidate(&view).ok()?;
     let source = sol_reducer::source::prepare_source(candidate, FullOutput::NotRead).ok()?;
-    Some(source.bytes())
+    let (result_tokens, call_input_tokens) = sol_reducer::economics::source_tokens(&source);
+    Some(ReducerLog {
+        bytes: source.bytes(),
+        result_tokens,
+        call_input_tokens,
+    })
 }
 
 /// An entry's `timestamp` in Unix milliseconds.
