@@ -8,7 +8,7 @@ use sol_core::savings::PriceTable;
 use sol_core::testing::MemoryFileSystem;
 use sol_reducer::economics::{EXPECTED_REPLY_TOKENS, Economy, RECEIPT_FRAME_TOKENS, weigh};
 use sol_reducer::source::SourceOrigin;
-use sol_reducer::step::{ReduceContext, Reduction, Start};
+use sol_reducer::step::{AskModel, ReduceContext, Reduction, Start};
 use sol_reducer::{ReasonCode, ReducerReply, sha256_hex};
 
 use crate::support::{
@@ -42,18 +42,31 @@ fn truncated_run() -> (String, String, crate::support::OwnedResult) {
     (whole, inline, result)
 }
 
-#[test]
-fn the_reducer_reads_what_the_model_saw_and_archives_the_whole_output_beside_it() {
-    let (whole, inline, result) = truncated_run();
+/// Starts a reduction of `result` under the cache-aware policy 30 requests into a session,
+/// with `whole` as Pi's full-output file; the reduction must ask the model.
+fn ask_cache_aware(
+    result: &crate::support::OwnedResult,
+    whole: &str,
+) -> (MemoryFileSystem, Box<AskModel>) {
     let fs = MemoryFileSystem::new()
         .with_dir(TEMP)
-        .with_file(FULL_OUTPUT, whole.clone());
+        .with_file(FULL_OUTPUT, whole.to_owned());
     let route = route();
     let context =
         ReduceContext::new(&route, Utf8Path::new(ROOT), TIMESTAMP).with_economy(economy(30));
-    let Start::AskModel(ask) = Reduction::start(&result.view(), &context, &fs, None) else {
-        panic!("a long log in a session 30 requests old pays for its call");
-    };
+    match Reduction::start(&result.view(), &context, &fs, None) {
+        Start::AskModel(ask) => (fs, ask),
+        Start::Done(done) => {
+            panic!("a long log 30 requests into a session pays for its call: {done}")
+        }
+    }
+}
+
+#[test]
+fn the_reducer_reads_what_the_model_saw_and_archives_the_whole_output_beside_it() {
+    let (whole, inline, result) = truncated_run();
+    let (fs, ask) = ask_cache_aware(&result, &whole);
+    let route = route();
     let source = ask.reduction.source();
     assert_eq!(source.origin(), SourceOrigin::Inline);
     assert_eq!(source.body(), inline);
@@ -144,15 +157,7 @@ fn a_secret_in_the_whole_output_keeps_it_out_of_the_archive() {
     let (whole, inline, result) = truncated_run();
     let whole =
         format!("export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n{whole}");
-    let fs = MemoryFileSystem::new()
-        .with_dir(TEMP)
-        .with_file(FULL_OUTPUT, whole.clone());
-    let route = route();
-    let context =
-        ReduceContext::new(&route, Utf8Path::new(ROOT), TIMESTAMP).with_economy(economy(30));
-    let Start::AskModel(ask) = Reduction::start(&result.view(), &context, &fs, None) else {
-        panic!("the tail the model saw holds no secret");
-    };
+    let (fs, ask) = ask_cache_aware(&result, &whole);
     assert!(ask.reduction.source().full_output_artifact().is_none());
     assert_eq!(fs.file(archive_path(&whole)), None);
     assert_eq!(fs.file(archive_path(&inline)), Some(inline.into_bytes()));
