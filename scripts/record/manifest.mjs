@@ -35,15 +35,17 @@ export function shapeOf(text, name) {
 }
 
 /**
- * Adds or replaces the row of `file` in the `manifest.json` beside it, if there is one;
+ * Adds or replaces the row of `file` in the `manifest.json` beside it, if there is one (the
+ * corpus's, or fixtures/sessions/long/'s);
  * returns the row (or undefined when the folder has no manifest).
  */
-export function updateManifest(file, { scenario, piVersion, withSolPi }) {
+export function updateManifest(file, { scenario, piVersion, withSolPi, cacheAware = false }) {
 	const manifestFile = path.join(path.dirname(file), "manifest.json");
 	if (!fs.existsSync(manifestFile)) return undefined;
 	const manifest = JSON.parse(fs.readFileSync(manifestFile, "utf8"));
 	const name = path.basename(file);
-	const row = { file: name, piVersion, scenario, solPi: withSolPi, ...countsOf(fs.readFileSync(file, "utf8"), name) };
+	// `cacheAware` only on the rows of cache-aware recordings, so the corpus rows keep their shape.
+	const row = { file: name, piVersion, scenario, solPi: withSolPi, ...(cacheAware ? { cacheAware: true } : {}), ...countsOf(fs.readFileSync(file, "utf8"), name) };
 	const files = manifest.files.filter((r) => r.file !== name);
 	files.push(row);
 	files.sort((a, b) => a.file.localeCompare(b.file));

@@ -11,6 +11,12 @@ export const CONTEXT_WINDOW = 100000;
 
 /** The SoL-Pi config of a `--with-sol-pi` recording: every mechanism on, the reducer routed to the second faux model. */
 export const solPiConfig = ALL_FOUR_CONFIG;
+/**
+ * The config of a `--with-sol-pi --cache-aware` recording: the same, with ObservationPack's
+ * cache-aware placement on and the cache write priced at 12.5 reads (Anthropic's 1.25x input
+ * against 0.1x), the ratio Online Context Compact then decides at too.
+ */
+export const cacheAwareConfig = { ...ALL_FOUR_CONFIG, cacheAware: true, cacheWriteReadRatio: 12.5 };
 
 /** The newest tool result of a context, if any. */
 export const lastResult = (context) => [...(context.messages ?? [])].reverse().find((m) => m.role === "toolResult");

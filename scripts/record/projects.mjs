@@ -134,3 +134,37 @@ export function repoSourcesProject(dir, files) {
 	}
 	return dir;
 }
+
+// strsim from the local cargo registry with a doubled Jaro-Winkler prefix boost: its
+// jaro_winkler tests fail.
+export const STRSIM_CRATE = "strsim-0.11.1";
+export const STRSIM_BUG = ["sim + 0.1 * prefix_length as f64 * (1.0 - sim)", "sim + 0.2 * prefix_length as f64 * (1.0 - sim)"];
+
+/** The strsim crate's sources in `dir`, with the Jaro-Winkler prefix scale broken. */
+export function strsimProject(dir) {
+	copyTree(registryCrate(STRSIM_CRATE), dir);
+	replaceOnce(path.join(dir, "src", "lib.rs"), ...STRSIM_BUG);
+	return dir;
+}
+
+/** The file of a test module of the Python standard library (`test/<name>.py`). */
+export function stdlibTest(name) {
+	return path.join(path.dirname(stdlibModule("unittest")), "..", "test", `${name}.py`);
+}
+
+// textwrap with the standard library's own test suite, and two spaces after a sentence end
+// turned into one in _fix_sentence_endings.
+export const TEXTWRAP_BUG = ['chunks[i+1] = "  "', 'chunks[i+1] = " "'];
+
+/** `wrappkg/textwrap.py` (with the sentence-ending bug) and `tests/test_textwrap.py` (the standard library's suite, importing wrappkg). */
+export function textwrapSuiteProject(dir) {
+	fs.mkdirSync(path.join(dir, "wrappkg"), { recursive: true });
+	fs.mkdirSync(path.join(dir, "tests"), { recursive: true });
+	fs.copyFileSync(stdlibModule("textwrap"), path.join(dir, "wrappkg", "textwrap.py"));
+	replaceOnce(path.join(dir, "wrappkg", "textwrap.py"), ...TEXTWRAP_BUG);
+	fs.writeFileSync(path.join(dir, "wrappkg", "__init__.py"), "");
+	fs.writeFileSync(path.join(dir, "tests", "__init__.py"), "");
+	fs.copyFileSync(stdlibTest("test_textwrap"), path.join(dir, "tests", "test_textwrap.py"));
+	replaceOnce(path.join(dir, "tests", "test_textwrap.py"), "\nfrom textwrap import ", "\nfrom wrappkg.textwrap import ");
+	return dir;
+}

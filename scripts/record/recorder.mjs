@@ -6,7 +6,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 
 import { ai, pi, piMajor, piVersion, repoRoot, startSession, writeJson } from "../../sol-napi/test/support.mjs";
-import { agentProvider, reducerProvider, script, solPiConfig } from "./models.mjs";
+import { agentProvider, cacheAwareConfig, reducerProvider, script, solPiConfig } from "./models.mjs";
 import { SCENARIOS } from "./scenarios.mjs";
 
 export { SCENARIOS, piVersion };
@@ -18,14 +18,16 @@ export const KEEP_RECENT_TOKENS = 150;
 
 /**
  * Records `scenario` into `out`. `withSolPi` loads SoL-Pi (all four mechanisms on) instead
- * of a plain Pi. `log(line)` gets one line per step. Returns `out`, the Pi version, the
+ * of a plain Pi; with it, `cacheAware` also turns on ObservationPack's cache-aware placement
+ * (`cacheAwareConfig`). `log(line)` gets one line per step. Returns `out`, the Pi version, the
  * number of agent provider requests (`requests`, of which `summaries` were Pi's compaction
  * summaries) and of reducer calls. Throws, writing nothing, when the scenario did not run to
  * its end: an extension error, a choice that did not find what it expected, choices left over.
  */
-export async function record({ scenario: name, out, withSolPi = false, log = () => {} }) {
+export async function record({ scenario: name, out, withSolPi = false, cacheAware = false, log = () => {} }) {
 	const scenario = SCENARIOS[name];
 	if (!scenario) throw new Error(`unknown scenario "${name}" (one of: ${Object.keys(SCENARIOS).join(", ")})`);
+	if (cacheAware && !withSolPi) throw new Error("the cache-aware placement is SoL-Pi's: record with --with-sol-pi");
 	if (scenario.needsSolPi && !withSolPi) throw new Error(`the scenario "${name}" uses SoL-Pi's plans: record it with --with-sol-pi`);
 	const root = fs.mkdtempSync(path.join(os.tmpdir(), "sol-pi-record-"));
 	// The recorded commands run in the project; a target folder set for this checkout must not leak into them.
@@ -38,7 +40,7 @@ export async function record({ scenario: name, out, withSolPi = false, log = () 
 		const sessionDir = path.join(root, "sessions");
 		for (const dir of [cwd, agentDir, sessionDir]) fs.mkdirSync(dir, { recursive: true });
 		scenario.project(cwd);
-		if (withSolPi) writeJson(path.join(cwd, ".pi", "sol-pi.json"), solPiConfig);
+		if (withSolPi) writeJson(path.join(cwd, ".pi", "sol-pi.json"), cacheAware ? cacheAwareConfig : solPiConfig);
 
 		const failures = [];
 		const state = { withSolPi, piMajor, fail: (text) => (failures.push(text), text) };
@@ -103,7 +105,7 @@ export async function record({ scenario: name, out, withSolPi = false, log = () 
 				await start();
 			},
 		};
-		log(`recording "${name}" on Pi ${piVersion}${withSolPi ? " with SoL-Pi (all four mechanisms)" : " (plain Pi)"} in ${cwd}`);
+		log(`recording "${name}" on Pi ${piVersion}${withSolPi ? ` with SoL-Pi (all four mechanisms${cacheAware ? ", cache-aware placement" : ""})` : " (plain Pi)"} in ${cwd}`);
 		await scenario.run(rec);
 		const file = sessionManager.getSessionFile();
 		stop();

@@ -1,13 +1,16 @@
 //! The sol-replay test suite: one binary, one module per area (under `tests/replay/`).
 //!
 //! Run with `cargo test -p sol-replay`. Snapshots live in `tests/snapshots/`; the session
-//! files the reader tests read are in `fixtures/sessions/reader/`.
+//! files the reader tests read are in `fixtures/sessions/reader/`, the recorded sessions
+//! the replay tests read in `fixtures/sessions/corpus/` and `fixtures/sessions/long/`.
 
 #[macro_use]
 extern crate sol_testkit;
 
 #[path = "replay/corpus.rs"]
 mod corpus;
+#[path = "replay/long.rs"]
+mod long;
 #[path = "replay/reader.rs"]
 mod reader;
 #[path = "replay/reader_props.rs"]
