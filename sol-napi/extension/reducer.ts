@@ -41,12 +41,10 @@ async function callModel(ctx: ExtensionContext, addon: typeof NativeAddon, reque
 	}
 }
 
-/** The assistant messages on the branch since its newest compaction: the requests the context carries now. */
+/** The assistant messages on the branch: the session's age in requests, the horizon's input. */
 function carriedRequests(ctx: ExtensionContext): number {
 	const branch = ctx.sessionManager.getBranch() as Array<{ type?: string; message?: { role?: string } }>;
-	let count = 0;
-	for (let i = branch.length - 1; i >= 0 && branch[i].type !== "compaction"; i--) if (branch[i].message?.role === "assistant") count++;
-	return count;
+	return branch.reduce((count, entry) => count + (entry.type === "message" && entry.message?.role === "assistant" ? 1 : 0), 0);
 }
 
 /** Registers the reducer with the model route of `sol-pi.json`; with `economy` (when `cacheAware` is on) Rust weighs each reduction against its model call. */

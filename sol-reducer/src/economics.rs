@@ -24,11 +24,11 @@
 //! use sol_reducer::economics::{Economy, weigh};
 //!
 //! let economy = Economy { prices: PriceTable::default(), write_read_ratio: 12.5, carried_requests: 30 };
-//! // An 8,000-token log (8,500 with the instructions) in a session 30 requests old.
-//! let verdict = weigh(8_000, 8_500, economy);
+//! // A 5,000-token log (5,500 with the instructions) in a session 30 requests old.
+//! let verdict = weigh(5_000, 5_500, economy);
 //! assert!(verdict.pays());
 //! // The same log in a session that has just begun: two more requests are expected.
-//! let young = weigh(8_000, 8_500, Economy { carried_requests: 0, ..economy });
+//! let young = weigh(5_000, 5_500, Economy { carried_requests: 0, ..economy });
 //! assert!(!young.pays());
 //! ```
 
@@ -41,10 +41,10 @@ use crate::prompt::{SYSTEM_PROMPT, user_text_units};
 use crate::source::Source;
 
 /// The reply a reducer model is expected to write, in tokens: a receipt of a few quotes.
-pub const EXPECTED_REPLY_TOKENS: u64 = 600;
+pub const EXPECTED_REPLY_TOKENS: u64 = 300;
 /// The fixed lines of a receipt text (prefix, hashes, sizes, artifact, authority and
 /// read-back lines), in tokens.
-pub const RECEIPT_FRAME_TOKENS: u64 = 350;
+pub const RECEIPT_FRAME_TOKENS: u64 = 200;
 
 /// What the economics weigh a reduction with.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

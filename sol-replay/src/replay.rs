@@ -216,7 +216,7 @@ pub struct ReducerFacts {
     pub call_input_tokens: u64,
     /// Of those candidates, the ones the cache-aware economics find worth their call
     /// (`cacheAware`), weighed at the replay's prices, its `cacheWriteReadRatio` and the
-    /// requests the context carried when the result came.
+    /// assistant messages on the branch when the result came.
     pub economic: u64,
     /// The tokens the reducer calls for the economic candidates would read.
     pub economic_call_input_tokens: u64,
@@ -522,6 +522,9 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
     let mut archived: BTreeSet<ContentDigest> = BTreeSet::new();
     let mut masked = vec![false; branch.len()];
     let mut messages = 0;
+    // The assistant messages on the branch so far: the session's age in requests, which the
+    // reducer's economics weigh a receipt over (as the live extension counts it).
+    let mut assistants: u32 = 0;
     let position_of = |id: &str| branch.iter().position(|entry| entry.id() == id);
     let mut sim = options
         .occ_ratio
@@ -541,6 +544,7 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                         part.identity = message.system_digest;
                     }
                     Role::Assistant => {
+                        assistants = assistants.saturating_add(1);
                         part.role = PartRole::Assistant;
                         let calls = message.tool_calls();
                         let (usage, failed) = response(message);
@@ -605,14 +609,10 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                                 reducer.candidates += 1;
                                 reducer.log_bytes += log.bytes;
                                 reducer.call_input_tokens += log.call_input_tokens;
-                                let carried = context
-                                    .iter()
-                                    .filter(|part| part.role == PartRole::Assistant)
-                                    .count();
                                 let economy = Economy {
                                     prices: options.prices,
                                     write_read_ratio: options.placement_ratio,
-                                    carried_requests: u32::try_from(carried).unwrap_or(u32::MAX),
+                                    carried_requests: assistants,
                                 };
                                 let verdict =
                                     weigh(log.result_tokens, log.call_input_tokens, economy);

@@ -121,8 +121,8 @@ fn without_the_policy_the_whole_output_is_the_log() {
 
 #[test]
 fn a_log_in_a_young_session_that_would_not_pay_is_kept_with_its_figures() {
-    // About 7,000 tokens: worth its call late in a session, not at its start.
-    let log = passing_log(900);
+    // About 4,800 tokens: worth its call late in a session, not at its start.
+    let log = passing_log(600);
     let result = bash("cargo test", &log, false);
     let fs = MemoryFileSystem::new().with_dir(TEMP);
     let route = route();
