@@ -4,7 +4,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use serde_json::Value;
 use sol_core::FileSystem;
 use sol_core::testing::MemoryFileSystem;
-use sol_fusion::path::{PathContext, PathError, Platform, resolve_tool_path};
+use sol_fusion::path::{PathContext, Platform, resolve_tool_path};
 use sol_obspack::ledger::{LedgerRecord, ledger_lines};
 use sol_obspack::observation::{ObservationId, count_lines, observe};
 use sol_obspack::policy::{
@@ -32,12 +32,19 @@ fn json_or_string(bytes: &[u8]) -> Value {
 pub fn config(data: &[u8]) {
     let path = Utf8Path::new("/project/.pi/sol-pi.json");
     let first = sol_core::parse_config(data, path);
-    assert_eq!(first, sol_core::parse_config(data, path), "not deterministic");
+    assert_eq!(
+        first,
+        sol_core::parse_config(data, path),
+        "not deterministic"
+    );
     if let Ok(config) = &first {
         let value = serde_json::to_value(config).expect("a config serializes");
         let again = sol_core::validate_config(&value, path)
             .unwrap_or_else(|error| panic!("a valid config read back is invalid: {error}"));
-        assert_eq!(&again, config, "a valid config does not read back as itself");
+        assert_eq!(
+            &again, config,
+            "a valid config does not read back as itself"
+        );
     }
     if !data.starts_with(b"\xEF\xBB\xBF") {
         let mut marked = b"\xEF\xBB\xBF".to_vec();
@@ -64,9 +71,17 @@ pub fn update_plan(data: &[u8]) {
     let args = json_or_string(data);
     let plan = parse_update_plan_named(&args, "update_plan");
     let other = parse_update_plan_named(&args, "plan_tool");
-    assert_eq!(plan.is_ok(), other.is_ok(), "the tool name changed validity");
+    assert_eq!(
+        plan.is_ok(),
+        other.is_ok(),
+        "the tool name changed validity"
+    );
     if let Ok(update) = plan {
-        assert_eq!(Ok(&update), other.as_ref(), "the tool name changed the plan");
+        assert_eq!(
+            Ok(&update),
+            other.as_ref(),
+            "the tool name changed the plan"
+        );
         assert!(
             (1..=MAX_STEPS).contains(&update.steps.len()),
             "{} steps",
@@ -96,7 +111,10 @@ pub fn then_run(data: &[u8]) {
         "not deterministic"
     );
     if let Ok(Some(run)) = first {
-        assert!(!run.command.trim().is_empty(), "an empty command was accepted");
+        assert!(
+            !run.command.trim().is_empty(),
+            "an empty command was accepted"
+        );
         assert_eq!(run.timeout.is_some(), run.timeout_seconds.is_some());
         if let (Some(timeout), Some(seconds)) = (run.timeout, run.timeout_seconds) {
             assert!(!timeout.is_zero(), "a zero timeout");
@@ -129,7 +147,10 @@ pub fn receipt(data: &[u8]) {
         "not deterministic"
     );
     let Ok(verified) = outcome else { return };
-    assert_eq!(verified.status.as_str(), if is_error { "failure" } else { "success" });
+    assert_eq!(
+        verified.status.as_str(),
+        if is_error { "failure" } else { "success" }
+    );
     let mut seen = Vec::new();
     for item in &verified.evidence {
         assert!(!item.quote.is_empty(), "an empty quote passed");
@@ -190,14 +211,10 @@ pub fn path(data: &[u8]) {
         let first = resolve_tool_path(&input, &ctx);
         assert_eq!(first, resolve_tool_path(&input, &ctx), "not deterministic");
         if encoded_separator_in_file_url(&input, ctx.platform) {
-            // Refused: as an encoded separator, or earlier for a bad working directory.
+            // Refused, whichever check refuses it first (a bad working directory, a foreign
+            // host, a NUL): what must never happen is a path with the separator decoded.
             assert!(
-                matches!(
-                    first,
-                    Err(PathError::EncodedSeparator { .. }
-                        | PathError::InvalidCwd { .. }
-                        | PathError::NulByte { .. })
-                ),
+                first.is_err(),
                 "{input:?} on {:?}: an encoded separator gave {first:?}",
                 ctx.platform
             );
@@ -241,7 +258,10 @@ pub fn path(data: &[u8]) {
 
 /// The Unicode spaces that resolution turns into an ASCII space.
 fn is_replaced_space(c: char) -> bool {
-    matches!(c, '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}')
+    matches!(
+        c,
+        '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}'
+    )
 }
 
 /// Whether `input`, read the way resolution reads it, is a `file://` URL whose path (before
@@ -319,7 +339,11 @@ pub fn recall(data: &[u8]) {
         return;
     };
     assert!(!query.is_empty() && query.len() <= QUERY_MAX_BYTES);
-    assert!(page.text.len() <= RECALL_MAX_BYTES, "{} bytes", page.text.len());
+    assert!(
+        page.text.len() <= RECALL_MAX_BYTES,
+        "{} bytes",
+        page.text.len()
+    );
     assert!(
         count_lines(page.text.as_bytes()) as usize <= RECALL_MAX_LINES,
         "search page over the line limit"
@@ -356,12 +380,19 @@ fn check_recall_page(page: &sol_obspack::RecallPage, original: &[u8], offset: u6
         &original[offset as usize..details.next_offset as usize],
         "a page is not the original's bytes"
     );
-    assert!(chunk.len() <= RECALL_CHUNK_MAX_BYTES, "{} bytes", chunk.len());
+    assert!(
+        chunk.len() <= RECALL_CHUNK_MAX_BYTES,
+        "{} bytes",
+        chunk.len()
+    );
     assert!(
         count_lines(chunk.as_bytes()) as usize <= RECALL_CHUNK_MAX_LINES,
         "chunk over the line limit"
     );
-    assert!(page.text.len() <= RECALL_MAX_BYTES, "page over the byte limit");
+    assert!(
+        page.text.len() <= RECALL_MAX_BYTES,
+        "page over the byte limit"
+    );
     assert_eq!(details.eof, details.next_offset == original.len() as u64);
 }
 
@@ -376,9 +407,17 @@ pub fn placeholder(data: &[u8]) {
     let body = text(parts[1]);
     let obs = observe(&tool, "call_0", &body);
     assert_eq!(obs.bytes, body.len() as u64);
-    assert_eq!(obs.id, observe(&tool, "another_call", &body).id, "the call id changed the id");
+    assert_eq!(
+        obs.id,
+        observe(&tool, "another_call", &body).id,
+        "the call id changed the id"
+    );
     let shown = sol_obspack::placeholder(&obs, &body);
-    assert_eq!(shown, sol_obspack::placeholder(&obs, &body), "not deterministic");
+    assert_eq!(
+        shown,
+        sol_obspack::placeholder(&obs, &body),
+        "not deterministic"
+    );
     let lines: Vec<&str> = shown.split('\n').collect();
     assert_eq!(lines[1], format!("id: {}", obs.id), "layout broken");
     assert_eq!(lines[3], format!("original_bytes: {}", obs.bytes));
@@ -411,14 +450,22 @@ pub fn ledger(data: &[u8]) {
         let written = savings.to_entry_data();
         let back = sol_core::savings::Savings::from_entry_data(&written)
             .expect("written totals read back");
-        assert_eq!(back.to_entry_data(), written, "totals changed in a round trip");
+        assert_eq!(
+            back.to_entry_data(),
+            written,
+            "totals changed in a round trip"
+        );
     }
     let options = sol_occ::settings::OccOptions::default();
     if let Ok(session) = sol_occ::session::OccSession::from_state_value(options, &value) {
         let written = serde_json::to_value(session.state()).expect("a state serializes");
         let back = sol_occ::session::OccSession::from_state_value(options, &written)
             .expect("a written state reads back");
-        assert_eq!(back.state(), session.state(), "state changed in a round trip");
+        assert_eq!(
+            back.state(),
+            session.state(),
+            "state changed in a round trip"
+        );
     }
 }
 
