@@ -285,8 +285,21 @@ fn encoded_separator_in_file_url(input: &str, platform: Platform) -> bool {
     let Some(path_start) = before_query.find(['/', '\\']) else {
         return false;
     };
-    let path = before_query[path_start..].to_ascii_lowercase();
-    path.contains("%2f") || (platform == Platform::Windows && path.contains("%5c"))
+    // The URL parser removes dot segments (also percent-encoded ones) before the path is
+    // decoded, so a segment a later `..` removes is never decoded at all.
+    let mut segments: Vec<String> = Vec::new();
+    for segment in before_query[path_start + 1..].split(['/', '\\']) {
+        match segment.to_ascii_lowercase().as_str() {
+            "." | "%2e" => {}
+            ".." | ".%2e" | "%2e." | "%2e%2e" => {
+                segments.pop();
+            }
+            lower => segments.push(lower.to_owned()),
+        }
+    }
+    segments.iter().any(|segment| {
+        segment.contains("%2f") || (platform == Platform::Windows && segment.contains("%5c"))
+    })
 }
 
 /// Recall ids, offsets and queries over a stored original.

@@ -242,4 +242,12 @@ mod regressions {
     fn path_foreign_host_with_an_encoded_separator() {
         run_seed("path", "regression-foreign-host-encoded-separator");
     }
+
+    /// `file:///:C/../:%2fC/..`: the URL parser removes the segment holding `%2f` with the
+    /// `..` after it (as Node's does), so the path is `/` and nothing was decoded. The
+    /// oracle now removes dot segments before it looks for an encoded separator.
+    #[test]
+    fn path_dot_segment_removes_an_encoded_separator() {
+        run_seed("path", "regression-dot-segment-removes-encoded-separator");
+    }
 }
