@@ -142,14 +142,24 @@ async function recallAll(ws, sessionDir, file, ids) {
 		return toolCalls(["obs_recall", { id: current, offset }, `check${n}`]);
 	};
 	const sessionManager = pi.SessionManager.open(file, sessionDir);
+	// SoL-Pi's warnings go to stderr in print mode: a resumed session must have none (its
+	// savings totals and state read back whatever their size).
+	const warnings = [];
+	const write = process.stderr.write;
+	process.stderr.write = (chunk, ...rest) => {
+		warnings.push(String(chunk));
+		return write.call(process.stderr, chunk, ...rest);
+	};
 	const run = await startSession({ ...ws, sessionManager, replies: Array.from({ length: 50 + ids.length * 6 }, () => next) });
 	try {
 		await run.session.prompt("check the archive");
 		assert.equal(run.session.getLastAssistantText(), "checked");
 		assert.deepEqual(run.errors, []);
 	} finally {
+		process.stderr.write = write;
 		run.close();
 	}
+	assert.deepEqual(warnings.filter((text) => text.includes("SoL-Pi")), [], "the resumed session warns about nothing");
 	return { pages, errors };
 }
 
