@@ -183,8 +183,8 @@ const WINDOWS_HOME: &str = r"C:\Users\dev";
 ///
 /// Fields: the path, then optionally the working and home directories. A resolved path is
 /// absolute, has no NUL, and on POSIX is normalised (no empty, `.` or `..` segment, no
-/// trailing `/`) and resolves to itself; a `file://` URL whose path holds an encoded
-/// separator is refused.
+/// trailing `/`) and resolves to itself; a `file://` URL whose path still holds an encoded
+/// separator once its dot segments are removed is refused (never decoded into a `/`).
 pub fn path(data: &[u8]) {
     let parts = fields(data, 3);
     let input = text(parts[0]);
@@ -265,7 +265,7 @@ fn is_replaced_space(c: char) -> bool {
 }
 
 /// Whether `input`, read the way resolution reads it, is a `file://` URL whose path (before
-/// `?` or `#`) holds `%2F`, or on Windows also `%5C`.
+/// `?` or `#`, once its dot segments are removed) holds `%2F`, or on Windows also `%5C`.
 fn encoded_separator_in_file_url(input: &str, platform: Platform) -> bool {
     let spaced: String = input
         .chars()
