@@ -5,7 +5,8 @@
 # prints exactly that, and `cargo package` assembles each crate and builds it from its .crate
 # alone (the workspace's crates resolve from the packages just made, everything else from the
 # registry). Uncommitted changes are packaged as they are, so the check holds for the tree
-# being tested. sol-napi (the addon) and sol-testkit (test support) are never published.
+# being tested. sol-napi (the addon), sol-testkit (test support) and sol-fuzz (the fuzz
+# targets' bodies) are never published.
 # sol-pi-cli (the `sol-pi` binary) is packaged and built from its .crate with the others (it is
 # what `cargo install sol-pi-cli` would build); having no library README example, it skips the
 # README-example and examples/ checks below.
@@ -24,7 +25,7 @@ mkdir -p "${CARGO_TARGET_DIR:-$root/target}"
 package_target=$(mktemp -d "${CARGO_TARGET_DIR:-$root/target}/package-check.XXXXXX")
 outside="$(mktemp -d)"
 trap 'rm -rf "$package_target" "$outside"' EXIT
-cargo package --workspace --exclude sol-napi --exclude sol-testkit --locked --allow-dirty \
+cargo package --workspace --exclude sol-napi --exclude sol-testkit --exclude sol-fuzz --locked --allow-dirty \
 	--target-dir "$package_target"
 
 crates=(sol-core sol-host sol-fusion sol-obspack sol-reducer sol-occ sol-replay)

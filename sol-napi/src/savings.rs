@@ -19,7 +19,7 @@ use sol_occ::tokens::content_key;
 
 use crate::JsStepAccount;
 use crate::account::count;
-use crate::boundary::quiet;
+use crate::boundary::{quiet, whole_numbers};
 
 /// The price table of `sol-pi.json` (`prices`), in dollars per million tokens.
 #[napi(object)]
@@ -248,6 +248,7 @@ impl SavingsBook {
     #[napi(catch_unwind, ts_args_type = "entries: ReadonlyArray<unknown>")]
     pub fn restore(&self, entries: Vec<Value>) -> Vec<String> {
         quiet(|| {
+            let entries = entries.into_iter().map(whole_numbers);
             let restored = restore_savings(&SessionEntry::from_values(entries));
             *self.book() = Book::resume(restored.savings);
             restored
@@ -356,7 +357,7 @@ pub fn savings_view_of_entry(
     prices: Option<SavingsPrices>,
 ) -> napi::Result<SavingsView> {
     quiet(|| {
-        let savings = sol_core::savings::Savings::from_entry_data(&data)
+        let savings = sol_core::savings::Savings::from_entry_data(&whole_numbers(data))
             .map_err(|error| napi::Error::from_reason(error.to_string()))?;
         let report = savings.report(&price_table(prices)?);
         Ok(SavingsView {

@@ -184,3 +184,22 @@ test("the file digest is SHA-256 of the bytes and reports unreadable files", asy
 	assert.match(missing.error, /No such file/);
 	assert.deepEqual(await addon.fileDigest(ws.root), { unguarded: "directory" });
 });
+
+test("savings totals past u32::MAX tokens are restored after Pi stored them (JavaScript numbers read back as integers)", () => {
+	// A recorded totals entry, its cache reads raised past 2^32 as a long session's are.
+	const corpus = path.join(repoRoot, "fixtures", "sessions", "corpus", "debugging-1.6.0-sol-pi.jsonl");
+	const line = fs
+		.readFileSync(corpus, "utf8")
+		.split("\n")
+		.findLast((text) => text.includes('"customType":"sol-pi-savings-totals"'));
+	const entry = JSON.parse(line);
+	entry.data.layers[0].cacheRead = 4_303_655_164;
+	entry.data.layers[1].cacheRead = 9_007_199_254_740_991;
+	const book = new addon.SavingsBook();
+	assert.deepEqual(book.restore([entry]), [], "no entry refused");
+	const view = addon.savingsViewOfEntry(entry.data);
+	assert.equal(typeof view.table, "string");
+	// A fraction is still refused, as before.
+	entry.data.layers[0].cacheRead = 4_303_655_164.5;
+	assert.equal(new addon.SavingsBook().restore([entry]).length, 1);
+});

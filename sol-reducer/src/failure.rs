@@ -41,6 +41,7 @@
 //! ```
 
 use std::borrow::Cow;
+use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -150,15 +151,18 @@ static TOOL_ERROR: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Reads what identifies the failures of `log`; see the module documentation.
 pub fn identify_failures(log: &str) -> Failures {
-    let mut tests = Vec::new();
-    let mut trees = Vec::new();
+    // Each list keeps the order of first appearance; the sets beside them find a name
+    // again without a scan, so a log naming tens of thousands of tests stays linear.
+    let mut tests = Tests::default();
+    let mut trees = Tests::default();
     let mut diagnostics = Vec::new();
+    let mut diagnostic_identities = BTreeSet::new();
     let mut in_failure_list = false;
     for raw in log.lines() {
         let line = raw.trim_end();
         if in_failure_list {
             match CARGO_LIST_ENTRY.captures(line) {
-                Some(caps) => push_test(&mut tests, &caps[1], line),
+                Some(caps) => tests.push(&caps[1], line),
                 None => in_failure_list = false,
             }
         }
@@ -167,23 +171,22 @@ pub fn identify_failures(log: &str) -> Failures {
             continue;
         }
         if let Some(name) = failing_test_name(line) {
-            push_test(&mut tests, &name, line);
+            tests.push(&name, line);
         } else if let Some(caps) = line
             .contains(['✕', '×', '✗'])
             .then(|| TREE_CROSS.captures(line))
             .flatten()
         {
-            push_test(&mut trees, &caps[1], line);
+            trees.push(&caps[1], line);
         } else if let Some(identity) = diagnostic_identity(line)
-            && !diagnostics
-                .iter()
-                .any(|d: &Diagnostic| d.identity == identity)
+            && diagnostic_identities.insert(identity.clone())
         {
             diagnostics.push(Diagnostic { identity });
         }
     }
+    let mut tests = tests.list;
     if tests.is_empty() {
-        tests = trees;
+        tests = trees.list;
     }
     if !tests.is_empty() {
         diagnostics.clear();
@@ -257,12 +260,21 @@ fn borrowed_failing_test_name(line: &str) -> Option<&str> {
     None
 }
 
-fn push_test(tests: &mut Vec<FailingTest>, name: &str, line: &str) {
-    if !tests.iter().any(|test| test.name == name) {
-        tests.push(FailingTest {
-            name: name.to_owned(),
-            line: line.to_owned(),
-        });
+/// Failing tests in the order the log first names them, each name once.
+#[derive(Default)]
+struct Tests {
+    list: Vec<FailingTest>,
+    names: BTreeSet<String>,
+}
+
+impl Tests {
+    fn push(&mut self, name: &str, line: &str) {
+        if self.names.insert(name.to_owned()) {
+            self.list.push(FailingTest {
+                name: name.to_owned(),
+                line: line.to_owned(),
+            });
+        }
     }
 }
 
@@ -363,12 +375,29 @@ fn contains_name(quote: &str, name: &str) -> bool {
     })
 }
 
-fn keeps_test(quote: &str, test: &FailingTest) -> bool {
-    quote.contains(test.line.as_str())
-        || quote
-            .lines()
-            .any(|line| failing_test_name(line.trim_end()).is_some_and(|name| name == test.name))
-        || (contains_name(quote, &test.name) && has_failure_signal(quote))
+/// A quote with the failing tests its own lines name, read once per receipt rather than
+/// once per failing test of the log.
+struct Quote<'q> {
+    text: &'q str,
+    named: Vec<Cow<'q, str>>,
+}
+
+impl<'q> Quote<'q> {
+    fn new(text: &'q str) -> Quote<'q> {
+        Quote {
+            text,
+            named: text
+                .lines()
+                .filter_map(|line| failing_test_name(line.trim_end()))
+                .collect(),
+        }
+    }
+
+    fn keeps(&self, test: &FailingTest) -> bool {
+        self.text.contains(test.line.as_str())
+            || self.named.iter().any(|name| *name == test.name)
+            || (contains_name(self.text, &test.name) && has_failure_signal(self.text))
+    }
 }
 
 /// Checks that `quotes` (the receipt's `fatal` and `failure` quotes) keep the failures of
@@ -379,10 +408,11 @@ pub fn check_failure_evidence(
     quotes: &[&str],
 ) -> Result<(), MissingEvidence> {
     if !failures.tests.is_empty() {
+        let quotes: Vec<Quote<'_>> = quotes.iter().map(|quote| Quote::new(quote)).collect();
         let unquoted: Vec<&FailingTest> = failures
             .tests
             .iter()
-            .filter(|test| !quotes.iter().any(|quote| keeps_test(quote, test)))
+            .filter(|test| !quotes.iter().any(|quote| quote.keeps(test)))
             .collect();
         let identified = failures.tests.len();
         let required = identified.min(MAX_EVIDENCE_ITEMS);

@@ -25,6 +25,9 @@ const CLI_PACKAGE: &str = "sol-pi-cli";
 const CLI_DEPENDENCIES: [&str; 4] = ["sol-core", "sol-replay", "clap", "indicatif"];
 /// Test support: a dev-dependency of the crates above, never a normal one.
 const TEST_SUPPORT: &str = "sol-testkit";
+/// The fuzz targets' bodies: pure, never published, built on the pure crates only (the
+/// cargo-fuzz project in `fuzz/` is outside the workspace).
+const FUZZ: &str = "sol-fuzz";
 
 /// What a mechanism crate may depend on.
 const MECHANISM_DEPENDENCIES: [&str; 8] = [
@@ -213,7 +216,7 @@ fn members() -> Vec<String> {
 
 #[test]
 fn the_workspace_has_the_expected_members() {
-    let mut expected: Vec<&str> = vec![CORE, HOST_LAYER, HOST, REPLAY, CLI, TEST_SUPPORT];
+    let mut expected: Vec<&str> = vec![CORE, HOST_LAYER, HOST, REPLAY, CLI, TEST_SUPPORT, FUZZ];
     expected.extend(MECHANISMS);
     expected.sort_unstable();
     let mut actual = members();
@@ -361,6 +364,34 @@ fn sol_core_depends_only_on_small_leaf_crates() {
 }
 
 #[test]
+fn the_fuzz_crate_depends_only_on_the_pure_crates_and_is_never_published() {
+    let member = Member::load(FUZZ);
+    for dependency in member.normal_dependencies() {
+        assert!(
+            dependency == CORE
+                || dependency == REPLAY
+                || MECHANISMS.contains(&dependency.as_str())
+                || (MECHANISM_DEPENDENCIES.contains(&dependency.as_str())
+                    && dependency != HOST_LAYER),
+            "{FUZZ} depends on {dependency}: its bodies stay pure"
+        );
+    }
+    let package = member.table("package").expect("a [package] table");
+    assert!(
+        package
+            .iter()
+            .any(|(key, value)| key == "publish" && value == "false"),
+        "{FUZZ} must say publish = false"
+    );
+    for name in members() {
+        assert!(
+            !Member::load(&name).all_dependencies().contains(FUZZ),
+            "{name} depends on {FUZZ}"
+        );
+    }
+}
+
+#[test]
 fn test_support_is_only_ever_a_dev_dependency() {
     let support = Member::load(TEST_SUPPORT);
     assert!(
@@ -416,7 +447,7 @@ fn every_member_has_a_readme_and_a_crate_doc() {
 
 #[test]
 fn pure_crates_use_the_root_purity_lints() {
-    for name in [CORE, REPLAY].into_iter().chain(MECHANISMS) {
+    for name in [CORE, REPLAY, FUZZ].into_iter().chain(MECHANISMS) {
         for file in ["clippy.toml", ".clippy.toml"] {
             let own = workspace_root().join(name).join(file);
             // Clippy reads the nearest clippy.toml; one here would replace the root's rules.

@@ -400,3 +400,47 @@ proptest! {
         prop_assert_eq!(bare.is_ok(), failures.tests.is_empty());
     }
 }
+
+/// A largest log that names a failing test on every line (about 19,000 of them, some twice):
+/// each is kept once, in the order the log first names it, and a receipt quoting the first
+/// twelve passes. Reading such a log once compared each name with every earlier one, which
+/// took over a second in a release build (`cargo bench -p sol-reducer --bench
+/// quote_worst_case`, "many failures"); this runs it in a debug build in well under that.
+#[test]
+fn a_log_naming_thousands_of_failing_tests_is_read_once_per_line() {
+    let mut log = String::new();
+    let mut n = 0;
+    while log.len() < sol_reducer::MAX_SOURCE_CHARS - 200 {
+        log.push_str(&format!("test suite::case_{n:05} ... FAILED\n"));
+        if n % 1000 == 0 {
+            log.push_str("test suite::case_00000 ... FAILED\n");
+        }
+        n += 1;
+    }
+    log.push_str("error: test failed\n");
+    let names = test_names(&log);
+    assert_eq!(names.len(), n);
+    assert!(
+        names
+            .iter()
+            .enumerate()
+            .all(|(index, name)| *name == format!("suite::case_{index:05}"))
+    );
+    let sha = sha256_hex(log.as_bytes());
+    let evidence: Vec<String> = (0..12)
+        .map(|index| {
+            format!(r#"{{"kind":"failure","quote":"test suite::case_{index:05} ... FAILED"}}"#)
+        })
+        .collect();
+    let reply = format!(
+        r#"{{"schema":"sol-pi-evidence-receipt/1","source_sha256":"{sha}","status":"failure","uncertain":false,"evidence":[{}]}}"#,
+        evidence.join(",")
+    );
+    let check = ReceiptCheck {
+        log: &log,
+        source_sha256: &sha,
+        is_error: true,
+    };
+    let verified = validate_receipt(&reply, &check).expect("twelve failing tests quoted");
+    assert_eq!(verified.evidence.len(), 12);
+}
