@@ -8,7 +8,7 @@
 //! request after another rewrite the same suffix again and again. This module decides
 //! instead, on each request, whether replacing the waiting results pays:
 //!
-//! - a result goes in full for its first [`FULL_SENDS`](crate::policy::FULL_SENDS) requests,
+//! - a result goes in full for its first [`FULL_SENDS`] requests,
 //!   exactly as under the fixed rule ([`PlacementReason::FullSend`]);
 //! - once shown, a placeholder is sent on every later request of the branch, byte for byte
 //!   ([`PlacementReason::Shown`]);
