@@ -21,10 +21,12 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const extensionDir = path.join(repoRoot, "sol-napi", "sol-pi");
 
-export const PI_PACKAGE = "@earendil-works/pi-coding-agent";
+// The floor and the tested versions are pi-support.json's, the one place they are stated.
+const support = JSON.parse(fs.readFileSync(path.join(repoRoot, "pi-support.json"), "utf8"));
+export const PI_PACKAGE = support.piPackage;
 export const INTERNAL_PACKAGES = ["@earendil-works/pi-agent-core", "@earendil-works/pi-ai", "@earendil-works/pi-tui"];
-export const MIN_VERSION = "0.84.2";
-export const TESTED_VERSIONS = ["0.84.2", "1.0.3", "1.3.0", "1.6.0"];
+export const MIN_VERSION = support.minimum;
+export const TESTED_VERSIONS = support.testedVersions;
 
 class UsageError extends Error {}
 
