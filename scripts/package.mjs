@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Packs SoL-Pi as npm tarballs, in the napi-rs per-platform layout:
-//   sol-pi-<version>.tgz                          the Pi package: the extension, the generated
+//   sol-pi-<version>.tgz                          the Pi package: its entry index.ts, the extension, the generated
 //                                                 loader and typings, README, LICENSE, the example
 //                                                 config; each platform package an optional dependency
 //   sol-pi-native-<platform>-<version>.tgz        one per platform whose addon is built here
@@ -24,6 +24,18 @@ const readJson = (file) => JSON.parse(fs.readFileSync(file, "utf8"));
 export const MAIN_PACKAGE = "sol-pi";
 /** Files of the main package besides package.json, relative to the checkout (folders whole). */
 export const MAIN_FILES = ["README.md", "LICENSE", "sol-pi.example.json", "sol-napi/index.js", "sol-napi/index.d.ts", "sol-napi/package.json", "sol-napi/sol-pi"];
+
+/**
+ * The installed package's entry, at its root: Pi lists an npm package whose entry is its root
+ * `index.ts` by the package's name alone (`sol-pi`), where `sol-napi/sol-pi/index.ts` would show
+ * as `sol-pi:sol-napi/sol-pi`. A checkout keeps the manifest's own entry, whose folder is named
+ * `sol-pi` for the same reason.
+ */
+export const PACKAGE_ENTRY = "index.ts";
+const PACKAGE_ENTRY_SOURCE = `// The sol-pi package's entry (made by scripts/package.mjs): the extension itself is in sol-napi/sol-pi/.
+export { createSolPiExtension, default } from "./sol-napi/sol-pi/index.ts";
+export type { SolPiExtensionOptions } from "./sol-napi/sol-pi/index.ts";
+`;
 
 /** A file of the extension folder that belongs in the package. */
 export const isExtensionFile = (name) => name === "package.json" || (name.endsWith(".ts") && !name.endsWith(".d.ts"));
@@ -53,8 +65,8 @@ export function mainManifest() {
 		license: pkg.license,
 		keywords: pkg.keywords,
 		engines: pkg.engines,
-		pi: pkg.pi,
-		files: MAIN_FILES.filter((f) => !["README.md", "LICENSE"].includes(f)),
+		pi: { ...pkg.pi, extensions: [`./${PACKAGE_ENTRY}`] },
+		files: [PACKAGE_ENTRY, ...MAIN_FILES.filter((f) => !["README.md", "LICENSE"].includes(f))],
 		peerDependencies,
 		optionalDependencies: Object.fromEntries(platforms().map((p) => [p.name, pkg.version])),
 	};
@@ -98,6 +110,7 @@ export function packAll(out) {
 
 	const main = path.join(stage, MAIN_PACKAGE);
 	writeJson(path.join(main, "package.json"), mainManifest());
+	fs.writeFileSync(path.join(main, PACKAGE_ENTRY), PACKAGE_ENTRY_SOURCE);
 	for (const file of MAIN_FILES) {
 		const from = path.join(root, file);
 		if (!fs.statSync(from).isDirectory()) copy(from, path.join(main, file));

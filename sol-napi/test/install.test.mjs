@@ -5,6 +5,7 @@
 //   a faux provider making a fused write, `pi remove`, in a fresh agent folder
 //   (PI_CODING_AGENT_DIR), with no cargo on PATH;
 // - `pi install <checkout>` of a checkout with no target/ and no cargo on PATH;
+// - Pi's startup [Extensions] list (the interactive `pi` in tmux) names both `sol-pi`;
 // - no addon for this platform (npm skipped it), and a truncated or wrong-architecture addon:
 //   one message naming the prebuilt platforms and the build command, and Pi still answers.
 // The install runs on the versions pi-support.json names (installTestedVersions).
@@ -15,9 +16,10 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 
-import { isExtensionFile, MAIN_PACKAGE, packAll, platforms } from "../../scripts/package.mjs";
+import { isExtensionFile, MAIN_PACKAGE, PACKAGE_ENTRY, packAll, platforms } from "../../scripts/package.mjs";
 import { startRegistry } from "./npm-registry.mjs";
-import { makeWorkspace, piCliPath, piVersion, repoRoot, writeJson } from "./support.mjs";
+import { makeWorkspace, piCliPath, piRoot, piVersion, repoRoot, writeJson } from "./support.mjs";
+import { piEnv as tuiEnv, startTerminal } from "./tui-terminal.mjs";
 
 const readJson = (file) => JSON.parse(fs.readFileSync(file, "utf8"));
 const support = readJson(path.join(repoRoot, "pi-support.json"));
@@ -89,6 +91,29 @@ function ask(ws, registry, extra = []) {
 	return pi(ws, registry, ["--provider", "sol-faux", "--model", "faux-1", "--no-session", "-e", fauxExtension, ...extra, "-p", "write the note"]);
 }
 
+/**
+ * The names in Pi's startup [Extensions] list, read from the real interactive `pi` in tmux
+ * (tui-terminal.mjs) once SoL-Pi's startup notice shows that it loaded.
+ */
+async function startupNames(t, ws) {
+	const term = await startTerminal({
+		piRoot,
+		cwd: ws.cwd,
+		args: ["--provider", "sol-faux", "--model", "faux-1", "--no-session", "-e", fauxExtension],
+		env: tuiEnv(ws.agentDir, { PATH: barePath() }),
+		t,
+	});
+	try {
+		const screen = await term.waitFor((text) => /\[Extensions\]\n\s+\S/.test(text) && /SoL-Pi: Action Fusion/.test(text), {
+			what: "the [Extensions] list and SoL-Pi's startup notice",
+		});
+		const lines = screen.split("\n");
+		return lines[lines.findIndex((line) => line.trim() === "[Extensions]") + 1].trim().split(/,\s*/);
+	} finally {
+		term.close();
+	}
+}
+
 function enableFusion(ws) {
 	writeJson(path.join(ws.agentDir, "sol-pi.json"), { version: 1, actionFusion: true });
 }
@@ -117,7 +142,7 @@ test("the tarballs hold exactly the package's files, and every package has the o
 	assert.equal(readJson(path.join(repoRoot, "sol-napi", "package.json")).version, version, "sol-napi/package.json (the generated loader's version) is package.json's");
 	const extensionDir = path.join(repoRoot, "sol-napi", "sol-pi");
 	const extension = fs.readdirSync(extensionDir).filter(isExtensionFile).map((f) => `sol-napi/sol-pi/${f}`);
-	const expected = ["LICENSE", "README.md", "package.json", "sol-napi/index.d.ts", "sol-napi/index.js", "sol-napi/package.json", "sol-pi.example.json", ...extension].sort();
+	const expected = [PACKAGE_ENTRY, "LICENSE", "README.md", "package.json", "sol-napi/index.d.ts", "sol-napi/index.js", "sol-napi/package.json", "sol-pi.example.json", ...extension].sort();
 
 	const [main, ...natives] = packed;
 	assert.equal(main.name, MAIN_PACKAGE);
@@ -126,7 +151,7 @@ test("the tarballs hold exactly the package's files, and every package has the o
 	const listed = execFileSync("tar", ["tzf", main.file], { encoding: "utf8" }).trim().split("\n").map((f) => f.replace(/^package\//, "")).sort();
 	assert.deepEqual(listed, expected, "tar's listing of the main tarball");
 	assert.equal(main.manifest.version, version);
-	assert.deepEqual(main.manifest.pi, readJson(path.join(repoRoot, "package.json")).pi, "the same Pi manifest as the checkout's");
+	assert.deepEqual(main.manifest.pi, { extensions: [`./${PACKAGE_ENTRY}`] }, "the package's root index.ts, which Pi lists by the package's name");
 	for (const entry of main.manifest.pi.extensions) assert.ok(expected.includes(path.posix.normalize(entry)), `${entry} is in the tarball`);
 	assert.equal(main.manifest.peerDependencies[support.piPackage], support.peerRange);
 	assert.equal(main.manifest.dependencies, undefined, "no runtime dependency but the platform packages");
@@ -187,6 +212,7 @@ test(`Pi ${piVersion}: \`pi install npm:sol-pi\` with no Rust, then \`pi -p\` ma
 	assert.equal(listed.status, 0, listed.stderr);
 	assert.match(listed.stdout, /npm:sol-pi\n/);
 
+	assert.ok((await startupNames(t, ws)).includes("sol-pi"), "Pi's startup list names the installed package sol-pi");
 	assertAnswered(await ask(ws, registry), "installed package");
 	assert.equal(fs.readFileSync(path.join(ws.cwd, "note.txt"), "utf8"), "written by a fused call\n");
 
@@ -245,6 +271,7 @@ test(`Pi ${piVersion}: \`pi install <checkout>\` with no target/ and no cargo on
 	assert.equal(installed.status, 0, installed.stderr);
 	const listed = await pi(ws, undefined, ["list"]);
 	assert.ok(listed.stdout.includes(checkout), listed.stdout);
+	assert.ok((await startupNames(t, ws)).includes("sol-pi"), "Pi's startup list names the checkout sol-pi");
 	assertAnswered(await ask(ws, undefined), "checkout install");
 
 	const removed = await pi(ws, undefined, ["remove", checkout]);
@@ -263,7 +290,7 @@ function assertDisabledOnce(result, what) {
 	for (const p of platforms()) assert.ok(line.includes(p.platform), `${what}: names ${p.platform}: ${line}`);
 	assert.match(line, /`npm run setup`/, line);
 	assert.match(line, /Pi itself keeps working/, line);
-	assert.match(line, /sol-napi\/sol-pi\/index\.ts/, `${what}: Pi names the sol-pi extension: ${line}`);
+	assert.match(line, /\/sol-pi\/(sol-napi\/sol-pi\/)?index\.ts/, `${what}: Pi names the sol-pi extension: ${line}`);
 }
 
 test(`Pi ${piVersion}: a package whose platform addon npm skipped says once which platforms have one, and Pi keeps working`, { skip: installSkip }, async (t) => {
