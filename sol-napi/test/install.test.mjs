@@ -87,8 +87,9 @@ function pi(ws, registry, args, { cwd = ws.cwd } = {}) {
 	});
 }
 
-function ask(ws, registry, extra = []) {
-	return pi(ws, registry, ["--provider", "sol-faux", "--model", "faux-1", "--no-session", "-e", fauxExtension, ...extra, "-p", "write the note"]);
+/** `pi -p` with the faux provider; a session file in the agent folder unless `--no-session` is in `extra`. */
+function ask(ws, registry, extra = ["--no-session"]) {
+	return pi(ws, registry, ["--provider", "sol-faux", "--model", "faux-1", "-e", fauxExtension, ...extra, "-p", "write the note"]);
 }
 
 /**
@@ -124,9 +125,9 @@ function walk(dir) {
 	return fs.readdirSync(dir, { recursive: true }).map(String).sort();
 }
 
-/** What is left of SoL-Pi under `dir`, leaving out the user's own config file. */
+/** What is left of SoL-Pi under `dir`, leaving out the user's own config file and sessions. */
 function leftovers(dir) {
-	return walk(dir).filter((p) => /sol-pi/i.test(p) && p !== "sol-pi.json");
+	return walk(dir).filter((p) => /sol-pi/i.test(p) && p !== "sol-pi.json" && !p.startsWith(`sessions${path.sep}`));
 }
 
 function assertAnswered(result, what) {
@@ -213,7 +214,8 @@ test(`Pi ${piVersion}: \`pi install npm:sol-pi\` with no Rust, then \`pi -p\` ma
 	assert.match(listed.stdout, /npm:sol-pi\n/);
 
 	assert.ok((await startupNames(t, ws)).includes("sol-pi"), "Pi's startup list names the installed package sol-pi");
-	assertAnswered(await ask(ws, registry), "installed package");
+	assertAnswered(await ask(ws, registry, []), "installed package, with a session");
+	assert.ok(walk(path.join(ws.agentDir, "sessions")).some((p) => p.endsWith(".jsonl")), "the session is the user's, in the agent folder");
 	assert.equal(fs.readFileSync(path.join(ws.cwd, "note.txt"), "utf8"), "written by a fused call\n");
 
 	const removed = await pi(ws, registry, ["remove", "npm:sol-pi"]);
@@ -243,7 +245,7 @@ test(`Pi ${piVersion}: \`pi install -l npm:sol-pi\` installs into a trusted proj
 
 	const listed = await pi(ws, registry, ["list", "-a"]);
 	assert.match(listed.stdout, /npm:sol-pi/);
-	assertAnswered(await ask(ws, registry, ["-a"]), "project install, trusted");
+	assertAnswered(await ask(ws, registry, ["--no-session", "-a"]), "project install, trusted");
 
 	const removed = await pi(ws, registry, ["remove", "-l", "-a", "npm:sol-pi"]);
 	assert.equal(removed.status, 0, removed.stderr);
@@ -322,6 +324,6 @@ for (const [what, damage] of [
 		const ws = makeWorkspace(t);
 		const checkout = copyCheckout(ws, { addon: damage });
 		enableFusion(ws);
-		assertDisabledOnce(await ask(ws, undefined, ["-e", checkout]), what);
+		assertDisabledOnce(await ask(ws, undefined, ["--no-session", "-e", checkout]), what);
 	});
 }
