@@ -38,19 +38,38 @@ before(() => {
 });
 after(() => fs.rmSync(out, { recursive: true, force: true }));
 
-/** PATH with Node 22 and the system's npm, and no cargo or rustup. */
-function barePath() {
-	const dirs = [path.dirname(process.execPath), "/usr/bin", "/bin"];
-	for (const dir of dirs) {
-		for (const tool of ["cargo", "rustc", "rustup"]) assert.ok(!fs.existsSync(path.join(dir, tool)), `${tool} in ${dir}: the test needs a PATH without Rust`);
+const RUST_TOOLS = ["cargo", "rustc", "rustup"];
+const pathDirs = () => (process.env.PATH ?? "").split(path.delimiter).filter(Boolean);
+const onPath = (dirs, tool) => dirs.map((dir) => path.join(dir, tool)).find((file) => fs.existsSync(file));
+
+/**
+ * A PATH with no Rust toolchain: a folder of the workspace holding `node` (this Node 22) and
+ * `npm` (the caller's), then every folder of PATH that has no cargo, rustc or rustup; a few
+ * tools Pi and npm run are linked into that folder when only a dropped folder had them.
+ */
+function barePath(ws) {
+	const bin = path.join(ws.root, "bin");
+	if (!fs.existsSync(bin)) {
+		fs.mkdirSync(bin);
+		fs.symlinkSync(process.execPath, path.join(bin, "node"));
+		const npm = onPath(pathDirs(), "npm");
+		assert.ok(npm, "npm on PATH");
+		fs.symlinkSync(npm, path.join(bin, "npm"));
 	}
+	const kept = pathDirs().filter((dir) => !RUST_TOOLS.some((tool) => fs.existsSync(path.join(dir, tool))));
+	for (const tool of ["sh", "bash", "cat", "env", "tar"]) {
+		const found = onPath(pathDirs(), tool);
+		if (found && !onPath(kept, tool) && !fs.existsSync(path.join(bin, tool))) fs.symlinkSync(found, path.join(bin, tool));
+	}
+	const dirs = [bin, ...kept];
+	for (const tool of RUST_TOOLS) assert.equal(onPath(dirs, tool), undefined, `no ${tool} on the test's PATH`);
 	return dirs.join(path.delimiter);
 }
 
 function piEnv(ws, registry) {
 	const env = {
 		...process.env,
-		PATH: barePath(),
+		PATH: barePath(ws),
 		PI_CODING_AGENT_DIR: ws.agentDir,
 		PI_OFFLINE: "1",
 		PI_SKIP_VERSION_CHECK: "1",
@@ -101,7 +120,7 @@ async function startupNames(t, ws) {
 		piRoot,
 		cwd: ws.cwd,
 		args: ["--provider", "sol-faux", "--model", "faux-1", "--no-session", "-e", fauxExtension],
-		env: tuiEnv(ws.agentDir, { PATH: barePath() }),
+		env: tuiEnv(ws.agentDir, { PATH: barePath(ws) }),
 		t,
 	});
 	try {
@@ -222,6 +241,7 @@ test(`Pi ${piVersion}: \`pi install npm:sol-pi\` with no Rust, then \`pi -p\` ma
 	assert.equal(removed.status, 0, removed.stderr);
 	assert.deepEqual(leftovers(ws.agentDir), [], "nothing of SoL-Pi in the agent folder");
 	assert.deepEqual(readJson(path.join(ws.agentDir, "settings.json")).packages ?? [], []);
+	assert.doesNotMatch(fs.readFileSync(path.join(ws.agentDir, "npm", "package.json"), "utf8"), /sol-pi/, "Pi's npm prefix no longer depends on sol-pi");
 	const after = await pi(ws, registry, ["list"]);
 	assert.doesNotMatch(after.stdout, /sol-pi/);
 	fs.rmSync(path.join(ws.cwd, "note.txt"));
