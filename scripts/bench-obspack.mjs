@@ -21,7 +21,7 @@ import { createRequire } from "node:module";
 import * as os from "node:os";
 import * as path from "node:path";
 
-import { registerObservationPack } from "../sol-napi/extension/observation-pack.ts";
+import { registerObservationPack } from "../sol-napi/sol-pi/observation-pack.ts";
 import { conversation, median } from "./bench-conversation.mjs";
 
 const addon = createRequire(import.meta.url)("../sol-napi/index.js");

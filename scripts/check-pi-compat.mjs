@@ -7,7 +7,7 @@
 // --pi-root takes the @earendil-works/pi-coding-agent package folder, a project that depends
 // on it, or a node_modules folder that holds it (such as `npm root -g`); without it the
 // checkout's development dependency is checked. The list of Pi exports and class methods the
-// extension needs is derived from the extension's own imports (sol-napi/extension/*.ts) with
+// extension needs is derived from the extension's own imports (sol-napi/sol-pi/*.ts) with
 // the TypeScript compiler, so it cannot drift from the code; type-only imports are skipped.
 //
 // Exit codes: 0 compatible (warnings allowed unless --strict), 1 incompatible, 2 bad
@@ -19,12 +19,14 @@ import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const extensionDir = path.join(repoRoot, "sol-napi", "extension");
+const extensionDir = path.join(repoRoot, "sol-napi", "sol-pi");
 
-export const PI_PACKAGE = "@earendil-works/pi-coding-agent";
+// The floor and the tested versions are pi-support.json's, the one place they are stated.
+const support = JSON.parse(fs.readFileSync(path.join(repoRoot, "pi-support.json"), "utf8"));
+export const PI_PACKAGE = support.piPackage;
 export const INTERNAL_PACKAGES = ["@earendil-works/pi-agent-core", "@earendil-works/pi-ai", "@earendil-works/pi-tui"];
-export const MIN_VERSION = "0.84.2";
-export const TESTED_VERSIONS = ["0.84.2", "1.0.3", "1.3.0", "1.6.0"];
+export const MIN_VERSION = support.minimum;
+export const TESTED_VERSIONS = support.testedVersions;
 
 class UsageError extends Error {}
 

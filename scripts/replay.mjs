@@ -2,7 +2,7 @@
 // runs the command's own code (`replayMain`, sol-napi/src/replay.rs) on this process's stdout
 // and stderr, so the report and the exit code are the `sol-pi` binary's.
 //
-// The addon is loaded as the extension loads it (sol-napi/extension/native.ts): through the
+// The addon is loaded as the extension loads it (sol-napi/sol-pi/native.ts): through the
 // generated loader, and refused when its version is not the package's (a stale build).
 import * as fs from "node:fs";
 import { createRequire } from "node:module";

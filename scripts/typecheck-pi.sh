@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Type-checks the extension (sol-napi/extension/*.ts) against one Pi install's type
+# Type-checks the extension (sol-napi/sol-pi/*.ts) against one Pi install's type
 # declarations: a temporary tsconfig extends sol-napi/tsconfig.json and maps
 # `@earendil-works/*` and `typebox` to that install's node_modules (with Bundler resolution,
 # because NodeNext does not resolve a `paths` target that is a package folder).
@@ -26,7 +26,7 @@ cat >"$cfg" <<JSON
       "typebox/*": ["$nm/typebox/*"]
     }
   },
-  "include": ["extension/**/*.ts", "index.d.ts"]
+  "include": ["sol-pi/**/*.ts", "index.d.ts"]
 }
 JSON
 cd "$root"

@@ -784,7 +784,7 @@ export interface OccMeasurement {
   observed: Array<OccObservedMessage>
 }
 
-/** One message as the host sized it (see `extension/online-context-compact-sizes.ts`). */
+/** One message as the host sized it (see `sol-pi/online-context-compact-sizes.ts`). */
 export interface OccObservedMessage {
   /** The message's `role` field (empty when it is not a string). */
   role: string

@@ -5,7 +5,7 @@
 //! vocabulary, uses the real ports of `sol-host` (the file system, the storage
 //! layout, file digests; [`NativeFileSystem`] is `sol_host::OsFileSystem`), and
 //! exports a small set of coarse functions to the TypeScript extension in
-//! `sol-napi/extension/`.
+//! `sol-napi/sol-pi/`.
 //!
 //! What it never does: hold policy. Every decision about meaning lives in the
 //! pure crates, where property and snapshot tests reach it; this crate only

@@ -185,7 +185,7 @@ pub struct OccTurnEndInput {
     pub tool_results: Vec<OccTurnToolResult>,
 }
 
-/// One message as the host sized it (see `extension/online-context-compact-sizes.ts`).
+/// One message as the host sized it (see `sol-pi/online-context-compact-sizes.ts`).
 #[napi(object)]
 pub struct OccObservedMessage {
     /// The message's `role` field (empty when it is not a string).

@@ -212,7 +212,7 @@ function copyPackage(t, { withAddon = false, version } = {}) {
 	const pkg = JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8"));
 	if (version) pkg.version = version;
 	writeJson(path.join(root, "package.json"), pkg);
-	fs.cpSync(path.join(repoRoot, "sol-napi", "extension"), path.join(root, "sol-napi", "extension"), { recursive: true });
+	fs.cpSync(path.join(repoRoot, "sol-napi", "sol-pi"), path.join(root, "sol-napi", "sol-pi"), { recursive: true });
 	for (const file of fs.readdirSync(path.join(repoRoot, "sol-napi"))) {
 		const keep = ["index.js", "index.d.ts", "package.json"].includes(file) || (withAddon && file.endsWith(".node"));
 		if (keep) fs.copyFileSync(path.join(repoRoot, "sol-napi", file), path.join(root, "sol-napi", file));

@@ -11,7 +11,7 @@ import { createRequire } from "node:module";
 import * as path from "node:path";
 import { test } from "node:test";
 
-import { jsonUnits, observedMessages, observeSizes } from "../extension/online-context-compact-sizes.ts";
+import { jsonUnits, observedMessages, observeSizes } from "../sol-pi/online-context-compact-sizes.ts";
 import { ai, makeWorkspace, piVersion, repoRoot } from "./support.mjs";
 import { DECISION_EVENT, enableOcc, plan, startOccSession, toolCall } from "./occ-support.mjs";
 

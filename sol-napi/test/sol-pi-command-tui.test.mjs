@@ -13,7 +13,7 @@ import { makeWorkspace, piRoot, piVersion, repoRoot, writeJson } from "./support
 import { footerOf, piEnv, startTerminal } from "./tui-terminal.mjs";
 
 const fixture = (name) => path.join(repoRoot, "sol-napi", "test", "fixtures", name);
-const SOL_PI = path.join(repoRoot, "sol-napi", "extension", "index.ts");
+const SOL_PI = path.join(repoRoot, "sol-napi", "sol-pi", "index.ts");
 const MECHANISMS = ["Action Fusion", "ObservationPack", "Evidence-Preserving Reducer", "Online Context Compact"];
 
 /** Pi in tmux on a fresh workspace with ObservationPack on; `requests()` is what the faux model got. */

@@ -16,7 +16,7 @@
 //   npm run build && node --expose-gc sol-occ/bench/hot-path.mjs [iterations]
 import { createRequire } from "node:module";
 
-import { registerOnlineContextCompact } from "../../sol-napi/extension/online-context-compact.ts";
+import { registerOnlineContextCompact } from "../../sol-napi/sol-pi/online-context-compact.ts";
 
 const addon = createRequire(import.meta.url)("../../sol-napi/index.js");
 const iterations = Number(process.argv[2] ?? 15);
