@@ -486,7 +486,7 @@ fn step_of(step: Step) -> OccStep {
 
 /// Pi's branch entries as `sol_core` reads them (whole numbers as the integers Rust wrote).
 fn entries(branch: Vec<Value>) -> Vec<SessionEntry> {
-    SessionEntry::from_values(branch.into_iter().map(crate::boundary::whole_numbers))
+    SessionEntry::from_values(branch)
 }
 
 /// Online Context Compact for one loaded extension.
