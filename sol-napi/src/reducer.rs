@@ -10,7 +10,6 @@ use camino::{Utf8Path, Utf8PathBuf};
 use napi_derive::napi;
 use serde_json::Value;
 use sol_core::message::ContentBlock;
-use sol_core::savings::PriceTable;
 use sol_core::{ModelError, StepAccount};
 use sol_reducer::economics::Economy;
 use sol_reducer::notice::{STATUS_CLEAR_MS, STATUS_KEY, savings_status};
@@ -268,7 +267,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 #[napi]
 pub struct Reducer {
     cache: SharedCache,
-    economy: Option<(f64, PriceTable)>,
+    economy: Option<Economy>,
 }
 
 impl Default for Reducer {
@@ -299,7 +298,11 @@ impl Reducer {
     pub fn new(economy: Option<ReducerEconomy>) -> napi::Result<Self> {
         let economy = match economy {
             None => None,
-            Some(economy) => Some((economy.cache_write_read_ratio, price_table(economy.prices)?)),
+            Some(economy) => Some(Economy {
+                prices: price_table(economy.prices)?,
+                write_read_ratio: economy.cache_write_read_ratio,
+                carried_requests: 0,
+            }),
         };
         Ok(Reducer {
             economy,
@@ -346,10 +349,9 @@ impl Reducer {
                 runtime_root: Utf8Path::new(&input.runtime_root),
                 timestamp: &input.timestamp,
                 policy: Policy::pi(),
-                economy: self.economy.map(|(ratio, prices)| Economy {
-                    prices,
-                    write_read_ratio: ratio,
+                economy: self.economy.map(|economy| Economy {
                     carried_requests: input.carried_requests.unwrap_or(0),
+                    ..economy
                 }),
             };
             let start = Reduction::start(

@@ -110,40 +110,33 @@ pub fn weigh_source(source: &Source, economy: Economy) -> Verdict {
     weigh(result, call, economy)
 }
 
-/// A price or ratio that is not a finite non-negative number counts as 0.
-fn sane(value: f64) -> f64 {
-    if value.is_finite() && value >= 0.0 {
-        value
-    } else {
-        0.0
-    }
-}
-
 /// Weighs reducing a result the model would read as `result_tokens`, with a reducer call
-/// that reads `call_input_tokens` (the framed log and the instructions).
+/// that reads `call_input_tokens` (the framed log and the instructions). Tokens are priced
+/// by [`PriceTable::cost`], as the savings accounting prices them; a ratio that is not a
+/// finite non-negative number counts as 0.
 pub fn weigh(result_tokens: u64, call_input_tokens: u64, economy: Economy) -> Verdict {
     let prices = economy.prices;
-    // $1 per million tokens is 10⁶ picodollars per token.
-    let per_token = |dollars_per_million: f64| sane(dollars_per_million) * 1_000_000.0;
+    let ratio = economy.write_read_ratio;
+    let ratio = if ratio.is_finite() && ratio >= 0.0 {
+        ratio
+    } else {
+        0.0
+    };
     let removed = result_tokens.saturating_sub(EXPECTED_REPLY_TOKENS + RECEIPT_FRAME_TOKENS);
     let horizon = expected_remaining_requests(economy.carried_requests);
-    let saving = (f64::from(horizon) + sane(economy.write_read_ratio))
-        * removed as f64
-        * per_token(prices.cache_read);
-    let cost = call_input_tokens as f64 * per_token(prices.input)
-        + EXPECTED_REPLY_TOKENS as f64 * per_token(prices.output);
+    let read_once = prices.cost(removed, 0, 0, 0).0;
+    let saving = (f64::from(horizon) + ratio) * read_once as f64;
+    let cost = prices
+        .cost(0, 0, call_input_tokens, EXPECTED_REPLY_TOKENS)
+        .0;
     Verdict {
         result_tokens,
         removed_tokens: removed,
         call_input_tokens,
         call_output_tokens: EXPECTED_REPLY_TOKENS,
         horizon_requests: horizon,
-        saving_picodollars: picodollars(saving),
-        cost_picodollars: picodollars(cost),
+        // `as` rounds towards zero and saturates; the amount is never negative.
+        saving_picodollars: saving.round() as u64,
+        cost_picodollars: u64::try_from(cost).unwrap_or(u64::MAX),
     }
-}
-
-/// A non-negative amount rounded to whole picodollars (saturating; `as` maps NaN to 0).
-fn picodollars(amount: f64) -> u64 {
-    amount.round() as u64
 }

@@ -335,11 +335,10 @@ pub fn read_full_output(fs: &dyn FileSystem, candidate: &Candidate) -> FullOutpu
 
 /// The source under the cache-aware policy: the log as the model saw it (the inline text,
 /// never the host's whole output), weighed by [`weigh_source`] before anything is archived or
-/// sent. When the host's whole output was read, it is archived beside the log (unless the
+/// sent. When the host's whole output can be read, it is archived beside the log (unless the
 /// secret gate fires on it) and the receipt names it, so no evidence is lost.
 fn prepare_seen_source(
     candidate: Candidate,
-    full_output: FullOutput,
     economy: Economy,
     fs: &dyn FileSystem,
     store: &Utf8Path,
@@ -353,7 +352,9 @@ fn prepare_seen_source(
             facts.economics = Some(verdict);
         }));
     }
-    let FullOutput::Read(whole) = full_output else {
+    // Pi's whole output is read only for a reduction that goes ahead: it is archived, never
+    // sent.
+    let FullOutput::Read(whole) = read_full_output(fs, source.candidate()) else {
         return Ok(source);
     };
     if whole == source.body() || find_likely_secret(&whole).is_some() {
@@ -440,11 +441,13 @@ impl Reduction {
             Ok(candidate) => candidate,
             Err(fallback) => return stop(fallback, Vec::new()),
         };
-        let full_output = read_full_output(fs, &candidate);
         let store = store_root(context.runtime_root);
         let source = match context.economy {
-            None => prepare_source(candidate, full_output),
-            Some(economy) => prepare_seen_source(candidate, full_output, economy, fs, &store),
+            None => {
+                let full_output = read_full_output(fs, &candidate);
+                prepare_source(candidate, full_output)
+            }
+            Some(economy) => prepare_seen_source(candidate, economy, fs, &store),
         };
         let source = match source {
             Ok(source) => source,
