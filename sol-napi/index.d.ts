@@ -341,8 +341,11 @@ export type FusedEffect =
   | { kind: 'reject'; /** The tool error for the model. */
     message: string; /** Its stable code. */
   code: string }
-  | { kind: 'runMutation'; /** The per-file queue key, computed now so the call takes its place synchronously. */
-  queueKey?: string }
+  | { kind: 'runMutation'; /**
+     * The per-file queue keys (see [`queue_keys`]), computed now so the call takes its
+     * place synchronously.
+     */
+  queueKeys: Array<string> }
   | { kind: 'digest'; /** The absolute target. */
   path: string }
   | { kind: 'yieldTurn' }
@@ -430,11 +433,24 @@ export declare function fusionInertWarning(toolName: string): string
 export declare function fusionPlanCall(request: FusionCallRequest): FusionCallPlan
 
 /**
- * The key of the per-file queue, computed synchronously so that a call takes its place
- * in line the moment it starts: the canonical form of the deepest existing ancestor of
- * `target` with the missing part appended, or `target` itself when that fails.
+ * The keys of the per-file queue, computed synchronously so that a call takes its place
+ * in line the moment it starts. A call waits for the calls before it that share any of its
+ * keys, so every name of one file shares a line:
+ *
+ * - the resolved path: the canonical form of the deepest existing ancestor of `target`
+ *   with the missing part appended, where a final symbolic link whose target does not
+ *   exist yet is followed too (a write through it creates that target); `target` itself
+ *   when that fails. A symlink and the name it points to get the same path, whether the
+ *   file exists yet or not.
+ * - on Unix, when the file exists, its identity `inode:<device>:<inode>`: a hard link has
+ *   another path but the same identity.
+ *
+ * A file created by an earlier queued write is missing when the message's calls take
+ * their places: every call through its name or a symlink then shares the resolved path,
+ * and a hard link cannot exist before the file does. Once the file exists, a call carries
+ * both keys, so it lines up behind calls through any name.
  */
-export declare function fusionQueueKey(target: string): string
+export declare function fusionQueueKeys(target: string): Array<string>
 
 /** One error Pi's `SettingsManager.drainErrors()` reported. */
 export interface FusionSettingsError {

@@ -73,7 +73,7 @@ pub use ids::{SessionId, SessionIdError, ToolCallId};
 pub use ports::{
     FileKind, FileMetadata, FileSystem, FsError, FsErrorKind, ModelClient, ModelError, ModelReply,
     ModelRequest, ModelUsage, SessionStore, SessionStoreError, Shell, ShellError, ShellExit,
-    ShellOutcome, ShellRequest,
+    ShellOutcome, ShellRequest, append_needs_line_break,
 };
 #[doc(no_inline)]
 pub use serde_json;

@@ -15,7 +15,7 @@ mod model;
 mod session;
 mod shell;
 
-pub use fs::{FileKind, FileMetadata, FileSystem, FsError, FsErrorKind};
+pub use fs::{FileKind, FileMetadata, FileSystem, FsError, FsErrorKind, append_needs_line_break};
 pub use model::{ModelClient, ModelError, ModelReply, ModelRequest, ModelUsage};
 pub use session::{SessionStore, SessionStoreError};
 pub use shell::{Shell, ShellError, ShellExit, ShellOutcome, ShellRequest};

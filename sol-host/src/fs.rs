@@ -5,11 +5,11 @@
 //! symlink cannot redirect a write or a read outside the host's folders.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use camino::{Utf8Path, Utf8PathBuf};
-use sol_core::{FileKind, FileMetadata, FileSystem, FsError, FsErrorKind};
+use sol_core::{FileKind, FileMetadata, FileSystem, FsError, FsErrorKind, append_needs_line_break};
 
 /// [`sol_core::FileSystem`] backed by the real file system.
 ///
@@ -24,6 +24,8 @@ use sol_core::{FileKind, FileMetadata, FileSystem, FsError, FsErrorKind};
 /// - every open is non-blocking and checked on the open handle, so a FIFO is refused as
 ///   [`FsErrorKind::NotAFile`] instead of waiting for a writer, and reads stop one byte past
 ///   the caller's limit, however large the file;
+/// - [`append`](FileSystem::append) starts on a fresh line: after a last record that a
+///   crash left without its line end, an LF goes first, in the same write;
 /// - [`replace_private`](FileSystem::replace_private) writes a private temporary file next
 ///   to the target, syncs it and renames it over the target, so a reader sees the old file
 ///   or the new one.
@@ -207,6 +209,19 @@ fn create_temporary(path: &Utf8Path) -> Result<(File, Utf8PathBuf), FsError> {
     Err(fs_error(path, &err))
 }
 
+/// The last byte of `file`, `None` when it is empty. Writes of a file opened for appending
+/// still go to its end, wherever this leaves the position.
+fn last_byte(file: &mut File) -> io::Result<Option<u8>> {
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(None);
+    }
+    let mut last = [0u8];
+    file.seek(SeekFrom::Start(len - 1))?;
+    file.read_exact(&mut last)?;
+    Ok(Some(last[0]))
+}
+
 /// Makes a rename in `dir` durable (best effort: not every platform can sync a folder).
 fn sync_dir(dir: &Utf8Path) {
     #[cfg(unix)]
@@ -316,10 +331,21 @@ impl FileSystem for OsFileSystem {
     fn append(&self, path: &Utf8Path, contents: &[u8]) -> Result<(), FsError> {
         ensure_not_link(path)?;
         let mut options = OpenOptions::new();
-        options.append(true).create(true);
+        // Read as well: the fresh-line rule looks at the last byte.
+        options.read(true).append(true).create(true);
         private_file_options(&mut options);
         let mut file = open_regular(path, &options, no_follow_error)?;
-        file.write_all(contents).map_err(|err| fs_error(path, &err))
+        let last = last_byte(&mut file).map_err(|err| fs_error(path, &err))?;
+        if append_needs_line_break(last, contents) {
+            // One write, so another appender's record cannot land between the two.
+            let mut joined = Vec::with_capacity(contents.len() + 1);
+            joined.push(b'\n');
+            joined.extend_from_slice(contents);
+            file.write_all(&joined)
+        } else {
+            file.write_all(contents)
+        }
+        .map_err(|err| fs_error(path, &err))
     }
 
     fn replace_private(&self, path: &Utf8Path, contents: &[u8]) -> Result<(), FsError> {

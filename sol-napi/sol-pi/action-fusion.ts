@@ -28,20 +28,25 @@ function bashOptionsFromSettings(ctx: ExtensionContext, agentDir: string, addon:
 	return { shellPath: settings.getShellPath(), commandPrefix: settings.getShellCommandPrefix() };
 }
 
-// One promise chain per canonical file: calls on a file run one at a time, in the order they
-// called `run` (at once without a key). The place in line is taken synchronously, inside that
-// call, so the order is the order in which Pi started the tool calls (the model's order).
+// One promise chain per key: a call waits for the calls before it that share any of its keys
+// (Rust gives the file's resolved path and, once it exists, its device and inode, so a name,
+// a symlink and a hard link of one file share a line), then runs; at once without a key. The
+// place in line is taken synchronously, inside that call, so the order is the order in which
+// Pi started the tool calls (the model's order).
 const settled = () => {};
 
 class FileQueue {
 	private readonly tails = new Map<string, Promise<void>>();
 
-	run<T>(key: string | undefined, operation: () => Promise<T>): Promise<T> {
-		if (key === undefined) return operation();
-		const result = (this.tails.get(key) ?? Promise.resolve()).then(operation);
+	run<T>(keys: string[], operation: () => Promise<T>): Promise<T> {
+		if (keys.length === 0) return operation();
+		const before = keys.map((key) => this.tails.get(key)).filter((tail) => tail !== undefined);
+		const result = (before.length === 0 ? Promise.resolve() : Promise.all(before)).then(operation);
 		const tail = result.then(settled, settled);
-		this.tails.set(key, tail);
-		void tail.then(() => this.tails.get(key) === tail && this.tails.delete(key));
+		for (const key of keys) this.tails.set(key, tail);
+		void tail.then(() => {
+			for (const key of keys) if (this.tails.get(key) === tail) this.tails.delete(key);
+		});
 		return result;
 	}
 }
@@ -145,7 +150,7 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 				const first = machine.start();
 				// No await before this line: the call takes its place in the file's line now.
 				const call: Call = [toolCallId, mutationParams, signal, onUpdate, c];
-				return queue.run(first.kind === "runMutation" ? first.queueKey : undefined, () => drive(kind, machine, first, call));
+				return queue.run(first.kind === "runMutation" ? first.queueKeys : [], () => drive(kind, machine, first, call));
 			},
 			renderCall(args, theme, context) {
 				const inner = toolsFor(context?.cwd ?? ctx.cwd)[kind].renderCall?.(args, theme, context);

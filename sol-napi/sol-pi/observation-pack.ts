@@ -152,7 +152,8 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 		promptSnippet: texts.promptSnippet,
 		parameters: Type.Object({
 			id: Type.String({ description: texts.idDescription }),
-			offset: Type.Optional(Type.Integer({ minimum: 0, description: texts.offsetDescription })),
+			// A number, not an integer: Pi would round 1.5 to 1 before the call; Rust refuses it instead.
+			offset: Type.Optional(Type.Number({ minimum: 0, description: texts.offsetDescription })),
 			query: Type.Optional(Type.String({ description: texts.queryDescription })),
 		}),
 		async execute(_toolCallId, params, _signal, _onUpdate, ctx) {

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::sync::Mutex;
 
-use camino::Utf8Path;
+use camino::{Utf8Path, Utf8PathBuf};
 use napi::bindgen_prelude::{AsyncTask, Env, Task};
 use napi_derive::napi;
 use serde_json::Value;
@@ -198,10 +198,11 @@ pub enum FusedEffect {
         code: String,
     },
     /// Run Pi's own edit/write with the arguments minus `then_run`, after waiting for the
-    /// call's place in `queueKey`'s line (none: run at once).
+    /// call's place in the line of every key in `queueKeys` (none: run at once).
     RunMutation {
-        /// The per-file queue key, computed now so the call takes its place synchronously.
-        queue_key: Option<String>,
+        /// The per-file queue keys (see [`queue_keys`]), computed now so the call takes its
+        /// place synchronously.
+        queue_keys: Vec<String>,
     },
     /// Look at `path` (`fileDigest`) and report the look.
     Digest {
@@ -250,7 +251,7 @@ impl From<Effect> for FusedEffect {
     fn from(effect: Effect) -> Self {
         match effect {
             Effect::RunMutation { target } => FusedEffect::RunMutation {
-                queue_key: target.as_deref().map(queue_key),
+                queue_keys: target.as_deref().map(queue_keys).unwrap_or_default(),
             },
             Effect::Digest { path } => FusedEffect::Digest { path },
             Effect::YieldTurn => FusedEffect::YieldTurn,
@@ -595,18 +596,62 @@ pub fn file_digest(path: String) -> AsyncTask<DigestTask> {
     quiet(|| AsyncTask::new(DigestTask { path }))
 }
 
-/// The key of the per-file queue, computed synchronously so that a call takes its place
-/// in line the moment it starts: the canonical form of the deepest existing ancestor of
-/// `target` with the missing part appended, or `target` itself when that fails.
+/// The keys of the per-file queue, computed synchronously so that a call takes its place
+/// in line the moment it starts. A call waits for the calls before it that share any of its
+/// keys, so every name of one file shares a line:
+///
+/// - the resolved path: the canonical form of the deepest existing ancestor of `target`
+///   with the missing part appended, where a final symbolic link whose target does not
+///   exist yet is followed too (a write through it creates that target); `target` itself
+///   when that fails. A symlink and the name it points to get the same path, whether the
+///   file exists yet or not.
+/// - on Unix, when the file exists, its identity `inode:<device>:<inode>`: a hard link has
+///   another path but the same identity.
+///
+/// A file created by an earlier queued write is missing when the message's calls take
+/// their places: every call through its name or a symlink then shares the resolved path,
+/// and a hard link cannot exist before the file does. Once the file exists, a call carries
+/// both keys, so it lines up behind calls through any name.
 #[napi(catch_unwind)]
-pub fn fusion_queue_key(target: String) -> String {
-    quiet(|| queue_key(&target))
+pub fn fusion_queue_keys(target: String) -> Vec<String> {
+    quiet(|| queue_keys(&target))
 }
 
-/// See [`fusion_queue_key`].
-pub fn queue_key(target: &str) -> String {
-    canonical_prefix(Utf8Path::new(target))
-        .map_or_else(|_| target.to_owned(), |key| key.to_string())
+/// See [`fusion_queue_keys`].
+pub fn queue_keys(target: &str) -> Vec<String> {
+    let resolved = resolved_path(Utf8Path::new(target));
+    let mut keys = Vec::with_capacity(2);
+    #[cfg(unix)]
+    if let Some(path) = &resolved
+        && let Ok(metadata) = std::fs::metadata(path)
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        keys.push(format!("inode:{}:{}", metadata.dev(), metadata.ino()));
+    }
+    keys.insert(
+        0,
+        resolved.map_or_else(|| target.to_owned(), |path| path.to_string()),
+    );
+    keys
+}
+
+/// How many symbolic links [`resolved_path`] follows at the end of a path whose target is
+/// missing (the limit of Linux's own resolution).
+const MAX_LINK_HOPS: u32 = 40;
+
+/// `target` with every link resolved, the last one included when what it points to does
+/// not exist yet; `None` when no existing ancestor has a canonical form.
+fn resolved_path(target: &Utf8Path) -> Option<Utf8PathBuf> {
+    let mut path = canonical_prefix(target).ok()?;
+    for _ in 0..MAX_LINK_HOPS {
+        // A canonical path that exists is no link: only a dangling final link reads here.
+        let Ok(link) = std::fs::read_link(&path) else {
+            return Some(path);
+        };
+        let link = Utf8PathBuf::from_path_buf(link).ok()?;
+        path = canonical_prefix(&path.parent()?.join(link)).ok()?;
+    }
+    Some(path)
 }
 
 #[cfg(all(test, unix))]
@@ -661,14 +706,52 @@ mod tests {
         let canonical = canonical_prefix(&real).expect("canonical");
         std::fs::write(real.join("a.txt"), "x").expect("write");
         symlink(&real, real.join("linked")).expect("symlink");
-        let key = queue_key(real.join("linked/a.txt").as_str());
-        assert_eq!(key, canonical.join("a.txt").as_str());
+        let keys = queue_keys(real.join("linked/a.txt").as_str());
+        assert_eq!(keys[0], canonical.join("a.txt").as_str());
         assert_eq!(
-            queue_key(real.join("linked/new/b.txt").as_str()),
-            canonical.join("new/b.txt").as_str()
+            queue_keys(real.join("linked/new/b.txt").as_str()),
+            [canonical.join("new/b.txt").as_str()]
         );
         // A path below a regular file has no canonical form: the target itself is the key.
         let below_file = real.join("a.txt/c");
-        assert_eq!(queue_key(below_file.as_str()), below_file.as_str());
+        assert_eq!(queue_keys(below_file.as_str()), [below_file.as_str()]);
+    }
+
+    /// A file's name, a hard link and a symlink to it share a key; so do a missing file's
+    /// name and a dangling symlink to it, and once the file exists, both keep the key they
+    /// had while it was missing.
+    #[test]
+    fn every_name_of_one_file_shares_a_key() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let real = Utf8Path::from_path(dir.path()).expect("utf-8").to_owned();
+        let canonical = canonical_prefix(&real).expect("canonical");
+        let shares = |a: &[String], b: &[String]| a.iter().any(|key| b.contains(key));
+
+        symlink("a.txt", real.join("alias.txt")).expect("a dangling symlink");
+        symlink("alias.txt", real.join("alias2.txt")).expect("a chain");
+        let missing = queue_keys(real.join("a.txt").as_str());
+        assert_eq!(missing, [canonical.join("a.txt").as_str()]);
+        assert_eq!(queue_keys(real.join("alias.txt").as_str()), missing);
+        assert_eq!(queue_keys(real.join("alias2.txt").as_str()), missing);
+
+        std::fs::write(real.join("a.txt"), "x").expect("created");
+        std::fs::hard_link(real.join("a.txt"), real.join("hard.txt")).expect("hard link");
+        let name = queue_keys(real.join("a.txt").as_str());
+        let hard = queue_keys(real.join("hard.txt").as_str());
+        let soft = queue_keys(real.join("alias.txt").as_str());
+        assert_eq!(name.len(), 2, "{name:?}");
+        assert!(name[1].starts_with("inode:"), "{name:?}");
+        assert!(shares(&name, &missing), "the path it had while missing");
+        assert!(shares(&hard, &name) && shares(&soft, &name) && shares(&soft, &missing));
+        assert_ne!(hard[0], name[0], "a hard link has its own path");
+
+        let other = real.join("b.txt");
+        std::fs::write(&other, "y").expect("another file");
+        assert!(!shares(&queue_keys(other.as_str()), &name));
+
+        // A loop of links ends; the call still gets a key.
+        symlink("loop1", real.join("loop2")).expect("link");
+        symlink("loop2", real.join("loop1")).expect("link");
+        assert_eq!(queue_keys(real.join("loop1").as_str()).len(), 1);
     }
 }

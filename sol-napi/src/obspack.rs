@@ -10,8 +10,9 @@ use napi::bindgen_prelude::{Float64Array, Uint8Array, Uint32Array};
 use napi_derive::napi;
 use serde_json::Value;
 use sol_obspack::{
-    Carried, FULL_SENDS, Handle, LedgerRecord, ObservationId, ObservationStore, Pack, RecallError,
-    Seen, Shape, StoreOutcome, THRESHOLD_BYTES, is_packable, recall_page, search_page, text,
+    Carried, FULL_SENDS, Handle, LedgerRecord, Names, ObservationId, ObservationStore, Pack,
+    RecallError, Seen, Shape, StoreOutcome, THRESHOLD_BYTES, is_packable, parse_offset,
+    recall_page, search_page, text,
 };
 
 use crate::account::count;
@@ -417,8 +418,11 @@ pub fn obs_recall(request: ObsRecallRequest) -> ObsRecallOutcome {
                 };
             }
         };
-        // The tool schema admits only integers >= 0; `as` saturates anything else.
-        let offset = request.offset.unwrap_or(0.0) as u64;
+        // Not every Pi enforces the schema's integer: a fraction is refused, never rounded.
+        let offset = match parse_offset(request.offset, &Names::default()) {
+            Ok(offset) => offset,
+            Err(error) => return recall_error(&error),
+        };
         let store = ObservationStore::new(&NativeFileSystem, storage_dir(&request.root));
         let mut repaired = None;
         let original = match (store.read_verified(&id), &request.history) {

@@ -88,3 +88,56 @@ for (const [variant, fused] of Object.entries(variants)) {
 		assert.equal(run.session.getLastAssistantText(), "done");
 	});
 }
+
+// A file's name, a hard link to it and a symlink to it are one file: edits through any of
+// them share one line, so appending edits neither overtake nor overwrite each other.
+for (const [variant, fused] of Object.entries(variants)) {
+	test(`Pi ${piVersion}: twenty appending edits of one file through its name, a hard link and a symlink land in order (${variant})`, async (t) => {
+		const ws = makeWorkspace(t);
+		writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, actionFusion: true });
+		const file = path.join(ws.cwd, "log.txt");
+		fs.writeFileSync(file, "<end>\n");
+		fs.linkSync(file, path.join(ws.cwd, "hard.txt"));
+		fs.symlinkSync("log.txt", path.join(ws.cwd, "soft.txt"));
+		const names = ["log.txt", "hard.txt", "soft.txt"];
+		const calls = Array.from({ length: 20 }, (_, i) => {
+			const args = { path: names[i % 3], edits: [{ oldText: "<end>", newText: `line ${i}\n<end>` }] };
+			if (fused(i)) args.then_run = { command: "cat log.txt" };
+			return ["edit", args, `e${i}`, i];
+		});
+		const run = await startSession({ ...ws, replies: [toolCalls(...calls), "done"] });
+		t.after(() => run.close());
+		await run.session.prompt("go");
+		const results = toolResults(run.session);
+		const lines = (n) => Array.from({ length: n }, (_, i) => `line ${i}\n`).join("");
+		for (const [, args, id, i] of calls) {
+			const result = results.get(id);
+			assert.equal(result?.isError, false, `${id}: ${resultText(result).slice(0, 200)}`);
+			// The command sees the file exactly as its own edit left it.
+			if (args.then_run) assert.ok(resultText(result).replace(/\n$/, "").endsWith(`[then_run:succeeded]\n${lines(i + 1)}<end>`), `${id}: ${resultText(result).slice(-400)}`);
+		}
+		assert.equal(fs.readFileSync(file, "utf8"), `${lines(20)}<end>\n`, "every edit landed, in the model's order");
+		assert.equal(fs.readFileSync(path.join(ws.cwd, "hard.txt"), "utf8"), `${lines(20)}<end>\n`, "still one file");
+		assert.equal(run.session.getLastAssistantText(), "done");
+	});
+}
+
+test(`Pi ${piVersion}: a file created by a write in the same message is edited in order through a symlink made before it existed`, async (t) => {
+	const ws = makeWorkspace(t);
+	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, actionFusion: true });
+	const file = path.join(ws.cwd, "new.txt");
+	// A dangling link: its target is created by the first call of the message.
+	fs.symlinkSync("new.txt", path.join(ws.cwd, "soon.txt"));
+	const edits = Array.from({ length: 9 }, (_, i) => {
+		const args = { path: i % 2 === 0 ? "soon.txt" : "new.txt", edits: [{ oldText: "<end>", newText: `line ${i}\n<end>` }] };
+		if (i % 3 === 0) args.then_run = { command: "cat new.txt" };
+		return ["edit", args, `e${i}`];
+	});
+	const run = await startSession({ ...ws, replies: [toolCalls(["write", { path: "new.txt", content: "<end>\n" }, "w"], ...edits), "done"] });
+	t.after(() => run.close());
+	await run.session.prompt("go");
+	const results = toolResults(run.session);
+	for (const [, , id] of [["write", {}, "w"], ...edits]) assert.equal(results.get(id)?.isError, false, `${id}: ${resultText(results.get(id)).slice(0, 200)}`);
+	assert.equal(fs.readFileSync(file, "utf8"), `${Array.from({ length: 9 }, (_, i) => `line ${i}\n`).join("")}<end>\n`);
+	assert.ok(fs.lstatSync(path.join(ws.cwd, "soon.txt")).isSymbolicLink(), "the link is still a link");
+});

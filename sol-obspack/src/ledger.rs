@@ -279,3 +279,72 @@ pub fn ledger_lines(records: &[LedgerRecord], timestamp_iso: &str) -> String {
     }
     out
 }
+
+/// One ledger line read back: its timestamp and its record.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct LedgerEntry {
+    /// The timestamp the host gave when it appended the line.
+    pub timestamp: String,
+    /// The record.
+    #[serde(flatten)]
+    pub record: LedgerRecord,
+}
+
+/// A ledger line that is not a record: a record that a crash cut short, or a line changed
+/// by hand. [`read_ledger`] skips it and goes on with the next line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedLine {
+    /// Its 1-based line number in the file.
+    pub line: usize,
+    /// Why it is not a record, lower-case.
+    pub reason: String,
+}
+
+/// What [`read_ledger`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LedgerRead {
+    /// The records, in the order they were appended.
+    pub entries: Vec<LedgerEntry>,
+    /// The lines that are not records, in file order.
+    pub skipped: Vec<SkippedLine>,
+}
+
+/// Reads a ledger file's text: every line that is a record, in order, and the others
+/// skipped without losing what follows them.
+///
+/// A crash can leave the last record without its line end, or cut it anywhere. The next
+/// append starts on a fresh line (see [`sol_core::FileSystem::append`]), so a torn record
+/// stays on a line of its own: a whole record that only lost its LF still reads, a cut one
+/// is skipped, and every record after it reads as written. Empty lines (two appenders that
+/// both closed the same torn line) are not records and are not reported.
+///
+/// ```
+/// use sol_obspack::ledger::{ledger_lines, read_ledger, LedgerRecord};
+/// use sol_obspack::observe;
+///
+/// let obs = observe("bash", "call_1", &"x".repeat(12_000));
+/// let first = ledger_lines(&[LedgerRecord::full(&obs, 1, 1)], "t1");
+/// let second = ledger_lines(&[LedgerRecord::full(&obs, 2, 2)], "t2");
+/// // The first record was cut by a crash; the next append started on a new line.
+/// let text = format!("{}\n{second}", &first[..40]);
+/// let read = read_ledger(&text);
+/// assert_eq!(read.entries.len(), 1);
+/// assert_eq!(read.entries[0].timestamp, "t2");
+/// assert_eq!(read.skipped[0].line, 1);
+/// ```
+pub fn read_ledger(text: &str) -> LedgerRead {
+    let mut read = LedgerRead::default();
+    for (index, line) in text.split('\n').enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<LedgerEntry>(line) {
+            Ok(entry) => read.entries.push(entry),
+            Err(error) => read.skipped.push(SkippedLine {
+                line: index + 1,
+                reason: format!("not a ledger record: {error}"),
+            }),
+        }
+    }
+    read
+}

@@ -117,7 +117,7 @@ pub mod text;
 
 use sol_core::{Mechanism, SolPiConfig};
 
-pub use ledger::{LedgerRecord, ledger_lines};
+pub use ledger::{LedgerEntry, LedgerRead, LedgerRecord, SkippedLine, ledger_lines, read_ledger};
 pub use observation::{
     Observation, ObservationId, ObservationIdError, count_lines, estimate_tokens, is_packable,
     is_receipt, observe,
@@ -130,7 +130,9 @@ pub use policy::{
     RECALL_HEADER_RESERVE_BYTES, RECALL_HEADER_RESERVE_LINES, RECALL_MAX_BYTES, RECALL_MAX_LINES,
     RECEIPT_MARKER_LINE, SendDecision, THRESHOLD_BYTES, decide,
 };
-pub use recall::{RecallDetails, RecallError, RecallPage, recall_page, recall_page_with};
+pub use recall::{
+    MAX_OFFSET, RecallDetails, RecallError, RecallPage, parse_offset, recall_page, recall_page_with,
+};
 pub use search::{MatchDetail, SearchDetails, SearchPage, search_page, search_page_with};
 pub use store::{Damage, ObservationStore, StoreError, StoreOutcome};
 pub use text::Names;

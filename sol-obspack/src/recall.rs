@@ -107,6 +107,17 @@ pub enum RecallError {
         /// The recall tool's name ([`Names::recall_tool`]).
         recall_tool: String,
     },
+    /// The offset is not a whole number of bytes from 0 to [`MAX_OFFSET`] (a fraction, a
+    /// negative number, not a number at all): it is refused, never rounded.
+    #[error(
+        "Offset {offset} is not a byte offset: give a whole number from 0 to {MAX_OFFSET}, such as 0 or a next_offset returned by {recall_tool}"
+    )]
+    InvalidOffset {
+        /// The offset as given, written as JSON writes it (`1.5`, `1e-300`, `-1`).
+        offset: String,
+        /// The recall tool's name ([`Names::recall_tool`]).
+        recall_tool: String,
+    },
     /// The page would exceed 16384 bytes or 400 lines (a defect: pages are built to fit).
     #[error("Recall output exceeded its hard limit")]
     OutputTooLarge,
@@ -148,6 +159,7 @@ impl RecallError {
             RecallError::UnknownId { .. } => "unknown_id",
             RecallError::OffsetBeyondSize { .. } => "offset_beyond_size",
             RecallError::OffsetInsideCharacter { .. } => "offset_inside_character",
+            RecallError::InvalidOffset { .. } => "invalid_offset",
             RecallError::OutputTooLarge => "output_too_large",
             RecallError::EmptyQuery => "empty_query",
             RecallError::QueryTooLong { .. } => "query_too_long",
@@ -173,6 +185,49 @@ impl From<ObservationIdError> for RecallError {
             id: error.rejected_id().to_owned(),
         }
     }
+}
+
+/// The largest offset a recall accepts: 2^53 - 1, the largest whole number a JSON number
+/// (a JavaScript number) holds exactly. Observations are far smaller.
+pub const MAX_OFFSET: u64 = (1 << 53) - 1;
+
+/// The byte offset of a recall call from the tool's `offset` argument as JSON gives it (a
+/// double; absent means 0). Only a whole number from 0 to [`MAX_OFFSET`] is an offset:
+/// `1.5`, `1e-300`, `-1`, `NaN` or `1e300` are refused with
+/// [`RecallError::InvalidOffset`], never rounded to another page. `-0` is 0.
+///
+/// ```
+/// use sol_obspack::{parse_offset, Names, RecallError};
+///
+/// let names = Names::default();
+/// assert_eq!(parse_offset(None, &names)?, 0);
+/// assert_eq!(parse_offset(Some(15_872.0), &names)?, 15_872);
+/// let error = parse_offset(Some(1.5), &names).unwrap_err();
+/// assert_eq!(error.code(), "invalid_offset");
+/// assert!(error.to_string().starts_with("Offset 1.5 is not a byte offset"));
+/// assert!(parse_offset(Some(1e-300), &names).is_err());
+/// # Ok::<(), RecallError>(())
+/// ```
+pub fn parse_offset(offset: Option<f64>, names: &Names) -> Result<u64, RecallError> {
+    let Some(offset) = offset else {
+        return Ok(0);
+    };
+    // NaN fails every comparison, so it is refused here too.
+    let whole = offset.fract() == 0.0 && (0.0..=MAX_OFFSET as f64).contains(&offset);
+    if !whole {
+        // As JSON writes it: `-1`, not Rust's `-1.0`; `1.5` and `1e-300` as they are.
+        let shown = if offset.fract() == 0.0 && offset.abs() < 1e21 {
+            format!("{offset:.0}")
+        } else {
+            format!("{offset:?}")
+        };
+        return Err(RecallError::InvalidOffset {
+            offset: shown,
+            recall_tool: names.recall_tool().to_owned(),
+        });
+    }
+    // Exact: a whole number of at most 53 bits.
+    Ok(offset as u64)
 }
 
 /// The page of `original` (the stored bytes of observation `id`) that starts at `offset`,

@@ -61,7 +61,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use serde::{Deserialize, Serialize};
 use sol_core::{FileKind, FileSystem, FsError, FsErrorKind};
 
-use crate::ledger::{LedgerRecord, ledger_lines};
+use crate::ledger::{LedgerRead, LedgerRecord, ledger_lines, read_ledger};
 use crate::observation::{Observation, ObservationId, sha256_hex};
 use crate::recall::RecallError;
 
@@ -191,6 +191,12 @@ pub enum StoreError {
         /// The port's error.
         source: FsError,
     },
+    /// The ledger could not be read back.
+    #[error("Observation ledger read failed: {source}")]
+    LedgerRead {
+        /// The port's error.
+        source: FsError,
+    },
 }
 
 impl StoreError {
@@ -205,6 +211,7 @@ impl StoreError {
             StoreError::ObservationMismatch { .. } => "observation_mismatch",
             StoreError::Io { .. } => "io",
             StoreError::LedgerAppend { .. } => "ledger_append_failed",
+            StoreError::LedgerRead { .. } => "ledger_read_failed",
         }
     }
 }
@@ -595,6 +602,19 @@ impl<'a> ObservationStore<'a> {
         self.fs
             .append(&self.ledger_path(), lines.as_bytes())
             .map_err(ledger_error)
+    }
+
+    /// Reads the ledger back (see [`read_ledger`](crate::ledger::read_ledger)): every record
+    /// in order, a torn or foreign line skipped without losing the records after it. No
+    /// ledger yet reads as empty; a ledger larger than `max_bytes`, or one that is a
+    /// symlink, is an error.
+    pub fn read_ledger(&self, max_bytes: u64) -> Result<LedgerRead, StoreError> {
+        let source = |source| StoreError::LedgerRead { source };
+        match self.fs.read_no_follow(&self.ledger_path(), max_bytes) {
+            Ok(bytes) => Ok(read_ledger(&String::from_utf8_lossy(&bytes))),
+            Err(error) if error.kind == FsErrorKind::NotFound => Ok(LedgerRead::default()),
+            Err(error) => Err(source(error)),
+        }
     }
 
     /// The one check of the storage path, for reads and writes alike: every component of

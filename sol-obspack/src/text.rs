@@ -214,8 +214,8 @@ pub fn id_description() -> &'static str {
 
 /// The description of the `offset` parameter.
 pub fn offset_description() -> &'static str {
-    "Byte offset to start at: 0 for the beginning, then the next_offset of the previous result. \
-     Defaults to 0."
+    "Byte offset to start at, a whole number: 0 for the beginning, then the next_offset of the \
+     previous result. Defaults to 0."
 }
 
 /// The description of the `query` parameter.

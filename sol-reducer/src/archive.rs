@@ -2,12 +2,20 @@
 //!
 //! Every log is written to `<root>/evidence-preserving-reducer/objects/<hh>/<sha256>.txt`
 //! (`hh` = the first two hex digits) **before** any model call, so the evidence a receipt
-//! points to exists whatever happens next. Directories are created 0700 and objects 0600
-//! with an exclusive create; an object that already exists is reused only if it is a
-//! regular file with the same size and hash. Nothing is ever deleted or overwritten.
+//! points to exists whatever happens next. Directories are created 0700 and objects 0600.
+//! An object is written whole or not at all, as ObservationPack's store heals its objects:
+//! through [`FileSystem::replace_private`] (a private temporary file beside it, synced,
+//! renamed over the object's name), so a crash never leaves a half-written object under
+//! the log's hash. An object that already exists is reused only if it is a regular file
+//! with the same size and hash. One with another size or hash (a crash of a version that
+//! wrote in place, a change by hand) is damaged: since the log at hand hashes to the name,
+//! it is written again from the log, and the reduction goes on ([`ArchivedLog::repaired`]).
+//! A symlink or a directory in its place is refused, never followed or replaced. Nothing
+//! is ever deleted.
 //!
 //! ```
 //! use camino::Utf8Path;
+//! use sol_core::FileSystem;
 //! use sol_core::testing::MemoryFileSystem;
 //! use sol_reducer::archive::{archive_log, store_root};
 //!
@@ -18,6 +26,11 @@
 //! assert_eq!(fs.mode(&first.path), Some(0o600));
 //! let again = archive_log(&fs, &store, "error: boom\n")?;
 //! assert!(again.reused && again.path == first.path);
+//! // Half an object (left by a crash) is written whole again from the log.
+//! fs.replace_private(&first.path, b"error: b")?;
+//! let healed = archive_log(&fs, &store, "error: boom\n")?;
+//! assert!(healed.repaired && !healed.reused);
+//! assert_eq!(fs.file(&first.path), Some(b"error: boom\n".to_vec()));
 //! # Ok::<(), sol_reducer::archive::ArchiveError>(())
 //! ```
 
@@ -55,6 +68,9 @@ pub struct ArchivedLog {
     pub lines: u64,
     /// Whether an identical object already existed.
     pub reused: bool,
+    /// Whether a damaged object (another size or hash) was found under the log's name and
+    /// written again from the log.
+    pub repaired: bool,
 }
 
 /// Why a log could not be archived.
@@ -108,20 +124,27 @@ pub(crate) fn archive_hashed(
     if let Some(parent) = path.parent() {
         fs.create_dir_private(parent)?;
     }
-    let reused = match fs.create_new(&path, log.as_bytes()) {
-        Ok(()) => false,
-        Err(error) if error.kind == FsErrorKind::AlreadyExists => {
-            read_archived(fs, &path, &sha256, log.len() as u64)?;
-            true
+    let bytes = log.len() as u64;
+    let (reused, repaired) = match read_archived(fs, &path, &sha256, bytes) {
+        Ok(_) => (true, false),
+        Err(ArchiveError::Fs(error)) if error.kind == FsErrorKind::NotFound => {
+            fs.replace_private(&path, log.as_bytes())?;
+            (false, false)
         }
-        Err(error) => return Err(error.into()),
+        // The name is the log's hash, and the log is at hand: write it whole again.
+        Err(ArchiveError::Integrity { .. }) => {
+            fs.replace_private(&path, log.as_bytes())?;
+            (false, true)
+        }
+        Err(error) => return Err(error),
     };
     Ok(ArchivedLog {
-        bytes: log.len() as u64,
+        bytes,
         lines: line_count(log),
         path,
         sha256,
         reused,
+        repaired,
     })
 }
 

@@ -7,7 +7,7 @@
 //!
 //! | kind | written when |
 //! |---|---|
-//! | `candidate` | the log was archived, before any model call |
+//! | `candidate` | the log was archived, before any model call (`sourceRepaired: true` when a damaged object was written again) |
 //! | `provider_response` | the reducer model answered |
 //! | `cache_hit` | a cached receipt is reused instead of calling the model |
 //! | `fallback` | the result is left unchanged (journaled reasons only) |
@@ -105,6 +105,13 @@ struct CandidateBody<'a> {
     source_lines: u64,
     source_path: &'a str,
     source_origin: SourceOrigin,
+    /// Only when a damaged object under the log's hash was written again from the log.
+    #[serde(skip_serializing_if = "is_false")]
+    source_repaired: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 /// `candidate`: the log of `source` is archived at `archived`.
@@ -125,6 +132,7 @@ pub fn candidate_record(
             source_lines: source.lines(),
             source_path: archived.path.as_str(),
             source_origin: source.origin(),
+            source_repaired: archived.repaired,
         },
     )
 }

@@ -28,8 +28,15 @@ pub trait FileSystem {
     /// directory must exist.
     fn create_new(&self, path: &Utf8Path, contents: &[u8]) -> Result<(), FsError>;
 
-    /// Appends `contents` to the file `path`, creating it with mode 0600 if missing. A
-    /// symlink at `path` is refused with [`FsErrorKind::SymlinkRefused`].
+    /// Appends `contents` to the journal file `path`, creating it with mode 0600 if missing.
+    /// A symlink at `path` is refused with [`FsErrorKind::SymlinkRefused`].
+    ///
+    /// An append always starts on a fresh line: when the file is not empty and its last
+    /// byte is not LF (a crash cut the last record short), an LF is written first, in the
+    /// same write as `contents`, so the torn record stays on a line of its own and the new
+    /// one is whole. Every journal SoL-Pi appends to goes through this one rule; a reader
+    /// skips the torn line (see `sol_obspack::ledger::read_ledger`). Empty `contents`
+    /// add nothing. [`append_needs_line_break`] is the rule in code.
     fn append(&self, path: &Utf8Path, contents: &[u8]) -> Result<(), FsError>;
 
     /// Replaces the file `path` with `contents` in one atomic step: a private (0600)
@@ -39,6 +46,23 @@ pub trait FileSystem {
     /// directory there is refused with [`FsErrorKind::NotAFile`]. The parent directory must
     /// exist.
     fn replace_private(&self, path: &Utf8Path, contents: &[u8]) -> Result<(), FsError>;
+}
+
+/// The fresh-line rule of [`FileSystem::append`], for every implementation of the port:
+/// whether an LF must go before `contents`, given the last byte of the file as it stands
+/// (`None` for an empty or missing file). True only when something is appended after a
+/// record that a crash left without its line end.
+///
+/// ```
+/// use sol_core::append_needs_line_break;
+///
+/// assert!(append_needs_line_break(Some(b'}'), b"{\"a\":1}\n"));
+/// assert!(!append_needs_line_break(Some(b'\n'), b"{\"a\":1}\n"));
+/// assert!(!append_needs_line_break(None, b"{\"a\":1}\n"));
+/// assert!(!append_needs_line_break(Some(b'}'), b""));
+/// ```
+pub fn append_needs_line_break(last_byte: Option<u8>, contents: &[u8]) -> bool {
+    !contents.is_empty() && last_byte.is_some_and(|last| last != b'\n')
 }
 
 /// What [`FileSystem::metadata`] found.

@@ -291,6 +291,10 @@ impl FileSystem for MemoryFileSystem {
                 Ok(())
             }
             Some(MemoryNode::File { bytes, .. }) => {
+                // The port's fresh-line rule: a torn last record keeps a line of its own.
+                if crate::append_needs_line_break(bytes.last().copied(), contents) {
+                    bytes.push(b'\n');
+                }
                 bytes.extend_from_slice(contents);
                 Ok(())
             }

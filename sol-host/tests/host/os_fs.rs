@@ -364,6 +364,35 @@ fn append_creates_private_then_appends() {
     );
 }
 
+/// A crash left the last record without its line end (or cut it short): the next append
+/// starts on a fresh line, so neither the torn record nor the new one is glued to the other.
+#[test]
+fn append_after_a_torn_record_starts_on_a_fresh_line() {
+    let sandbox = Sandbox::new();
+    sandbox.mkdir("s");
+    let ledger = sandbox.path("s/ledger.jsonl");
+    FS.append(&ledger, b"{\"a\":1}\n{\"a\":2}")
+        .expect("a record without its LF");
+    FS.append(&ledger, b"{\"a\":3}\n")
+        .expect("appended after it");
+    assert_eq!(
+        sandbox.read("s/ledger.jsonl"),
+        b"{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n"
+    );
+    // Cut mid-record, as a killed write leaves it.
+    std::fs::write(&ledger, b"{\"a\":1}\n{\"a\":").expect("torn");
+    FS.append(&ledger, b"{\"a\":4}\n{\"a\":5}\n")
+        .expect("appended after it");
+    assert_eq!(
+        sandbox.read("s/ledger.jsonl"),
+        b"{\"a\":1}\n{\"a\":\n{\"a\":4}\n{\"a\":5}\n"
+    );
+    // Nothing to append adds nothing, not even the line end.
+    std::fs::write(&ledger, b"{\"a\":").expect("torn");
+    FS.append(&ledger, b"").expect("nothing");
+    assert_eq!(sandbox.read("s/ledger.jsonl"), b"{\"a\":");
+}
+
 #[test]
 fn append_refuses_a_symlink_and_leaves_its_target_unchanged() {
     let sandbox = Sandbox::new();
@@ -464,8 +493,9 @@ fn a_fifo_is_refused_without_blocking() {
             read_no_follow,
             FsErrorKind::NotAFile,
         ),
-        // Nobody reads the FIFO: the open fails (ENXIO) instead of waiting for a reader.
-        ("append", &fifo, append, FsErrorKind::Other),
+        // Opened for reading too (the fresh-line rule reads the last byte), the open does
+        // not wait for another end; the handle is then refused as not a regular file.
+        ("append", &fifo, append, FsErrorKind::NotAFile),
     ];
     for (name, path, operation, expected) in cases {
         let target = path.clone();

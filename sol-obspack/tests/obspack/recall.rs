@@ -184,3 +184,82 @@ fn the_byte_budget_moves_back_to_the_start_of_a_split_character() {
     let next = recall_page(&id(), text.as_bytes(), 15_871).expect("a page");
     assert_eq!(next.chunk(), "🦀tail");
 }
+
+mod offsets {
+    use proptest::prelude::*;
+    use sol_obspack::{MAX_OFFSET, Names, RecallError, parse_offset};
+
+    fn refused(offset: f64) -> String {
+        match parse_offset(Some(offset), &Names::default()) {
+            Err(error @ RecallError::InvalidOffset { .. }) => error.to_string(),
+            other => panic!("{offset:?} was not refused: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn fractions_and_tiny_numbers_are_refused_not_rounded() {
+        assert_eq!(
+            refused(1.5),
+            "Offset 1.5 is not a byte offset: give a whole number from 0 to 9007199254740991, \
+             such as 0 or a next_offset returned by obs_recall"
+        );
+        assert!(refused(1e-300).starts_with("Offset 1e-300 is not a byte offset"));
+        assert!(refused(-1.0).starts_with("Offset -1 is not a byte offset"));
+        assert!(refused(f64::NAN).starts_with("Offset NaN is not"));
+        assert!(refused(f64::INFINITY).starts_with("Offset inf is not"));
+        assert!(refused(1e300).starts_with("Offset 1e300 is not"));
+        assert!(refused(MAX_OFFSET as f64 + 1.0).starts_with("Offset 9007199254740992 is not"));
+        let named = parse_offset(Some(0.5), &Names::new("recall_original").expect("a name"));
+        assert!(
+            named
+                .expect_err("refused")
+                .to_string()
+                .ends_with("returned by recall_original")
+        );
+    }
+
+    #[test]
+    fn absent_zero_and_whole_numbers_are_offsets() {
+        let names = Names::default();
+        assert_eq!(parse_offset(None, &names), Ok(0));
+        assert_eq!(parse_offset(Some(0.0), &names), Ok(0));
+        assert_eq!(parse_offset(Some(-0.0), &names), Ok(0));
+        assert_eq!(parse_offset(Some(15_872.0), &names), Ok(15_872));
+        assert_eq!(
+            parse_offset(Some(MAX_OFFSET as f64), &names),
+            Ok(MAX_OFFSET)
+        );
+    }
+
+    proptest! {
+        /// Every whole number in range is accepted exactly.
+        #[test]
+        fn whole_numbers_round_trip(n in 0..=MAX_OFFSET) {
+            prop_assert_eq!(parse_offset(Some(n as f64), &Names::default()), Ok(n));
+        }
+
+        /// Any double is an offset only when it is that very whole number; anything else is
+        /// refused, never rounded, and the error names the offset and the tool.
+        #[test]
+        fn any_double_is_the_offset_it_is_or_refused(bits in any::<u64>()) {
+            let value = f64::from_bits(bits);
+            match parse_offset(Some(value), &Names::default()) {
+                Ok(offset) => {
+                    prop_assert!(offset <= MAX_OFFSET);
+                    prop_assert!(offset as f64 == value, "{value:?} became {offset}");
+                }
+                Err(error) => {
+                    prop_assert_eq!(error.code(), "invalid_offset");
+                    prop_assert!(!(value.fract() == 0.0 && (0.0..=MAX_OFFSET as f64).contains(&value)));
+                    prop_assert!(error.to_string().contains("obs_recall"));
+                }
+            }
+        }
+
+        /// Fractions between whole numbers are refused.
+        #[test]
+        fn fractions_are_refused(n in 0..MAX_OFFSET / 2, frac in 0.001f64..0.999) {
+            prop_assert!(parse_offset(Some(n as f64 + frac), &Names::default()).is_err() || (n as f64 + frac).fract() == 0.0);
+        }
+    }
+}

@@ -112,6 +112,10 @@ fn error_messages() {
             offset: 17,
             recall_tool: text::TOOL_NAME.to_owned(),
         },
+        RecallError::InvalidOffset {
+            offset: "1.5".to_owned(),
+            recall_tool: text::TOOL_NAME.to_owned(),
+        },
         RecallError::OutputTooLarge,
         RecallError::EmptyQuery,
         RecallError::QueryTooLong { bytes: 300 },
