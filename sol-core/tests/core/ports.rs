@@ -168,6 +168,41 @@ fn create_new_is_exclusive_and_private() {
     assert_eq!(error.kind, FsErrorKind::NotFound);
 }
 
+proptest! {
+    /// Whatever a crash left at the end of a journal (a whole record, one cut anywhere, or
+    /// nothing), every record appended after it reads back on a line of its own, and what
+    /// was there is kept byte for byte.
+    #[test]
+    fn an_append_always_starts_on_a_fresh_line(
+        before in proptest::collection::vec("[a-z{}\":,]{1,12}", 0..4),
+        cut in 0usize..13,
+        after in proptest::collection::vec("[a-z{}\":,]{1,12}", 1..4),
+    ) {
+        let fs = MemoryFileSystem::new().with_dir("/s");
+        let path = p("/s/journal.jsonl");
+        let mut existing: String = before.iter().map(|record| format!("{record}\n")).collect();
+        // The last record cut `cut` bytes in (its line end lost at least).
+        if let Some(last) = before.last() {
+            existing.truncate(existing.len() - last.len() - 1 + cut.min(last.len()));
+        }
+        if !existing.is_empty() {
+            fs.append(path, existing.as_bytes()).expect("the torn journal");
+        }
+        for record in &after {
+            fs.append(path, format!("{record}\n").as_bytes()).expect("appended");
+        }
+        let text = String::from_utf8(fs.file(path).unwrap_or_default()).expect("UTF-8");
+        prop_assert!(text.starts_with(&existing));
+        let lines: Vec<&str> = text.lines().collect();
+        let expected: Vec<&str> = after.iter().map(String::as_str).collect();
+        prop_assert_eq!(&lines[lines.len() - after.len()..], expected.as_slice());
+        prop_assert!(
+            sol_core::append_needs_line_break(existing.as_bytes().last().copied(), b"x")
+                == (!existing.is_empty() && !existing.ends_with('\n'))
+        );
+    }
+}
+
 #[test]
 fn append_creates_then_appends_and_refuses_symlinks() {
     let fs = MemoryFileSystem::new()
