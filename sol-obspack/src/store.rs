@@ -604,7 +604,7 @@ impl<'a> ObservationStore<'a> {
             .map_err(ledger_error)
     }
 
-    /// Reads the ledger back (see [`read_ledger`](crate::ledger::read_ledger)): every record
+    /// Reads the ledger back (see [`read_ledger`]): every record
     /// in order, a torn or foreign line skipped without losing the records after it. No
     /// ledger yet reads as empty; a ledger larger than `max_bytes`, or one that is a
     /// symlink, is an error.
