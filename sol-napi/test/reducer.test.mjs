@@ -192,7 +192,7 @@ test(`Pi ${piVersion}: a log with a likely secret is never sent to the reducer m
 const reportedSecrets = JSON.parse(fs.readFileSync(path.join(repoRoot, "fixtures", "reducer", "secrets.json"), "utf8")).cases.filter((c) => c.reported);
 
 test(`Pi ${piVersion}: build logs holding each reported secret form are never sent; each keeps its log and journals why`, async (t) => {
-	assert.equal(reportedSecrets.length, 8);
+	assert.equal(reportedSecrets.length, 8 + 24, "the forms of the first report and of issue 25");
 	const ws = makeWorkspace(t);
 	const base = fs.readFileSync(fixtureLog("cargo-test-failure"), "utf8").split("\n");
 	const targets = reportedSecrets.map((form, i) => {
@@ -380,6 +380,102 @@ test(`Pi ${piVersion}: with cacheAware the reducer reads the tail the model saw;
 	assert.equal((fs.statSync(whole).mode & 0o777).toString(8), "600");
 	assert.match(text, new RegExp(`^full_output_bytes=${Buffer.byteLength(archived)}$`, "m"));
 });
+
+/** Every file the reducer archived under `root` (its `evidence-preserving-reducer` directories). */
+function archivedFiles(root) {
+	const found = [];
+	const walk = (dir, inside) => {
+		for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+			const full = path.join(dir, entry.name);
+			if (entry.isDirectory()) walk(full, inside || entry.name === "evidence-preserving-reducer");
+			else if (inside) found.push(full);
+		}
+	};
+	walk(root, false);
+	return found;
+}
+
+/** A failing log longer than Pi's inline output whose first `head` lines are `head`, written under the workspace root. */
+function writeLongLogWith(ws, name, { head = [], beforeTail = [] } = {}) {
+	const long = path.join(ws.root, name);
+	const lines = [...head];
+	for (let i = 0; i < 2400; i++) lines.push(`test suite::case_${String(i).padStart(4, "0")} ... ok (checking ledger rows and balances)`);
+	lines.push(...beforeTail);
+	lines.push("test suite::case_final ... FAILED", "test result: FAILED. 2400 passed; 1 failed; 0 ignored");
+	fs.writeFileSync(long, `${lines.join("\n")}\n`);
+	return long;
+}
+
+// Issue 25: a secret in the part of the output Pi cut blocks the whole reduction.
+test(`Pi ${piVersion}: with cacheAware a secret only in the head Pi cut blocks the reduction: nothing is sent, nothing archived`, async (t) => {
+	const ws = makeWorkspace(t);
+	const log = writeLongLogWith(ws, "leaky-head.log", { head: ["connecting with PGPASSWORD=hunter2-very-secret"] });
+	const ws2 = project(t, { log, extraConfig: { cacheAware: true } });
+	const reducer = reducerModel(honest);
+	const { results, journal } = await run(t, ws2, { reducer, calls: [toolCalls(["bash", { command: "make test" }, "b1"])] });
+	const text = resultText(results.get("b1"));
+	assert.ok(!text.includes("PGPASSWORD"), "the secret is in the part Pi cut");
+	assert.match(text, /test suite::case_final \.\.\. FAILED/, "Pi's own result is kept");
+	assert.equal(reducer.calls.length, 0, "nothing sent");
+	assert.deepEqual(archivedFiles(ws2.root), [], "nothing archived");
+	assert.deepEqual(
+		journal.map((r) => [r.kind, r.reason, r.secretKind, r.secretLine]),
+		[["fallback", "likely-secret", "password-assignment", 1]],
+	);
+	assert.match(journal[0].detail, /whole output/);
+	assert.ok(!JSON.stringify(journal).includes("hunter2"));
+});
+
+test(`Pi ${piVersion}: with cacheAware a private key whose BEGIN line Pi cut is never sent: its body and END line are in the tail`, async (t) => {
+	const ws = makeWorkspace(t);
+	// 50 body lines (64 base64 characters each), then about 49 KB of test lines: Pi's 50 KB
+	// tail starts inside the key.
+	const body = Array.from({ length: 50 }, (_, i) => `MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us${String(i).padStart(4, "0")}`);
+	const after = Array.from({ length: 930 }, (_, i) => `test after::case_${String(i).padStart(3, "0")} ... ok (reconciling statements)`);
+	const log = writeLongLogWith(ws, "key.log", { beforeTail: ["-----BEGIN PRIVATE KEY-----", ...body, "-----END PRIVATE KEY-----", ...after] });
+	const ws2 = project(t, { log, extraConfig: { cacheAware: true } });
+	const reducer = reducerModel(honest);
+	const { results, journal } = await run(t, ws2, { reducer, calls: [toolCalls(["bash", { command: "make test" }, "b1"])] });
+	const text = resultText(results.get("b1"));
+	assert.ok(!text.includes("-----BEGIN PRIVATE KEY-----"), "Pi cut the BEGIN line");
+	assert.ok(text.includes("-----END PRIVATE KEY-----") && text.includes(body.at(-1)), "the key's end is in Pi's tail");
+	assert.equal(reducer.calls.length, 0, "nothing sent");
+	assert.deepEqual(archivedFiles(ws2.root), [], "nothing archived");
+	assert.deepEqual(journal.map((r) => [r.kind, r.reason]), [["fallback", "likely-secret"]]);
+});
+
+// Issue 25: a pipe or `|| true` makes a failing run exit 0; no success receipt may hide its failing tests.
+for (const command of ["make test 2>&1 | tail -n 1000", "make test || true"]) {
+	test(`Pi ${piVersion}: \`${command}\` exits 0 on a log naming two failing tests: no success receipt, the main model reads the FAILED lines`, async (t) => {
+		const ws = makeWorkspace(t);
+		const log = path.join(ws.root, "piped.log");
+		// The fixture's log without the status line Pi added to it: what the pipe passes on.
+		fs.writeFileSync(log, fs.readFileSync(fixtureLog("cargo-test-failure"), "utf8").replace(/\n+Command exited with code 101\n?$/, "\n"));
+		const ws2 = project(t, { log });
+		// A reducer model that believes the exit code.
+		const reducer = reducerModel(({ sha, log: sent }) => receipt(sha, "success", [{ kind: "summary", quote: sent.split("\n").find((l) => l.startsWith("test result: ok.")) }]));
+		let seen = [];
+		const last = (context) => {
+			seen = context.messages;
+			return ai.fauxAssistantMessage("done");
+		};
+		const session = await startSession({ ...ws2, extraProviders: [reducer.provider], replies: [toolCalls(["bash", { command }, "b1"]), last] });
+		t.after(() => session.close());
+		await session.session.prompt("go");
+		const result = toolResults(session.session).get("b1");
+		assert.equal(result.isError, false, "Pi reports a success");
+		assert.equal(reducer.calls.length, 0, "the reducer model is not asked");
+		const journal = session.session.sessionManager.getEntries().filter((e) => e.customType === ENTRY).map((e) => e.data);
+		assert.deepEqual(journal.map((r) => [r.kind, r.reason]), [["fallback", "success-with-failing-tests"]]);
+		assert.match(journal[0].detail, /names 2 failing tests, the first `import::csv::tests::rejects_unbalanced_rows`/);
+		const sent = JSON.stringify(seen.find((m) => m.role === "toolResult" && m.toolCallId === "b1").content);
+		assert.doesNotMatch(sent, /sol_pi_evidence_receipt_v1/);
+		for (const name of ["import::csv::tests::rejects_unbalanced_rows", "reconcile::tests::matches_split_transactions"]) {
+			assert.ok(sent.includes(`test ${name} ... FAILED`), `the main model sees ${name} fail`);
+		}
+		assert.deepEqual(archivedFiles(ws2.root), [], "nothing archived");
+	});
+}
 
 test(`Pi ${piVersion}: with cacheAware a log too small to pay for the reducer's call this early is kept, journaled not-economic, and no model is called`, async (t) => {
 	const ws = makeWorkspace(t);

@@ -20,6 +20,7 @@ use sol_reducer::archive::{archive_source, store_root};
 use sol_reducer::model::ReducerReply;
 use sol_reducer::pi::structured_exit_code;
 use sol_reducer::render::apply_reply;
+use sol_reducer::secret::find_likely_secret;
 use sol_reducer::source::{FullOutput, prepare_source};
 use sol_reducer::{
     MAX_SOURCE_CHARS, ReceiptCheck, Route, ToolResultView, select_candidate, sha256_hex,
@@ -72,6 +73,57 @@ fn main() {
     });
     println!(
         "select + prepare (bounds, exit signal, secret gate, hashes) on that log: {}",
+        summary(&prepare)
+    );
+
+    let gate = measure(20, || {
+        black_box(find_likely_secret(black_box(&log)));
+    });
+    println!("secret gate alone on that log: {}", summary(&gate));
+
+    // A vitest-style log of the same length in characters, with a check mark or a cross on
+    // every line: text outside ASCII, which the gate normalises before its rules run.
+    let mut unicode = String::new();
+    let mut index = 0;
+    while unicode.chars().count() + 80 < MAX_SOURCE_CHARS {
+        let mark = if index % 50 == 49 { "×" } else { "✓" };
+        unicode.push_str(&format!(
+            " {mark} src/module_{:04}.test.ts > behaves as documented {}ms\n",
+            index / 40,
+            index % 9
+        ));
+        index += 1;
+    }
+    let gate = measure(20, || {
+        black_box(find_likely_secret(black_box(&unicode)));
+    });
+    println!(
+        "secret gate alone on a {}-character log with a non-ASCII mark on every line: {}",
+        unicode.chars().count(),
+        summary(&gate)
+    );
+
+    // The same size of log from a run that reported success: the failing-test check reads
+    // it too.
+    let passing = log.replace("... FAILED", "... ok");
+    let input = json!({"command": "cargo test --workspace 2>&1 | tail -n 20000"});
+    let content = [ContentBlock::text(passing)];
+    let view = ToolResultView {
+        tool_call_id: "call_bench",
+        tool_name: "bash",
+        input: &input,
+        content: &content,
+        is_error: false,
+        exit_code: Some(0),
+        ..ToolResultView::default()
+    };
+    let prepare = measure(20, || {
+        let candidate = select_candidate(black_box(&view)).expect("a candidate");
+        let source = prepare_source(candidate, FullOutput::NotRead).expect("a source");
+        black_box(source);
+    });
+    println!(
+        "select + prepare on that log reported as a success (the failing-test check too): {}",
         summary(&prepare)
     );
 

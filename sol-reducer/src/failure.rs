@@ -30,6 +30,13 @@
 //!    something beyond status words;
 //! 4. else (a failure without any failure word, such as a bare non-zero exit): nothing.
 //!
+//! [`check_success_log`] is the rule for a command that reported success: its log must name
+//! no failing test. An exit code of 0 does not prove the tests passed (`make test | tail`,
+//! `make test || true` hide the test runner's status), and a success receipt would replace
+//! the very lines that say otherwise, so such a log is never reduced: the agent reads it
+//! whole and judges for itself. Only the runners' own failure lines count (those above), so
+//! a passing test named `test_failed_login` or a `0 failed` summary does not.
+//!
 //! ```
 //! use sol_reducer::failure::{check_failure_evidence, identify_failures};
 //!
@@ -38,6 +45,11 @@
 //! assert_eq!(failures.tests.len(), 2);
 //! assert!(check_failure_evidence(&failures, log, &["FAILED"]).is_err());
 //! assert!(check_failure_evidence(&failures, log, &["test a::two ... FAILED\ntest a::three ... FAILED"]).is_ok());
+//!
+//! // The same log from `cargo test | tail`, which exits 0: no success receipt for it.
+//! assert!(sol_reducer::failure::check_success_log(&failures).is_err());
+//! let passing = "test a::test_failed_login ... ok\ntest result: ok. 1 passed; 0 failed\n";
+//! assert!(sol_reducer::failure::check_success_log(&identify_failures(passing)).is_ok());
 //! ```
 
 use std::borrow::Cow;
@@ -119,6 +131,42 @@ impl MissingEvidence {
             ),
             MissingEvidence::BareStatus => "no fatal or failure item quotes a line that identifies the failure; a bare status such as `FAILED` or `error` is not evidence".to_owned(),
         }
+    }
+}
+
+/// Why a log whose command reported success cannot get a success receipt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailingTestsOnSuccess {
+    /// The first failing test the log names.
+    pub first: String,
+    /// How many failing tests the log names.
+    pub identified: usize,
+}
+
+impl FailingTestsOnSuccess {
+    /// The journal's detail text.
+    pub fn detail(&self) -> String {
+        let tests = if self.identified == 1 {
+            "1 failing test".to_owned()
+        } else {
+            format!("{} failing tests", self.identified)
+        };
+        format!(
+            "the command reported success, but the log names {tests}, the first `{}`; a pipe or `|| true` may have hidden the test runner's exit code, so no success receipt may replace the log",
+            self.first
+        )
+    }
+}
+
+/// Checks the log of a command that reported success: it must name no failing test (see
+/// the module documentation). `failures` is [`identify_failures`] of the log.
+pub fn check_success_log(failures: &Failures) -> Result<(), FailingTestsOnSuccess> {
+    match failures.tests.first() {
+        None => Ok(()),
+        Some(first) => Err(FailingTestsOnSuccess {
+            first: first.name.clone(),
+            identified: failures.tests.len(),
+        }),
     }
 }
 
@@ -249,7 +297,9 @@ fn borrowed_failing_test_name(line: &str) -> Option<&str> {
     }
     if trimmed.starts_with("● ") {
         let name = JEST_HEADING.captures(line)?.get(1)?.as_str();
-        return (!name.starts_with("Console")).then_some(name);
+        // `● Console` groups logged output; `● Validation Warning:` and `● Deprecation
+        // Warning:` are configuration notices of a run that may pass.
+        return (!name.starts_with("Console") && !name.ends_with("Warning:")).then_some(name);
     }
     if trimmed.starts_with("FAIL ") && line.contains(" > ") {
         return VITEST_FAIL

@@ -47,6 +47,9 @@ pub enum ReasonCode {
     ExitStateMismatch,
     /// The log seems to carry a credential; it is not sent to a model.
     LikelySecret,
+    /// The command reported success (exit 0, for example behind a pipe or `|| true`), yet
+    /// its log names failing tests: no success receipt may stand in for it.
+    SuccessWithFailingTests,
     /// Under the cache-aware policies: the reducer call is expected to cost more than the
     /// receipt would save ([`crate::economics`]).
     NotEconomic,
@@ -79,7 +82,7 @@ pub enum ReasonCode {
 
 impl ReasonCode {
     /// Every reason, in pipeline order.
-    pub const ALL: [ReasonCode; 24] = [
+    pub const ALL: [ReasonCode; 25] = [
         ReasonCode::IneligibleTool,
         ReasonCode::NestedToolCall,
         ReasonCode::NoCommand,
@@ -91,6 +94,7 @@ impl ReasonCode {
         ReasonCode::SourceUnavailableOrOverMaxChars,
         ReasonCode::ExitStateMismatch,
         ReasonCode::LikelySecret,
+        ReasonCode::SuccessWithFailingTests,
         ReasonCode::NotEconomic,
         ReasonCode::ArchiveFailure,
         ReasonCode::ReducerModelUnavailable,
@@ -120,6 +124,7 @@ impl ReasonCode {
             ReasonCode::SourceUnavailableOrOverMaxChars => "source-unavailable-or-over-max-chars",
             ReasonCode::ExitStateMismatch => "exit-state-mismatch",
             ReasonCode::LikelySecret => "likely-secret",
+            ReasonCode::SuccessWithFailingTests => "success-with-failing-tests",
             ReasonCode::NotEconomic => "not-economic",
             ReasonCode::ArchiveFailure => "archive-failure",
             ReasonCode::ReducerModelUnavailable => "reducer-model-unavailable",
@@ -184,6 +189,9 @@ impl ReasonCode {
             }
             ReasonCode::LikelySecret => {
                 "The log seems to contain a credential, so it is not sent to the reducer model."
+            }
+            ReasonCode::SuccessWithFailingTests => {
+                "The command reported success, but its log names failing tests (an exit code hidden by a pipe or `|| true`), so the agent reads the log itself."
             }
             ReasonCode::NotEconomic => {
                 "The reducer call is expected to cost more than the receipt would save over the session's expected remaining requests."

@@ -16,7 +16,12 @@
 //! 5. for a failed result, `fatal` and `failure` items that keep what identifies the
 //!    failure: each failing test the log names, else one of its error lines, else a line
 //!    that says more than a status word; a bare `FAILED` or `error` is not evidence
-//!    ([`crate::failure`], [`ReasonCode::MissingFailureEvidence`]).
+//!    ([`crate::failure`], [`ReasonCode::MissingFailureEvidence`]);
+//! 6. for a successful result, a log that names no failing test: whatever the exit code
+//!    says, a success receipt never replaces a log that names failing tests
+//!    ([`crate::failure::check_success_log`], [`ReasonCode::SuccessWithFailingTests`]; the
+//!    pipeline refuses such a log before any model call, this keeps the rule for every
+//!    receipt, cached ones included).
 //!
 //! Duplicate `(kind, quote)` items are dropped; each kept item records the line of the
 //! quote's first occurrence and the quote's hash.
@@ -42,7 +47,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::digest::{sha256_hex, utf16_len};
-use crate::failure::{check_failure_evidence, identify_failures};
+use crate::failure::{check_failure_evidence, check_success_log, identify_failures};
 use crate::reason::{Fallback, ReasonCode};
 use crate::{MAX_EVIDENCE_ITEMS, MAX_QUOTE_CHARS, MAX_REPLY_BYTES, RECEIPT_SCHEMA};
 
@@ -216,6 +221,10 @@ pub fn validate_receipt(
         let failures = identify_failures(check.log);
         check_failure_evidence(&failures, check.log, &quotes).map_err(|missing| {
             Rejection::new(ReasonCode::MissingFailureEvidence, missing.detail())
+        })?;
+    } else {
+        check_success_log(&identify_failures(check.log)).map_err(|failing| {
+            Rejection::new(ReasonCode::SuccessWithFailingTests, failing.detail())
         })?;
     }
     Ok(VerifiedReceipt {

@@ -6,13 +6,28 @@
 //! reducer would never run on suites that test authentication: test names, comparisons
 //! and prose that merely mention a password or a token are not secrets.
 //!
-//! Two families of rules run, on every line alike (assertion output included: a failed
+//! The rules read the text [`normalise`]d: zero-width and other invisible characters
+//! removed, and letters that only look like ASCII ones (Cyrillic `Р`, Greek `Ο`, fullwidth
+//! `Ｐ`; Unicode's confusable skeletons) read as those, so `РASS\u{200B}WORD=…` is
+//! `PASSWORD=…`.
+//!
+//! Three families of rules run, on every line alike (assertion output included: a failed
 //! assertion often prints the very value under test, `login(PGPASSWORD=hunter2)`):
 //!
-//! - **Token shapes**, matched anywhere: PEM private-key armour, AWS access key ids,
-//!   GitHub tokens, Slack tokens, JSON Web Tokens, bearer tokens, passwords inside URLs,
-//!   provider API keys (`sk-…`, `sk-proj-…`, `sk-ant-…`, `sk_live_…`) and cookie headers
-//!   with a value (`Cookie: session=…`, `Set-Cookie: …`).
+//! - **Token shapes**, matched anywhere: PEM private-key armour (a `BEGIN` or an `END`
+//!   line: when a long output is cut to its tail, the END line is what is left), AWS access
+//!   key ids, GitHub tokens, Slack tokens and incoming webhooks, Google (`AIza…`), Hugging
+//!   Face (`hf_…`), GitLab (`glpat-…`), npm (`npm_…`) and SendGrid (`SG.….…`) keys, JSON Web
+//!   Tokens, bearer tokens, Basic credentials whose base64 decodes to `user:password`
+//!   (`Basic …`, `"auth": "…"`, `_auth=…`), passwords inside URLs (`redis://:pw@host`
+//!   too), provider API keys (`sk-…`, `sk-proj-…`, `sk-ant-…`, `sk_live_…`), Azure
+//!   `AccountKey=`/`SharedAccessKey=` and cookie headers with a value (`Cookie:
+//!   session=…`, `Set-Cookie: …`).
+//! - **Line shapes**: a run of three or more lines of 40 to 80 base64 characters mixing
+//!   capitals, small letters and digits, as a key's body is wrapped, unless PEM armour of a
+//!   certificate or a public key stands right before or after it; and a password prompt
+//!   (`Password:`, `[sudo] password for dev:`) whose next line is one token with a digit, a
+//!   symbol or an inner capital (the echoed answer).
 //! - **Key-value rules**: the specification's original rule (an API key, authorization,
 //!   bearer, access token or secret word followed within 32 characters on the same line by
 //!   a `:` or `=` that is not part of a `::` path or a `==` comparison, and a value);
@@ -21,11 +36,14 @@
 //!   `pwd=…` (connection strings; a path such as `PWD=/home/u` is the working directory),
 //!   a token name with a token-like value (`token=…`, `"auth_token": "…"`), the word
 //!   `password` followed by a value that has a digit or a symbol (`password hunter2`), and
-//!   `--password`/`--passphrase` flags with a value. Values that are placeholders (`$VAR`,
-//!   `${…}`, `<PASSWORD>`), masks (`****`) or ordinary words (`flag`, `required`, …) do
-//!   not count.
+//!   `--password`/`--passphrase` flags with a value, and the password options of clients
+//!   that take the password itself (`mysql -pPASS` and the other MySQL and MariaDB
+//!   clients, attached as they require; `sshpass -p PASS`; `redis-cli -a PASS`;
+//!   `curl -u user:PASS`). Values that are placeholders (`$VAR`, `${…}`, `<PASSWORD>`),
+//!   masks (`****`) or ordinary words (`flag`, `required`, …) do not count.
 //!
-//! `-p<value>` is deliberately not a rule: too many tools use `-p` for something else.
+//! `-p<value>` alone is deliberately not a rule: too many tools use `-p` for something else
+//! (`cargo test -p`, `mkdir -p`, `ssh -p 22`); only the clients above are read.
 //! The forms each rule must and must not catch are listed in `fixtures/reducer/secrets.json`.
 //!
 //! ```
@@ -40,10 +58,15 @@
 //! assert_eq!(find_likely_secret("the password must be at least 8 characters"), None);
 //! ```
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD_NO_PAD as BASE64;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
+use unicode_security::confusable_detection::skeleton;
 
 /// Which rule recognised a likely secret.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -55,47 +78,72 @@ pub enum SecretKind {
     PasswordAssignment,
     /// A `--password` or `--passphrase` flag given a value.
     PasswordFlag,
-    /// `-----BEGIN … PRIVATE KEY-----` armour.
+    /// `-----BEGIN … PRIVATE KEY-----` or `-----END … PRIVATE KEY-----` armour.
     PrivateKeyArmour,
+    /// A run of base64 lines shaped like a key's body, without its armour.
+    PrivateKeyBody,
     /// An AWS access key id (`AKIA…`, `ASIA…`).
     AwsAccessKeyId,
     /// A GitHub token (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`).
     GithubToken,
     /// A Slack token (`xoxa-`, `xoxb-`, `xoxp-`, `xoxr-`, `xoxs-`).
     SlackToken,
+    /// A Slack incoming-webhook URL (`hooks.slack.com/services/T…/B…/…`).
+    SlackWebhook,
+    /// A service token by its shape: Google API keys (`AIza…`), Hugging Face (`hf_…`),
+    /// GitLab (`glpat-…`), npm (`npm_…`) and SendGrid (`SG.….…`).
+    ServiceToken,
     /// A JSON Web Token: three base64url segments, the first starting with `eyJ`.
     JsonWebToken,
     /// `Bearer` followed by a token.
     BearerToken,
-    /// A password inside a URL (`scheme://user:password@host`).
+    /// HTTP Basic credentials (`Basic …`, `"auth": "…"`, `_auth=…`) whose base64 value
+    /// decodes to `user:password`.
+    BasicCredentials,
+    /// A password inside a URL (`scheme://user:password@host`, `redis://:password@host`).
     UrlCredentials,
     /// A provider API key by its prefix (`sk-…`, `sk-proj-…`, `sk-ant-…`, `sk_live_…`).
     ApiKeyPrefix,
+    /// An Azure connection string key (`AccountKey=…`, `SharedAccessKey=…`).
+    ConnectionStringKey,
     /// A `Cookie:` or `Set-Cookie:` header with a name and a value.
     CookieHeader,
     /// A token name (`token`, `auth_token`, `X-Auth-Token`) given a token-like value.
     TokenAssignment,
     /// The word `password` or `passphrase` followed by a value with a digit or a symbol.
     PasswordAfterWord,
+    /// A client's own password option: `mysql -pPASS` (and the other MySQL and MariaDB
+    /// clients), `sshpass -p PASS`, `redis-cli -a PASS`, `curl -u user:PASS`.
+    ClientPasswordFlag,
+    /// A password prompt (`Password:`, `[sudo] password for dev:`) with the answer echoed
+    /// alone on the next line.
+    PasswordAfterPrompt,
 }
 
 impl SecretKind {
     /// Every kind, in the order the rules run.
-    pub const ALL: [SecretKind; 14] = [
+    pub const ALL: [SecretKind; 21] = [
         SecretKind::PrivateKeyArmour,
+        SecretKind::PrivateKeyBody,
         SecretKind::AwsAccessKeyId,
         SecretKind::GithubToken,
         SecretKind::SlackToken,
+        SecretKind::SlackWebhook,
+        SecretKind::ServiceToken,
         SecretKind::JsonWebToken,
         SecretKind::BearerToken,
+        SecretKind::BasicCredentials,
         SecretKind::UrlCredentials,
         SecretKind::ApiKeyPrefix,
+        SecretKind::ConnectionStringKey,
         SecretKind::CookieHeader,
         SecretKind::CredentialAssignment,
         SecretKind::PasswordAssignment,
         SecretKind::TokenAssignment,
         SecretKind::PasswordAfterWord,
         SecretKind::PasswordFlag,
+        SecretKind::ClientPasswordFlag,
+        SecretKind::PasswordAfterPrompt,
     ];
 
     /// The kind with this code.
@@ -120,6 +168,13 @@ impl SecretKind {
             SecretKind::CookieHeader => "cookie-header",
             SecretKind::TokenAssignment => "token-assignment",
             SecretKind::PasswordAfterWord => "password-after-word",
+            SecretKind::PrivateKeyBody => "private-key-body",
+            SecretKind::SlackWebhook => "slack-webhook",
+            SecretKind::ServiceToken => "service-token",
+            SecretKind::BasicCredentials => "basic-credentials",
+            SecretKind::ConnectionStringKey => "connection-string-key",
+            SecretKind::ClientPasswordFlag => "client-password-flag",
+            SecretKind::PasswordAfterPrompt => "password-after-prompt",
         }
     }
 }
@@ -139,8 +194,11 @@ pub fn is_likely_secret(text: &str) -> bool {
     find_likely_secret(text).is_some()
 }
 
-/// The first likely secret in `text`, trying the rules in [`SecretKind::ALL`] order.
+/// The first likely secret in `text`, trying the rules in [`SecretKind::ALL`] order on the
+/// text read as [`normalise`] reads it.
 pub fn find_likely_secret(text: &str) -> Option<SecretFinding> {
+    let text = normalise(text);
+    let text = text.as_ref();
     let lower = folded_for_keywords(text);
     SecretKind::ALL.into_iter().find_map(|kind| {
         first_match(kind, text, Some(&lower)).map(|offset| SecretFinding {
@@ -150,6 +208,55 @@ pub fn find_likely_secret(text: &str) -> Option<SecretFinding> {
                 + u64::from(text.as_bytes().get(offset) == Some(&b'\n')),
         })
     })
+}
+
+/// `text` as the rules read it: invisible characters (zero-width spaces and joiners, soft
+/// hyphens, every default-ignorable code point) removed, and each letter outside ASCII that
+/// Unicode lists as confusable with one ASCII letter or digit replaced by it (Cyrillic `Р`,
+/// Greek `Α`, fullwidth `Ｐ`), so `РАSS\u{200B}WORD=…` is read as `PASSWORD=…`. Line
+/// breaks are kept, so line numbers stay those of `text`. ASCII text is returned as it is,
+/// without a copy.
+///
+/// ```
+/// use sol_reducer::secret::normalise;
+///
+/// assert_eq!(normalise("\u{420}ASS\u{200B}W\u{39F}RD=x"), "PASSWORD=x");
+/// assert_eq!(normalise("✓ passes ×2 — ok"), "✓ passes ×2 — ok");
+/// ```
+pub fn normalise(text: &str) -> Cow<'_, str> {
+    if text.is_ascii() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    // A log repeats the few characters outside ASCII it has (`✓`, `×`, box drawing): each
+    // is looked up once.
+    let mut seen: BTreeMap<char, Option<char>> = BTreeMap::new();
+    for c in text.chars() {
+        if c.is_ascii() {
+            out.push(c);
+            continue;
+        }
+        let read = *seen.entry(c).or_insert_with(|| read_as(c));
+        out.extend(read);
+    }
+    Cow::Owned(out)
+}
+
+/// What [`normalise`] reads `c` (outside ASCII) as: nothing for an invisible character, the
+/// ASCII letter or digit a lookalike letter stands for, else `c` itself.
+fn read_as(c: char) -> Option<char> {
+    // Case-insensitive matching already equates the long s with `s` (the confusable table
+    // would read it as `f`).
+    if c == '\u{17F}' {
+        return Some('s');
+    }
+    let mut buffer = [0; 4];
+    let mut skeleton = skeleton(c.encode_utf8(&mut buffer));
+    match (skeleton.next(), skeleton.next()) {
+        (None, _) => None,
+        (Some(ascii), None) if c.is_alphabetic() && ascii.is_ascii_alphanumeric() => Some(ascii),
+        _ => Some(c),
+    }
 }
 
 /// Words (lower case) one of which a text must contain for a rule to match at all: a quick
@@ -177,7 +284,16 @@ fn keywords(kind: SecretKind) -> &'static [&'static str] {
         ],
         SecretKind::PasswordAssignment => &["passw", "passp", "private", "pass", "pwd"],
         SecretKind::TokenAssignment => &["token"],
-        SecretKind::PasswordAfterWord | SecretKind::PasswordFlag => &["passw", "passp"],
+        SecretKind::PasswordAfterWord
+        | SecretKind::PasswordFlag
+        | SecretKind::PasswordAfterPrompt => &["passw", "passp"],
+        // Every text is scanned for key bodies: they have no word to look for.
+        SecretKind::PrivateKeyBody => &[""],
+        SecretKind::SlackWebhook => &["hooks.slack.com"],
+        SecretKind::ServiceToken => &["aiza", "hf_", "glpat-", "npm_", "sg."],
+        SecretKind::BasicCredentials => &["basic", "auth"],
+        SecretKind::ConnectionStringKey => &["accountkey", "sharedaccesskey"],
+        SecretKind::ClientPasswordFlag => &["mysql", "mariadb", "sshpass", "redis-cli", "curl"],
     }
 }
 
@@ -262,6 +378,33 @@ fn first_match(kind: SecretKind, text: &str, lower: Option<&str>) -> Option<usiz
         SecretKind::PasswordFlag => first_value_match(&PASSWORD_FLAG, text, |value| {
             is_concrete_value(value) && !value.starts_with('-')
         }),
+        SecretKind::PrivateKeyBody => first_key_body(text),
+        SecretKind::SlackWebhook => SLACK_WEBHOOK
+            .captures_iter(text)
+            .find(|caps| is_random_token(&caps[1]))
+            .and_then(|caps| caps.get(0))
+            .map(|m| m.start()),
+        SecretKind::ServiceToken => first_value_match(&SERVICE_TOKEN, text, is_random_token),
+        SecretKind::BasicCredentials => {
+            first_value_match(&BASIC_CREDENTIALS, text, decodes_to_user_and_password)
+        }
+        SecretKind::ConnectionStringKey => CONNECTION_STRING_KEY
+            .captures_iter(text)
+            .find(|caps| is_random_token(&caps[1]))
+            .and_then(|caps| caps.get(0))
+            .map(|m| m.start()),
+        SecretKind::ClientPasswordFlag => {
+            first_value_match(&CLIENT_PASSWORD_FLAG, text, |value| {
+                // `curl -u user:password`: the password is what follows the first colon.
+                let password = value
+                    .split_once(':')
+                    .map_or(value, |(_, password)| password);
+                is_concrete_value(password) && !password.starts_with('-')
+            })
+        }
+        SecretKind::PasswordAfterPrompt => {
+            first_value_match(&PASSWORD_AFTER_PROMPT, text, is_prompt_answer)
+        }
     }
 }
 
@@ -275,7 +418,49 @@ fn regex(pattern: &str) -> Regex {
 }
 
 static PEM_ARMOUR: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----"));
+    LazyLock::new(|| regex(r"-----(?:BEGIN|END) [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----"));
+/// A Slack incoming webhook; its last segment is the secret.
+static SLACK_WEBHOOK: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?i)hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]+/[A-Z0-9]+/([A-Za-z0-9]{16,})",
+    )
+});
+/// Tokens whose prefix names the service; the random part (checked in code) tells them
+/// apart from names such as `hf_hub_download` or `npm_config_registry`.
+static SERVICE_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?:^|[^A-Za-z0-9_\-.])(?:AIza([0-9A-Za-z_\-]{35})|hf_([A-Za-z0-9]{30,})|glpat-([A-Za-z0-9_\-]{20,})|npm_([A-Za-z0-9]{36})|SG\.([A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}))",
+    )
+});
+/// `Basic …` (an `Authorization` header), `"auth": "…"` (a Docker config), `_auth=…` (an
+/// `.npmrc`): a base64 value, decoded in code.
+static BASIC_CREDENTIALS: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r#"(?i)(?:(?:^|[^A-Za-z0-9_\-])basic[ \t]+|(?:^|[^A-Za-z0-9])_?auth["']?[ \t]*[:=][ \t]*["']?)([A-Za-z0-9+/]{8,}={0,2})"#,
+    )
+});
+/// `AccountKey=…` and `SharedAccessKey=…` of Azure connection strings.
+static CONNECTION_STRING_KEY: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?i)(?:^|[^A-Za-z0-9])(?:AccountKey|SharedAccessKey)[ \t]*=[ \t]*([A-Za-z0-9+/]{20,}={0,2})",
+    )
+});
+/// The clients whose password option takes the password itself: `mysql -pPASS` (attached:
+/// `mysql -p db` prompts and names a database), `sshpass -p PASS`, `redis-cli -a PASS`,
+/// `curl -u user:PASS`. `-p` alone is not a rule: most tools use it for something else.
+static CLIENT_PASSWORD_FLAG: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r#"(?:^|[\s;&|('"/])(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlsh|mariadb|mariadb-dump|mariadb-admin)(?:[ \t]+[^\s;&|]+)*?[ \t]+-p([^\s;&|'"]+)|sshpass[ \t]+-p[ \t]*([^\s;&|'"]+)|redis-cli(?:[ \t]+[^\s;&|]+)*?[ \t]+-a[ \t]+([^\s;&|'"]+)|curl(?:[ \t]+[^\s;&|]+)*?[ \t]+(?:-u|--user)[ \t=]*["']?([^\s:"']*:[^\s"']+))"#,
+    )
+});
+/// A line that ends with a password prompt (`Password:`, `Enter password for admin:`,
+/// `[sudo] password for dev:`, `Password (again):`), then the next line alone, which is the
+/// echoed answer.
+static PASSWORD_AFTER_PROMPT: LazyLock<Regex> = LazyLock::new(|| {
+    regex(
+        r"(?im)^[^\n]*?(?:password|passwd|passphrase)(?:[ \t]+for[ \t]+[^\n:]{1,100}|[ \t]*\([^)\n]{0,40}\))?[ \t]*:[ \t]*\r?\n[ \t]*(\S+)[ \t]*\r?$",
+    )
+});
 static AWS_ACCESS_KEY_ID: LazyLock<Regex> = LazyLock::new(|| {
     regex(r"(?:^|[^A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?:[^A-Za-z0-9]|$)")
 });
@@ -291,8 +476,9 @@ static JSON_WEB_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
 /// tells it apart from prose such as "Bearer authentication".
 static BEARER_TOKEN: LazyLock<Regex> =
     LazyLock::new(|| regex(r"(?i)(?:^|[^A-Za-z0-9_])bearer[ \t]+([A-Za-z0-9._~+/\-]{16,}=*)"));
+/// The user may be empty (`redis://:password@host`).
 static URL_CREDENTIALS: LazyLock<Regex> =
-    LazyLock::new(|| regex(r"(?i)[a-z][a-z0-9+.\-]*://[^\s/:@]+:([^\s/@]+)@"));
+    LazyLock::new(|| regex(r"(?i)[a-z][a-z0-9+.\-]*://[^\s/:@]*:([^\s/@]+)@"));
 /// `sk-` keys (OpenAI, `sk-proj-`, Anthropic `sk-ant-api03-`, …) and Stripe-style
 /// `sk_live_`/`rk_test_` keys; a digit in the key (checked in code) tells it apart from a
 /// hyphenated name such as `sk-learn-tutorial-for-beginners`.
@@ -493,6 +679,111 @@ fn is_password_word_value(value: &str) -> bool {
         && !looks_like_path(value)
 }
 
+/// A random-looking token: letters and digits, or letters of both cases (not a name such
+/// as `hub_download`, not a placeholder such as `XXXXXXXXXXXXXXXX`).
+fn is_random_token(token: &str) -> bool {
+    let has = |test: fn(&u8) -> bool| token.as_bytes().iter().any(test);
+    let digit = has(u8::is_ascii_digit);
+    let (upper, lower) = (has(u8::is_ascii_uppercase), has(u8::is_ascii_lowercase));
+    (digit && (upper || lower)) || (upper && lower)
+}
+
+/// Whether a base64 value decodes to `user:password`: printable ASCII without blanks, a
+/// colon, and a password after it.
+fn decodes_to_user_and_password(value: &str) -> bool {
+    let Ok(bytes) = BASE64.decode(value.trim_end_matches('=')) else {
+        return false;
+    };
+    let Ok(decoded) = std::str::from_utf8(&bytes) else {
+        return false;
+    };
+    decoded.bytes().all(|byte| byte.is_ascii_graphic())
+        && decoded
+            .split_once(':')
+            .is_some_and(|(_, password)| !password.is_empty())
+}
+
+/// An answer echoed after a password prompt: one concrete token of 4 to 64 characters,
+/// not code (`login(password)`), a path or a test path (`a::b`), with a digit, a symbol
+/// (not `_` or `-`, which identifiers have) or a capital letter
+/// after its first character (`hunter2`, `Tr0ub4dor&3`, `CorrectHorse`; a status word such
+/// as `Welcome!` or `Authenticated` is not one).
+fn is_prompt_answer(value: &str) -> bool {
+    let word = value.trim_end_matches(['!', '.', ',', ';', ':']);
+    let length = word.chars().count();
+    if !(4..=64).contains(&length)
+        || !is_concrete_value(word)
+        || word.contains(['(', ')', '='])
+        || word.contains("::")
+        || looks_like_path(word)
+    {
+        return false;
+    }
+    word.chars()
+        .any(|c| c.is_ascii_digit() || "!@#$%^&*+?~|".contains(c))
+        || word.chars().skip(1).any(|c| c.is_ascii_uppercase())
+}
+
+/// Offset of the first run of key-body lines ([`is_key_body_line`]), at least
+/// [`KEY_BODY_LINES`] of them, that is not a certificate's or a public key's body (the
+/// armour line just before or after the run says so).
+fn first_key_body(text: &str) -> Option<usize> {
+    let mut run: Option<(usize, usize, &str)> = None; // (start, lines, line before)
+    let mut previous = "";
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let trimmed = line.trim_end_matches(['\n', '\r']);
+        if is_key_body_line(trimmed) {
+            match &mut run {
+                Some((_, lines, _)) => *lines += 1,
+                None => run = Some((start, 1, previous)),
+            }
+        } else if let Some((run_start, lines, before)) = run.take()
+            && lines >= KEY_BODY_LINES
+            && !is_public_armour(before)
+            && !is_public_armour(trimmed)
+        {
+            return Some(run_start);
+        }
+        previous = trimmed;
+    }
+    run.filter(|&(_, lines, before)| lines >= KEY_BODY_LINES && !is_public_armour(before))
+        .map(|(start, _, _)| start)
+}
+
+/// Consecutive body lines that make a key: an EC key's body has three.
+const KEY_BODY_LINES: usize = 3;
+
+/// A line of a key's base64 body, as PEM (64 characters) or OpenSSH (70) wrap it:
+/// 40 to 80 base64 characters (`=` only at the end) with a capital letter, a small letter
+/// and a digit among them, alone on the line but for indentation. Hex digests (no capitals)
+/// and words are not.
+fn is_key_body_line(line: &str) -> bool {
+    let body = line
+        .trim_start_matches([' ', '\t'])
+        .trim_end_matches([' ', '\t']);
+    if !(40..=80).contains(&body.len()) {
+        return false;
+    }
+    let data = body.trim_end_matches('=');
+    data.bytes()
+        .all(|byte| byte.is_ascii_alphanumeric() || byte == b'+' || byte == b'/')
+        && data.bytes().any(|byte| byte.is_ascii_uppercase())
+        && data.bytes().any(|byte| byte.is_ascii_lowercase())
+        && data.bytes().any(|byte| byte.is_ascii_digit())
+}
+
+/// PEM armour of something that is not a private key (`-----BEGIN CERTIFICATE-----`,
+/// `-----END PUBLIC KEY-----`).
+fn is_public_armour(line: &str) -> bool {
+    let line = line.trim();
+    (line.starts_with("-----BEGIN ") || line.starts_with("-----END "))
+        && line.ends_with("-----")
+        && !line.contains("PRIVATE KEY")
+}
+
 fn looks_like_path(value: &str) -> bool {
     value.starts_with(['/', '~', '.', '\\']) || value.contains('/')
 }
@@ -619,8 +910,8 @@ mod tests {
         let cases = table["cases"].as_array().expect("cases");
         assert!(cases.len() > 100);
         for case in cases {
-            let line = case["line"].as_str().expect("a line");
-            for text in [line.to_owned(), line.to_ascii_uppercase()] {
+            let line = super::normalise(case["line"].as_str().expect("a line"));
+            for text in [line.to_string(), line.to_ascii_uppercase()] {
                 let lower = folded_for_keywords(&text);
                 for kind in SecretKind::ALL {
                     assert_eq!(

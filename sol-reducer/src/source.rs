@@ -30,9 +30,10 @@ use serde::{Deserialize, Serialize};
 use crate::archive::ArchivedLog;
 use crate::candidate::Candidate;
 use crate::digest::{line_count, sha256_hex, utf16_len};
+use crate::failure::{check_success_log, identify_failures};
 use crate::reason::{Fallback, ReasonCode};
 use crate::receipt::ReceiptStatus;
-use crate::secret::find_likely_secret;
+use crate::secret::{SecretFinding, find_likely_secret};
 use crate::{MAX_SOURCE_CHARS, MIN_SOURCE_BYTES};
 
 /// What the host did about the candidate's full-output file.
@@ -148,6 +149,9 @@ impl Source {
 /// [`MAX_SOURCE_CHARS`] UTF-16 units, an exit signal that agrees with `isError`, and no
 /// likely secret.
 ///
+/// A result that reported success must not name failing tests in its log (a pipe or
+/// `|| true` hid the runner's exit code): such a log is kept whole ([`check_success_log`]).
+///
 /// A failed Pi result's trailing runtime status line is always taken from the inline text
 /// (Pi's full-output file does not contain it).
 pub fn prepare_source(candidate: Candidate, full_output: FullOutput) -> Result<Source, Fallback> {
@@ -194,11 +198,10 @@ pub fn prepare_source(candidate: Candidate, full_output: FullOutput) -> Result<S
         }));
     }
     if let Some(finding) = find_likely_secret(&body) {
-        return Err(Fallback::new(ReasonCode::LikelySecret).with(|facts| {
-            facts.source_sha256 = Some(sha256);
-            facts.secret_kind = Some(finding.kind);
-            facts.secret_line = Some(finding.line);
-        }));
+        return Err(secret_fallback(sha256, finding, None));
+    }
+    if !candidate.is_error {
+        check_success_body(&body, &sha256, candidate.exit_code, None)?;
     }
     Ok(Source {
         command_sha256: sha256_hex(candidate.command.as_bytes()),
@@ -210,5 +213,41 @@ pub fn prepare_source(candidate: Candidate, full_output: FullOutput) -> Result<S
         sha256,
         bytes,
         full_output_artifact: None,
+    })
+}
+
+/// The `likely-secret` fallback for the log hashed `sha256`; `detail` says where the secret
+/// was when it was not in the log itself.
+pub(crate) fn secret_fallback(
+    sha256: String,
+    finding: SecretFinding,
+    detail: Option<&str>,
+) -> Fallback {
+    Fallback::new(ReasonCode::LikelySecret).with(|facts| {
+        facts.source_sha256 = Some(sha256);
+        facts.secret_kind = Some(finding.kind);
+        facts.secret_line = Some(finding.line);
+        facts.detail = detail.map(str::to_owned);
+    })
+}
+
+/// The `success-with-failing-tests` fallback when `text`, the log of a command that
+/// reported success (or the host's whole output of it, `whole`), names failing tests.
+pub(crate) fn check_success_body(
+    text: &str,
+    sha256: &str,
+    exit_code: Option<i32>,
+    whole: Option<&str>,
+) -> Result<(), Fallback> {
+    check_success_log(&identify_failures(text)).map_err(|failing| {
+        Fallback::new(ReasonCode::SuccessWithFailingTests).with(|facts| {
+            facts.source_sha256 = Some(sha256.to_owned());
+            facts.is_error = Some(false);
+            facts.exit_code = exit_code;
+            facts.detail = Some(match whole {
+                None => failing.detail(),
+                Some(place) => format!("{place}: {}", failing.detail()),
+            });
+        })
     })
 }

@@ -103,7 +103,7 @@ use crate::policy::Policy;
 use crate::reason::{Fallback, ReasonCode};
 use crate::render::{Replacement, apply_reply};
 use crate::secret::find_likely_secret;
-use crate::source::{FullOutput, Source, prepare_source};
+use crate::source::{FullOutput, Source, check_success_body, prepare_source, secret_fallback};
 
 /// Everything [`Reduction::start`] needs besides the result, the file system and the cache.
 #[derive(Debug, Clone, Copy)]
@@ -333,10 +333,14 @@ pub fn read_full_output(fs: &dyn FileSystem, candidate: &Candidate) -> FullOutpu
     }
 }
 
+/// The `detail` of a `likely-secret` record whose secret is in the host's whole output only.
+pub const SECRET_IN_WHOLE_OUTPUT: &str = "the secret is in the host's whole output (its full-output file, at secretLine), in the part cut from what the model saw; nothing is archived or sent";
+
 /// The source under the cache-aware policy: the log as the model saw it (the inline text,
 /// never the host's whole output), weighed by [`weigh_source`] before anything is archived or
-/// sent. When the host's whole output can be read, it is archived beside the log (unless the
-/// secret gate fires on it) and the receipt names it, so no evidence is lost.
+/// sent. When the host's whole output can be read, the secret gate and the success check read
+/// it too (either one firing keeps the result: nothing is archived, nothing sent); it is then
+/// archived beside the log and the receipt names it, so no evidence is lost.
 fn prepare_seen_source(
     candidate: Candidate,
     economy: Economy,
@@ -357,8 +361,26 @@ fn prepare_seen_source(
     let FullOutput::Read(whole) = read_full_output(fs, source.candidate()) else {
         return Ok(source);
     };
-    if whole == source.body() || find_likely_secret(&whole).is_some() {
+    if whole == source.body() {
         return Ok(source);
+    }
+    // The gates read the whole output too: a secret in the part the host cut from what the
+    // model saw (a private key's BEGIN line, say, whose body is in the kept tail) blocks the
+    // whole reduction, and so do failing tests behind a reported success.
+    if let Some(finding) = find_likely_secret(&whole) {
+        return Err(secret_fallback(
+            source.sha256().to_owned(),
+            finding,
+            Some(SECRET_IN_WHOLE_OUTPUT),
+        ));
+    }
+    if !source.is_error() {
+        check_success_body(
+            &whole,
+            source.sha256(),
+            source.candidate().exit_code,
+            Some("in the host's whole output"),
+        )?;
     }
     match archive_log(fs, store, &whole) {
         Ok(archived) => Ok(source.with_full_output_artifact(archived)),

@@ -458,3 +458,48 @@ fn fused_results_follow_the_same_full_output_and_status_rules() {
     assert!(projected.ends_with("\n\nCommand timed out after 1 seconds"));
     assert_eq!(harness.archived(&log), Some(log.into_bytes()));
 }
+
+/// Issue 25: `make test 2>&1 | tail -n 1000` and `make test || true` exit 0 although the log
+/// names failing tests. A model that answers `status: success` is never asked: the log is
+/// kept whole, nothing is archived, and the journal says why.
+#[test]
+fn a_reported_success_whose_log_names_failing_tests_is_kept_whole() {
+    let log = exact_cargo_failure();
+    let sha = sha256_hex(log.as_bytes());
+    let summary = "test result: FAILED. 36 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.04s";
+    for command in ["make test 2>&1 | tail -n 1000", "make test || true"] {
+        let harness = Harness::new().replying(crate::support::receipt(
+            &sha,
+            "success",
+            &[("summary", summary)],
+        ));
+        let mut result = bash(command, &log, false);
+        result.exit_code = Some(0);
+        let decision = harness.run(&result);
+        assert_eq!(reason(&decision), "success-with-failing-tests", "{command}");
+        assert!(harness.model.requests().is_empty(), "the model was asked");
+        assert_eq!(harness.archived(&log), None, "the log was archived");
+        let journal = harness.journal();
+        assert_eq!(harness.kinds(), ["fallback"]);
+        assert_eq!(journal[0]["reason"], json!("success-with-failing-tests"));
+        assert_eq!(journal[0]["exitCode"], json!(0));
+        assert_eq!(journal[0]["sourceSha256"], json!(sha));
+    }
+    // A true pass still gets its success receipt.
+    let pass = passing_log(300);
+    let harness = Harness::new().replying(passing_receipt(&pass));
+    let decision = harness.run(&bash("make test 2>&1 | tail -n 1000", &pass, false));
+    let text = decision.replacement().expect("reduced").content[0]
+        .as_text()
+        .expect("text")
+        .to_owned();
+    assert!(text.starts_with("sol_pi_evidence_receipt_v1\nstatus=success\n"));
+}
+
+/// The cargo fixture's log as a pipe would pass it on: without Pi's status line.
+fn exact_cargo_failure() -> String {
+    let output = crate::support::fixture("cargo-test-failure").output;
+    sol_reducer::pi::exit::split_status_line(&output)
+        .0
+        .to_owned()
+}

@@ -152,15 +152,89 @@ fn a_log_in_a_young_session_that_would_not_pay_is_kept_with_its_figures() {
     ));
 }
 
+/// Starts a reduction of `result` under the cache-aware policy 30 requests into a session,
+/// with `whole` as Pi's full-output file; the reduction must end without asking the model.
+fn done_cache_aware(
+    result: &crate::support::OwnedResult,
+    whole: &str,
+) -> (MemoryFileSystem, sol_reducer::Done) {
+    let fs = MemoryFileSystem::new()
+        .with_dir(TEMP)
+        .with_file(FULL_OUTPUT, whole.to_owned());
+    let route = route();
+    let context =
+        ReduceContext::new(&route, Utf8Path::new(ROOT), TIMESTAMP).with_economy(economy(30));
+    match Reduction::start(&result.view(), &context, &fs, None) {
+        Start::Done(done) => (fs, done),
+        Start::AskModel(ask) => panic!("the model was asked: {}", ask.request.user_text.len()),
+    }
+}
+
+fn nothing_archived(fs: &MemoryFileSystem) -> bool {
+    fs.paths()
+        .iter()
+        .all(|path| !path.as_str().starts_with(ROOT))
+}
+
+/// A secret only in the part of the output Pi cut from what the model saw blocks the whole
+/// reduction: nothing is archived and nothing is sent (issue 25: the tail used to be).
 #[test]
-fn a_secret_in_the_whole_output_keeps_it_out_of_the_archive() {
-    let (whole, inline, result) = truncated_run();
+fn a_secret_in_the_whole_output_blocks_the_reduction() {
+    let (whole, _, result) = truncated_run();
     let whole =
         format!("export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n{whole}");
-    let (fs, ask) = ask_cache_aware(&result, &whole);
-    assert!(ask.reduction.source().full_output_artifact().is_none());
-    assert_eq!(fs.file(archive_path(&whole)), None);
-    assert_eq!(fs.file(archive_path(&inline)), Some(inline.into_bytes()));
+    let (fs, done) = done_cache_aware(&result, &whole);
+    assert_eq!(done.reason(), Some(ReasonCode::LikelySecret));
+    assert!(nothing_archived(&fs), "nothing archived");
+    assert_eq!(done.journal_kinds(), ["fallback"]);
+    let record = &done.journal[0];
+    assert_eq!(record["secretKind"], "credential-assignment");
+    assert_eq!(record["secretLine"], 1);
+    assert_eq!(record["detail"], sol_reducer::step::SECRET_IN_WHOLE_OUTPUT);
+    assert!(!record.to_string().contains("wJalrXUtnFEMI"));
+}
+
+/// A private key whose BEGIN line Pi cut, with its body and END line in the kept tail: the
+/// tail alone fires now, and so does the whole output.
+#[test]
+fn a_private_key_split_by_the_cut_is_never_sent() {
+    let (whole, _, _) = truncated_run();
+    let body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n".repeat(20);
+    let whole = format!("-----BEGIN PRIVATE KEY-----\n{body}-----END PRIVATE KEY-----\n{whole}");
+    let tail_start = whole.len() - 41_000;
+    let tail_start = whole[tail_start..]
+        .find('\n')
+        .map(|at| tail_start + at + 1)
+        .expect("a line");
+    let mut inline = whole[tail_start..].to_owned();
+    // The key's end is in the tail, its BEGIN line is not.
+    let key_end = whole.find("-----END").expect("the END line");
+    inline.insert_str(0, &whole[key_end - 200..key_end]);
+    let inline = format!(
+        "{inline}\n[Showing lines 9-3021 of 3021 (50.0KB limit). Full output: {FULL_OUTPUT}]"
+    );
+    assert!(!inline.contains("BEGIN PRIVATE KEY"));
+    let result = bash("cargo test", &inline, false);
+    let (fs, done) = done_cache_aware(&result, &whole);
+    assert_eq!(done.reason(), Some(ReasonCode::LikelySecret));
+    assert!(nothing_archived(&fs), "nothing archived");
+}
+
+/// Under the cache-aware policy a reported success whose whole output names failing tests
+/// (in the part cut from what the model saw) is kept as well.
+#[test]
+fn failing_tests_in_the_whole_output_of_a_success_block_the_reduction() {
+    let (whole, _, result) = truncated_run();
+    let whole = format!("test ledger::rejects_overdraft ... FAILED\n{whole}");
+    let (fs, done) = done_cache_aware(&result, &whole);
+    assert_eq!(done.reason(), Some(ReasonCode::SuccessWithFailingTests));
+    assert!(nothing_archived(&fs), "nothing archived");
+    let detail = done.journal[0]["detail"].as_str().expect("a detail");
+    assert!(
+        detail.starts_with("in the host's whole output: "),
+        "{detail}"
+    );
+    assert!(detail.contains("`ledger::rejects_overdraft`"), "{detail}");
 }
 
 fn economies() -> impl Strategy<Value = Economy> {

@@ -4,11 +4,12 @@
 use proptest::prelude::*;
 use proptest::sample::select;
 use sol_reducer::failure::{
-    MissingEvidence, check_failure_evidence, identify_failures, is_bare_status,
+    FailingTestsOnSuccess, MissingEvidence, check_failure_evidence, check_success_log,
+    identify_failures, is_bare_status,
 };
 use sol_reducer::{ReceiptCheck, sha256_hex, validate_receipt};
 
-use crate::support::{fixture, receipt};
+use crate::support::{fixture, passing_log, receipt};
 
 fn test_names(log: &str) -> Vec<String> {
     identify_failures(log)
@@ -443,4 +444,179 @@ fn a_log_naming_thousands_of_failing_tests_is_read_once_per_line() {
     };
     let verified = validate_receipt(&reply, &check).expect("twelve failing tests quoted");
     assert_eq!(verified.evidence.len(), 12);
+}
+
+/// Lines of passing runs that look like failures to a careless reader: a passing test
+/// whose name says "failed", summaries that count zero failures, a jest configuration
+/// notice. None of them names a failing test.
+const PASSING_LOOKALIKES: &[&str] = &[
+    "test auth::test_failed_login ... ok",
+    "test auth::tests::reports_FAILED_status ... ok",
+    "tests/test_auth.py::test_failed_login PASSED",
+    "tests/test_auth.py::test_failed_login PASSED                              [ 50%]",
+    "test_failed_login (tests.test_auth.Case.test_failed_login) ... ok",
+    "--- PASS: TestFailedLogin (0.00s)",
+    "ok  \texample.com/auth\t0.012s",
+    "✓ src/login.test.ts > shows FAILED when the password is wrong 3ms",
+    " PASS  src/login.test.ts",
+    "  ● Validation Warning:",
+    "  ● Deprecation Warning:",
+    "test result: ok. 12 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out",
+    "Tests:       0 failed, 42 passed, 42 total",
+    "========================= 42 passed, 0 failed in 1.20s =========================",
+    "Ran 42 tests in 0.120s",
+    "OK (expected failures=1)",
+    "XFAIL tests/test_auth.py::test_legacy_hash - known issue",
+    "error: 0 failed",
+];
+
+/// The failing-test lines of each runner, the way a reported success can still carry them
+/// (`make test | tail`, `make test || true`).
+const FAILING_LINES: &[(&str, &str)] = &[
+    (
+        "test ledger::rejects_overdraft ... FAILED",
+        "ledger::rejects_overdraft",
+    ),
+    (
+        "FAILED tests/test_ledger.py::test_overdraft - assert 1 == 2",
+        "tests/test_ledger.py::test_overdraft",
+    ),
+    (
+        "tests/test_ledger.py::test_overdraft FAILED                              [ 50%]",
+        "tests/test_ledger.py::test_overdraft",
+    ),
+    ("--- FAIL: TestOverdraft (0.00s)", "TestOverdraft"),
+    (
+        "FAIL: test_overdraft (tests.test_ledger.Case.test_overdraft)",
+        "tests.test_ledger.Case.test_overdraft",
+    ),
+    (
+        "  ● ledger › rejects an overdraft",
+        "ledger › rejects an overdraft",
+    ),
+    (
+        " FAIL  src/ledger.test.ts > ledger > rejects an overdraft",
+        "src/ledger.test.ts > ledger > rejects an overdraft",
+    ),
+];
+
+#[test]
+fn a_success_log_that_names_failing_tests_is_refused_for_every_runner() {
+    for name in [
+        "cargo-test-failure",
+        "pytest-failure",
+        "go-test-failure",
+        "unittest-failure",
+    ] {
+        let log = exact_log(name);
+        let refused = check_success_log(&identify_failures(&log)).expect_err(name);
+        assert!(refused.identified >= 2, "{name}: {refused:?}");
+    }
+    for (line, name) in FAILING_LINES {
+        let log = format!("{}\n{line}\n", PASSING_LOOKALIKES.join("\n"));
+        let refused = check_success_log(&identify_failures(&log)).expect_err(line);
+        assert_eq!(
+            refused,
+            FailingTestsOnSuccess {
+                first: (*name).to_owned(),
+                identified: 1
+            }
+        );
+    }
+}
+
+#[test]
+fn true_passes_and_their_lookalikes_are_not_refused() {
+    let log = PASSING_LOOKALIKES.join("\n");
+    assert_eq!(check_success_log(&identify_failures(&log)), Ok(()));
+    for line in PASSING_LOOKALIKES {
+        assert_eq!(
+            check_success_log(&identify_failures(line)),
+            Ok(()),
+            "{line}"
+        );
+    }
+    assert_eq!(
+        check_success_log(&identify_failures(&exact_log("npm-test-pass"))),
+        Ok(())
+    );
+    assert_eq!(
+        check_success_log(&identify_failures(&passing_log(300))),
+        Ok(())
+    );
+}
+
+/// A success receipt for a log naming failing tests is refused by the validator itself,
+/// whatever it quotes (issue 25: `make test 2>&1 | tail -n 1000` exits 0).
+#[test]
+fn the_validator_refuses_a_success_receipt_for_a_log_naming_failing_tests() {
+    let log = exact_log("cargo-test-failure");
+    let sha = sha256_hex(log.as_bytes());
+    let check = ReceiptCheck {
+        log: &log,
+        source_sha256: &sha,
+        is_error: false,
+    };
+    let summary = "test result: FAILED. 36 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.04s";
+    for evidence in [
+        vec![("summary", summary)],
+        vec![
+            (
+                "failure",
+                "test import::csv::tests::rejects_unbalanced_rows ... FAILED",
+            ),
+            (
+                "failure",
+                "test reconcile::tests::matches_split_transactions ... FAILED",
+            ),
+        ],
+    ] {
+        let rejection = validate_receipt(&receipt(&sha, "success", &evidence), &check)
+            .expect_err("a success receipt for failing tests");
+        assert_eq!(rejection.reason.code(), "success-with-failing-tests");
+        assert!(
+            rejection
+                .detail
+                .contains("the first `import::csv::tests::rejects_unbalanced_rows`"),
+            "{}",
+            rejection.detail
+        );
+    }
+    // A true pass keeps its success receipt.
+    let pass = passing_log(300);
+    let sha = sha256_hex(pass.as_bytes());
+    let check = ReceiptCheck {
+        log: &pass,
+        source_sha256: &sha,
+        is_error: false,
+    };
+    assert!(validate_receipt(&crate::support::passing_receipt(&pass), &check).is_ok());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A passing log keeps its success receipt however its lookalike lines are mixed in;
+    /// one failing-test line anywhere in it makes it refused, naming that test.
+    #[test]
+    fn the_success_check_fires_exactly_on_a_failing_test_line(
+        lookalikes in prop::collection::vec(select(PASSING_LOOKALIKES.to_vec()), 0..30),
+        tests in 1usize..200,
+        failing in prop::option::of((select(FAILING_LINES.to_vec()), any::<prop::sample::Index>())),
+    ) {
+        let mut lines: Vec<String> = passing_log(tests).lines().map(str::to_owned).collect();
+        lines.extend(lookalikes.iter().map(|line| (*line).to_owned()));
+        if let Some(((line, _), at)) = failing {
+            let index = at.index(lines.len() + 1);
+            lines.insert(index, line.to_owned());
+        }
+        let outcome = check_success_log(&identify_failures(&lines.join("\n")));
+        match failing {
+            None => prop_assert_eq!(outcome, Ok(())),
+            Some(((_, name), _)) => prop_assert_eq!(
+                outcome.map_err(|refused| refused.first),
+                Err(name.to_owned())
+            ),
+        }
+    }
 }

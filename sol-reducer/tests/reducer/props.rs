@@ -259,6 +259,11 @@ proptest! {
         let mut log = lines;
         for (negative, at) in negatives.into_iter().zip(positions) {
             let index = at.index(log.len() + 1);
+            // The line after a bare password prompt is its echoed answer
+            // (`password-after-prompt`): a prompt keeps what a terminal prints after it.
+            if negative.to_ascii_lowercase().ends_with("password:") {
+                log.insert(index, "Sorry, try again.".to_owned());
+            }
             log.insert(index, negative);
         }
         let text = log.join("\n");

@@ -4,8 +4,10 @@
 // Reading the table needs std::fs, which clippy.toml forbids in the library.
 #![allow(clippy::disallowed_methods)]
 
+use proptest::prelude::*;
+use proptest::sample::select;
 use serde::Deserialize;
-use sol_reducer::secret::{SecretKind, find_likely_secret, is_likely_secret};
+use sol_reducer::secret::{SecretKind, find_likely_secret, is_likely_secret, normalise};
 
 use crate::support::{fixture, fixtures_dir};
 
@@ -54,8 +56,19 @@ pub(crate) fn secret_cases() -> Vec<SecretCase> {
 #[test]
 fn the_table_is_well_formed_and_covers_every_rule() {
     let cases = secret_cases();
+    // Only the rules that read two or more lines have cases of two or more lines, and
+    // their near misses.
+    let multi_line = ["password-after-prompt", "private-key-body"];
     for case in &cases {
-        assert!(!case.line.contains('\n'), "{:?} is one line", case.line);
+        let reads_lines = case
+            .rule
+            .as_deref()
+            .is_none_or(|rule| multi_line.contains(&rule));
+        assert!(
+            !case.line.contains('\n') || reads_lines,
+            "{:?} is one line",
+            case.line
+        );
         if case.caught {
             let _ = case.kind();
             assert!(case.why.is_none(), "{:?}", case.line);
@@ -79,7 +92,11 @@ fn the_table_is_well_formed_and_covers_every_rule() {
         );
     }
     let reported = cases.iter().filter(|case| case.reported).count();
-    assert_eq!(reported, 8, "the eight forms of the bug report");
+    assert_eq!(
+        reported,
+        8 + 24,
+        "the eight forms of the first bug report and the 24 of issue 25"
+    );
     assert!(cases.iter().filter(|case| !case.caught).count() >= 40);
 }
 
@@ -169,4 +186,89 @@ fn every_kind_has_a_distinct_code_that_parses_back() {
     codes.sort_unstable();
     codes.dedup();
     assert_eq!(codes.len(), SecretKind::ALL.len());
+}
+
+/// Lookalike letters (Cyrillic, Greek, fullwidth) for each letter of `PASSWORD`.
+const LOOKALIKES: &[(char, &[char])] = &[
+    ('P', &['\u{420}', '\u{3A1}', '\u{FF30}']),
+    ('A', &['\u{410}', '\u{391}', '\u{FF21}']),
+    ('S', &['\u{405}', '\u{FF33}']),
+    ('W', &['\u{51C}', '\u{FF37}']),
+    ('O', &['\u{41E}', '\u{39F}', '\u{FF2F}']),
+    ('R', &['\u{FF32}']),
+    ('D', &['\u{FF24}']),
+];
+
+/// Characters that show nothing: zero-width space, non-joiner and joiner, word joiner,
+/// byte-order mark, soft hyphen.
+const INVISIBLE: &[char] = &[
+    '\u{200B}', '\u{200C}', '\u{200D}', '\u{2060}', '\u{FEFF}', '\u{AD}',
+];
+
+#[test]
+fn the_issue_forms_with_lookalikes_are_caught() {
+    for (ascii, others) in LOOKALIKES {
+        for other in *others {
+            let line = format!(
+                "export DB_{}=hunter2",
+                "PASSWORD".replace(*ascii, &other.to_string())
+            );
+            assert_eq!(
+                find_likely_secret(&line).map(|finding| finding.kind),
+                Some(SecretKind::PasswordAssignment),
+                "{line:?}"
+            );
+        }
+    }
+    // A key's END line alone, and its body without armour.
+    assert_eq!(
+        find_likely_secret("-----END EC PRIVATE KEY-----").map(|finding| finding.kind),
+        Some(SecretKind::PrivateKeyArmour)
+    );
+}
+
+proptest! {
+    /// `PASSWORD` spelt with any mix of lookalike letters and invisible characters is
+    /// read as `PASSWORD`.
+    #[test]
+    fn lookalike_and_invisible_letters_inside_password_still_fire(
+        picks in prop::collection::vec((any::<prop::sample::Index>(), any::<bool>(), prop::option::of(select(INVISIBLE.to_vec()))), 8),
+        prefix in select(vec!["PG", "DB_", "export MYSQL_", "  "]),
+    ) {
+        let mut name = String::new();
+        for (letter, (pick, swap, invisible)) in "PASSWORD".chars().zip(picks) {
+            let others = LOOKALIKES.iter().find(|(ascii, _)| *ascii == letter).map(|(_, others)| *others).unwrap_or(&[]);
+            name.push(if swap && !others.is_empty() { *pick.get(others) } else { letter });
+            name.extend(invisible);
+        }
+        let line = format!("{prefix}{name}=hunter2 ./migrate");
+        prop_assert_eq!(find_likely_secret(&line).map(|finding| finding.kind), Some(SecretKind::PasswordAssignment), "{:?}", line);
+    }
+
+    /// Normalising never touches ASCII text and never moves a line.
+    #[test]
+    fn normalising_keeps_ascii_text_and_every_line(text in "\\PC{0,120}(\n\\PC{0,40}){0,4}", ascii in "[ -~\n]{0,200}") {
+        let same = normalise(&ascii);
+        prop_assert_eq!(same.as_ref(), ascii.as_str());
+        let normalised = normalise(&text);
+        prop_assert_eq!(normalised.matches('\n').count(), text.matches('\n').count());
+        prop_assert!(normalised.chars().count() <= text.chars().count());
+    }
+
+    /// A key body split anywhere by the cut of a long output: the part kept fires as long
+    /// as it holds the END line or three body lines.
+    #[test]
+    fn any_tail_of_a_private_key_fires(
+        lines in prop::collection::vec("[A-Za-z0-9+/]{62}[A-Z][a-z][0-9]", 3..30),
+        kept in any::<prop::sample::Index>(),
+        openssh in any::<bool>(),
+    ) {
+        let kind = if openssh { "OPENSSH PRIVATE KEY" } else { "PRIVATE KEY" };
+        let mut key = vec![format!("-----BEGIN {kind}-----")];
+        key.extend(lines.iter().cloned());
+        key.push(format!("-----END {kind}-----"));
+        let from = kept.index(key.len());
+        let tail = format!("running 3 tests\n{}\ntest result: ok. 3 passed\n", key[from..].join("\n"));
+        prop_assert!(find_likely_secret(&tail).is_some(), "{}", tail);
+    }
 }

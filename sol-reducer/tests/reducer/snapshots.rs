@@ -109,6 +109,10 @@ fn journal_fallback_records() {
     let mut mismatch = failing.clone();
     mismatch.exit_code = Some(0);
     records.push(last_record(&Harness::new(), &mismatch));
+    // `cargo test | tail` exits 0 and its log names a failing test.
+    let mut piped = bash("cargo test 2>&1 | tail -n 1000", &log, false);
+    piped.exit_code = Some(0);
+    records.push(last_record(&Harness::new(), &piped));
     records.push(last_record(
         &Harness::new(),
         &bash("make", &"x".repeat(600_001), false),
@@ -244,4 +248,29 @@ fn notices() {
         })
         .collect();
     assert_text_snapshot!("notices", lines.join("\n---\n"));
+}
+
+/// The record of a secret found only in the part of the host's whole output that the
+/// model did not see, under the cache-aware policy.
+#[test]
+fn journal_of_a_secret_in_the_whole_output() {
+    let whole = format!(
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n{}",
+        crate::support::passing_log(3_000)
+    );
+    let tail = &whole[whole.len() - 40_000..];
+    let tail = &tail[tail.find('\n').expect("a line") + 1..];
+    let full = format!("{TEMP}/pi-bash-5a5a.log");
+    let inline =
+        format!("{tail}\n[Showing lines 1801-3002 of 3002 (50.0KB limit). Full output: {full}]");
+    let fs = sol_core::testing::MemoryFileSystem::new()
+        .with_dir(TEMP)
+        .with_file(full, whole);
+    let harness = Harness::with_fs(fs).with_economy(sol_reducer::economics::Economy {
+        prices: sol_core::savings::PriceTable::default(),
+        write_read_ratio: 12.5,
+        carried_requests: 30,
+    });
+    let record = last_record(&harness, &bash("cargo test", &inline, false));
+    assert_json_value_snapshot!("journal_secret_in_whole_output", record);
 }
