@@ -76,7 +76,7 @@ fn run(kind: &str, sizes: Vec<u64>, all_branches: bool, generate: fn(u64) -> Str
         let read = started.elapsed().as_secs_f64();
         let started = Instant::now();
         let replayed = replay_session(&session, &options);
-        let report = render(&[replayed.clone()], &options, Format::Text);
+        let report = render(std::slice::from_ref(&replayed), &options, Format::Text);
         let replay = started.elapsed().as_secs_f64();
         let ratio = previous.map_or_else(
             || "-".to_owned(),
@@ -154,8 +154,7 @@ fn branched_session(branches: u64) -> String {
     let mut writer = Writer::new();
     let mut parent: Option<String> = None;
     for turn in 0..branches {
-        let side = writer.turn(parent.as_deref(), 1_000_000 + turn);
-        let _ = side;
+        writer.turn(parent.as_deref(), 1_000_000 + turn);
         parent = Some(writer.turn(parent.as_deref(), turn));
     }
     writer.text

@@ -382,7 +382,7 @@ impl Reader<'_> {
                         entry,
                     } => {
                         self.torn(line, torn_bytes, lost, true);
-                        entry
+                        *entry
                     }
                     line::Broken::Invalid(error) => {
                         return Err(self.error(line, invalid_json(&error)));

@@ -713,7 +713,7 @@ impl<'a> Walk<'a> {
                                 fusion.opportunity_tokens +=
                                     context.iter().map(|part| part.tokens).sum::<u64>();
                             }
-                            let placed = placement.place(&context);
+                            let placed = placement.place(context);
                             request(
                                 books,
                                 context,

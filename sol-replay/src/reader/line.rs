@@ -16,7 +16,7 @@ pub(crate) enum Broken {
     TornThenEntry {
         torn_bytes: usize,
         lost: Option<LostEntry>,
-        entry: Value,
+        entry: Box<Value>,
     },
     /// Neither: the line is broken in another way (serde_json's error on the whole line).
     Invalid(serde_json::Error),
@@ -91,7 +91,7 @@ fn torn_then_entry(text: &[u8]) -> Option<Broken> {
         return Some(Broken::TornThenEntry {
             torn_bytes: at,
             lost: lost_entry(torn),
-            entry,
+            entry: Box::new(entry),
         });
     }
     None
@@ -220,7 +220,8 @@ mod tests {
     #[test]
     fn lone_surrogates_become_the_replacement_character_and_pairs_stay() {
         let fix = |text: &str| {
-            replace_lone_surrogates(text.as_bytes()).map(|bytes| String::from_utf8(bytes).unwrap())
+            replace_lone_surrogates(text.as_bytes())
+                .map(|bytes| String::from_utf8(bytes).expect("UTF-8"))
         };
         assert_eq!(
             fix(r#"{"a":"x\ud800y"}"#).as_deref(),

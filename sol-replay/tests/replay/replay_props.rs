@@ -227,7 +227,7 @@ fn tree(
     sides: &[(prop::sample::Index, Vec<Value>)],
 ) -> (String, std::collections::BTreeMap<String, Value>) {
     let mut lines: Vec<Value> = Vec::new();
-    let mut chain =
+    let chain =
         |prefix: &str, entries: &[Value], root_parent: Option<String>, lines: &mut Vec<Value>| {
             for (index, entry) in entries.iter().enumerate() {
                 let mut entry = entry.clone();
