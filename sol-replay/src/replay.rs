@@ -287,7 +287,7 @@ pub struct SessionReplay {
     pub entries: usize,
     /// Bytes read.
     pub bytes: u64,
-    /// What the reader reported (a torn last line).
+    /// What the reader reported (torn lines).
     pub warnings: Vec<String>,
     /// Whether the file holds the system prompt (Pi 1.x writes it as a `system` message;
     /// 0.84.2 does not, so its requests are counted without it).
