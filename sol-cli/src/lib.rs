@@ -9,9 +9,11 @@
 //! streams, so the binary (`src/main.rs`) and the addon's `replayMain` export (`npm run
 //! replay`) run the same code and give the same output and exit codes:
 //!
-//! - `0`: every file was read and replayed (a torn last line is a warning, not a failure);
-//! - `1`: a file could not be opened or read, or is not a session the reader accepts (the
-//!   other files are still replayed and printed), or no file could be read at all;
+//! - `0`: every file was read and replayed (a line torn by a writer that stopped, last or in
+//!   the middle, is a warning, not a failure: Pi itself opens such a file);
+//! - `1`: a file could not be opened or read (it is not a regular file, or it is over
+//!   [`READ_LIMITS`]), or is not a session the reader accepts (the other files are still
+//!   replayed and printed), or no file could be read at all;
 //! - `2`: a usage error (an unknown option, no file, a price that is not a price).
 //!
 //! ```
@@ -23,19 +25,20 @@
 //! assert!(String::from_utf8_lossy(&stderr).starts_with("sol-pi: no-such-file.jsonl: cannot be opened: "));
 //! ```
 //!
-//! The input files are opened read-only and never changed. A file over [`PROGRESS_MIN_BYTES`]
+//! The input files are opened read-only and never changed, non-blocking (a FIFO is refused at
+//! once, never waited on) and only when they are regular files after following links. A file over [`PROGRESS_MIN_BYTES`]
 //! shows a progress bar on the process's stderr while it is read, and only when that stderr
 //! is a terminal.
 
 use std::ffi::OsString;
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{self, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sol_core::savings::PriceTable;
-use sol_replay::reader::read_session_with_progress;
+use sol_replay::reader::{ReadLimits, Size, read_session_limited};
 use sol_replay::render::{Format, render};
 use sol_replay::replay::{ReplayOptions, SessionReplay, replay_session};
 
@@ -48,6 +51,15 @@ pub const EXIT_USAGE: i32 = 2;
 
 /// Files from this size on get a progress bar (when stderr is a terminal).
 pub const PROGRESS_MIN_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The bounds every session file is read within: a line of at most 64 MiB and a file of
+/// at most 1 GiB ([`sol_replay::reader::MAX_LINE_BYTES`],
+/// [`sol_replay::reader::MAX_FILE_BYTES`]). A file or a line over them is an error naming
+/// the file and the limit (exit code 1); the other files are still replayed.
+pub const READ_LIMITS: ReadLimits = ReadLimits {
+    max_line_bytes: sol_replay::reader::MAX_LINE_BYTES,
+    max_file_bytes: sol_replay::reader::MAX_FILE_BYTES,
+};
 
 /// How often, in bytes read, the progress bar is moved on.
 const PROGRESS_STEP: u64 = 256 * 1024;
@@ -89,9 +101,10 @@ const REPLAY_AFTER_LONG_HELP: &str = "Examples:
   sol-pi replay --json --price-cache-read 0.1 a.jsonl b.jsonl
 
 Exit codes:
-  0  every file was read and replayed (a torn last line is only a warning)
-  1  a file could not be opened or read, or is not a Pi session the reader accepts; each gets
-     one line on stderr and the other files are still replayed and printed
+  0  every file was read and replayed (a line torn by a crash is only a warning)
+  1  a file could not be opened or read (not a regular file, a line over 64 MiB, a file over
+     1 GiB), or is not a Pi session the reader accepts; each gets one line on stderr and the
+     other files are still replayed and printed
   2  a usage error (an unknown option, no file, a price out of range)";
 
 /// The command line.
@@ -316,23 +329,21 @@ fn replay(args: &ReplayArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> 
 
 /// Reads and replays one file; `None` after its error line on `stderr`.
 fn replay_file(
-    path: &std::path::Path,
+    path: &Path,
     options: &ReplayOptions,
     stderr: &mut dyn Write,
 ) -> Option<SessionReplay> {
     let name = path.to_string_lossy();
-    // `File::open` opens for reading only: the replay never changes its input.
-    let file = match File::open(path) {
-        Ok(file) => file,
-        Err(error) => {
-            let _ = writeln!(stderr, "sol-pi: {name}: cannot be opened: {error}");
+    let (file, size) = match open_session(path) {
+        Ok(opened) => opened,
+        Err(message) => {
+            let _ = writeln!(stderr, "sol-pi: {name}: {message}");
             return None;
         }
     };
-    let size = file.metadata().map(|metadata| metadata.len()).unwrap_or(0);
     let bar = progress_bar(&name, size);
     let mut shown = 0u64;
-    let read = read_session_with_progress(&name, BufReader::new(file), |bytes| {
+    let read = read_session_limited(&name, BufReader::new(file), READ_LIMITS, |bytes| {
         if let Some(bar) = &bar
             && bytes - shown >= PROGRESS_STEP
         {
@@ -355,6 +366,67 @@ fn replay_file(
             None
         }
     }
+}
+
+/// Opens a session file the way the config loader and the hash guard open what they read:
+/// for reading only (the replay never changes its input), following links, non-blocking so
+/// that a FIFO never waits for a writer (and without taking a terminal as the controlling
+/// one), then checked on the open handle to be a regular file of at most
+/// [`READ_LIMITS`]`.max_file_bytes`. Returns the file and its size, or the message why not.
+fn open_session(path: &Path) -> Result<(File, u64), String> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let file = options
+        .open(path)
+        .map_err(|error| format!("cannot be opened: {error}"))?;
+    let metadata = file
+        .metadata()
+        .map_err(|error| format!("cannot be read: {error}"))?;
+    if !metadata.is_file() {
+        return Err(format!(
+            "cannot be read: {}, not a regular file (a Pi session is a file)",
+            file_kind(&metadata.file_type())
+        ));
+    }
+    let limit = READ_LIMITS.max_file_bytes;
+    if metadata.len() > limit {
+        return Err(format!(
+            "the file is {} bytes, more than the {} ({limit} bytes) this command reads of one \
+             session file; it is not read",
+            metadata.len(),
+            Size(limit)
+        ));
+    }
+    Ok((file, metadata.len()))
+}
+
+/// What a file that is not a regular file is, for the message.
+fn file_kind(file_type: &std::fs::FileType) -> &'static str {
+    if file_type.is_dir() {
+        return "a directory";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if file_type.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if file_type.is_char_device() {
+            return "a character device";
+        }
+        if file_type.is_block_device() {
+            return "a block device";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+    }
+    "a special file"
 }
 
 /// The bar for reading a file of `size` bytes: none under [`PROGRESS_MIN_BYTES`], else one

@@ -320,7 +320,7 @@ fn files_that_are_not_sessions_fail_with_their_file_and_line() {
         ("foreign-events.jsonl", 1),
         ("unknown-version.jsonl", 1),
         ("empty.jsonl", 1),
-        ("broken-middle.jsonl", 10),
+        ("missing-id.jsonl", 12),
     ] {
         let file = broken(name);
         let run = replay(&[&file]);
@@ -342,12 +342,12 @@ fn files_that_are_not_sessions_fail_with_their_file_and_line() {
 fn a_broken_file_does_not_stop_the_others() {
     let good = corpus("resume-1.6.0.jsonl");
     let other = corpus("fork-0.84.2.jsonl");
-    let bad = broken("broken-middle.jsonl");
+    let bad = broken("missing-id.jsonl");
     let run = replay(&[&good, &bad, &other]);
     assert_eq!(run.code, 1);
     assert!(
         run.stderr
-            .starts_with(&format!("sol-pi: {bad}:10: broken line: not valid JSON")),
+            .starts_with(&format!("sol-pi: {bad}:12: broken line: ")),
         "{}",
         run.stderr
     );
@@ -386,6 +386,184 @@ fn a_torn_last_line_is_a_warning() {
         report["sessions"][0]["warnings"].as_array().map(Vec::len),
         Some(1)
     );
+}
+
+/// `sol-pi replay <args>`, given at most `limit` to finish: past it the process is killed
+/// and the test fails (a command that hangs or fills memory must not hang the suite).
+fn replay_within(args: &[&str], limit: std::time::Duration) -> Run {
+    let child = Command::new(env!("CARGO_BIN_EXE_sol-pi"))
+        .arg("replay")
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sol-pi runs");
+    let pid = child.id();
+    let (done, finished_run) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    match finished_run.recv_timeout(limit) {
+        Ok(output) => finished(output.expect("sol-pi's output")),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("sol-pi replay {args:?} did not finish within {limit:?}");
+        }
+    }
+}
+
+/// Generous: each of these runs takes well under a second once it is right.
+const LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_is_refused_at_once_and_the_others_are_replayed() {
+    let sandbox = Sandbox::new();
+    let fifo = sandbox.path("session.jsonl");
+    let made = Command::new("mkfifo")
+        .arg(fifo.as_str())
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let good = corpus("resume-1.6.0.jsonl");
+    // No writer ever opens the FIFO: a blocking open would wait for ever.
+    let run = replay_within(&[fifo.as_str(), &good], LIMIT);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "sol-pi: {fifo}: cannot be read: a FIFO (named pipe), not a regular file (a Pi session is a file)\n"
+        )
+    );
+    assert!(
+        run.stdout.starts_with(&format!("{good}\n")),
+        "{}",
+        run.stdout
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_link_to_a_device_is_refused_and_the_others_are_replayed() {
+    let sandbox = Sandbox::new();
+    let link = sandbox.path("zero.jsonl");
+    std::os::unix::fs::symlink("/dev/zero", link.as_std_path()).expect("a link");
+    let good = corpus("resume-1.6.0.jsonl");
+    let run = replay_within(&[link.as_str(), &good], LIMIT);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "sol-pi: {link}: cannot be read: a character device, not a regular file (a Pi session is a file)\n"
+        )
+    );
+    assert!(
+        run.stdout.starts_with(&format!("{good}\n")),
+        "{}",
+        run.stdout
+    );
+    // A link to a session is followed, as a link to any file.
+    let to_good = sandbox.path("good.jsonl");
+    std::os::unix::fs::symlink(root().join(&good), to_good.as_std_path()).expect("a link");
+    let run = replay_within(&[to_good.as_str()], LIMIT);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+}
+
+#[test]
+fn a_file_over_the_size_limit_is_refused_unread() {
+    let sandbox = Sandbox::new();
+    let big = sandbox.path("big.jsonl");
+    // Sparse: it takes no room and no time to make.
+    let file = std::fs::File::create(big.as_std_path()).expect("a file");
+    file.set_len(sol_pi_cli::READ_LIMITS.max_file_bytes + 1)
+        .expect("a sparse file");
+    drop(file);
+    let good = corpus("resume-1.6.0.jsonl");
+    let run = replay_within(&[big.as_str(), &good], LIMIT);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "sol-pi: {big}: the file is 1073741825 bytes, more than the 1 GiB (1073741824 bytes) \
+             this command reads of one session file; it is not read\n"
+        )
+    );
+    assert!(
+        run.stdout.starts_with(&format!("{good}\n")),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_line_over_the_line_limit_is_refused_and_the_others_are_replayed() {
+    let sandbox = Sandbox::new();
+    let long = sandbox.path("long.jsonl");
+    // A header, then a sparse run of zero bytes with no line end, past the line limit.
+    let header = std::fs::read(root().join(corpus("resume-1.6.0.jsonl"))).expect("corpus");
+    let first = header
+        .iter()
+        .position(|&b| b == b'\n')
+        .expect("a header line")
+        + 1;
+    std::fs::write(long.as_std_path(), &header[..first]).expect("written");
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(long.as_std_path())
+        .expect("opened");
+    file.set_len(first as u64 + sol_pi_cli::READ_LIMITS.max_line_bytes + 10)
+        .expect("a sparse tail");
+    drop(file);
+    let good = corpus("fork-0.84.2.jsonl");
+    let run = replay_within(&[long.as_str(), &good], LIMIT);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "sol-pi: {long}:2: the line is longer than 64 MiB (67108864 bytes), the most this \
+             reader takes in one line of a session file; the file is not read\n"
+        )
+    );
+    assert!(
+        run.stdout.starts_with(&format!("{good}\n")),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_lone_surrogate_pi_wrote_is_read() {
+    for version in ["1.6.0", "0.84.2"] {
+        let file = broken(&format!("surrogate-{version}.jsonl"));
+        let run = replay(&[&file]);
+        assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{file}");
+        assert_policy_rows(&run.stdout);
+    }
+}
+
+#[test]
+fn a_session_torn_by_a_crash_and_resumed_by_pi_is_replayed_with_one_warning() {
+    for (version, line) in [("1.6.0", 13), ("0.84.2", 12)] {
+        let file = broken(&format!("torn-resumed-{version}.jsonl"));
+        let run = replay(&[&file]);
+        assert_eq!(run.code, 0, "{file}: {}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+        assert!(
+            run.stderr.starts_with(&format!(
+                "sol-pi: warning: {file}:{line}: a line cut short by a writer that stopped"
+            )),
+            "{}",
+            run.stderr
+        );
+        assert_policy_rows(&run.stdout);
+        // The branch runs on past the torn line: the resumed prompt's request is replayed.
+        let report = json(&replay(&["--json", &file]));
+        let session = &report["sessions"][0];
+        assert_eq!(session["warnings"].as_array().map(Vec::len), Some(1));
+        assert_eq!(session["branches"].as_array().map(Vec::len), Some(1));
+    }
 }
 
 #[test]
@@ -501,8 +679,8 @@ fn the_input_files_are_not_changed() {
     }
     let torn = std::fs::read(root().join(broken("torn-last.jsonl"))).expect("torn file");
     sandbox.write("torn-last.jsonl", &torn);
-    let bad = std::fs::read(root().join(broken("broken-middle.jsonl"))).expect("broken file");
-    sandbox.write("broken-middle.jsonl", &bad);
+    let bad = std::fs::read(root().join(broken("missing-id.jsonl"))).expect("broken file");
+    sandbox.write("missing-id.jsonl", &bad);
     let stamp = |name: &str| {
         std::fs::metadata(sandbox.path(name))
             .and_then(|metadata| metadata.modified())
@@ -514,7 +692,7 @@ fn the_input_files_are_not_changed() {
         .collect();
     let paths: Vec<String> = names
         .iter()
-        .chain(&["torn-last.jsonl", "broken-middle.jsonl"])
+        .chain(&["torn-last.jsonl", "missing-id.jsonl"])
         .map(|name| sandbox.path(name).into_string())
         .collect();
     for extra in [&[][..], &["--json"], &["--md", "--all-branches"]] {
@@ -527,7 +705,7 @@ fn the_input_files_are_not_changed() {
         assert_eq!(&sandbox.read(name), bytes, "{name} changed");
     }
     assert_eq!(sandbox.read("torn-last.jsonl"), torn);
-    assert_eq!(sandbox.read("broken-middle.jsonl"), bad);
+    assert_eq!(sandbox.read("missing-id.jsonl"), bad);
     let after: Vec<_> = ["resume-1.6.0.jsonl", "torn-last.jsonl"]
         .map(stamp)
         .into_iter()

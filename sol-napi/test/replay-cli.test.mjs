@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { test } from "node:test";
 
@@ -77,15 +78,42 @@ test("npm run replay passes a report larger than a pipe's buffer whole", () => {
 });
 
 test("npm run replay exits 1 on a broken file and still prints the others", () => {
-	const runs = both([corpus("resume-1.6.0.jsonl"), reader("broken-middle.jsonl")]);
+	const runs = both([corpus("resume-1.6.0.jsonl"), reader("missing-id.jsonl")]);
 	assertSame(runs);
 	assert.equal(runs.npm.status, 1);
-	assert.match(runs.npm.stderr, /^sol-pi: fixtures\/sessions\/reader\/broken-middle\.jsonl:10: /);
+	assert.match(runs.npm.stderr, /^sol-pi: fixtures\/sessions\/reader\/missing-id\.jsonl:12: /);
 	assert.match(runs.npm.stdout, /^fixtures\/sessions\/corpus\/resume-1\.6\.0\.jsonl\n/);
 	const alone = both([reader("foreign.json")]);
 	assertSame(alone);
 	assert.equal(alone.npm.status, 1);
 	assert.equal(alone.npm.stdout, "");
+});
+
+test("npm run replay refuses a FIFO and a link to /dev/zero at once, as the binary does", { skip: process.platform === "win32" }, (t) => {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sol-pi-replay-"));
+	t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+	const fifo = path.join(dir, "session.jsonl");
+	assert.equal(spawnSync("mkfifo", [fifo]).status, 0);
+	const zero = path.join(dir, "zero.jsonl");
+	fs.symlinkSync("/dev/zero", zero);
+	// No writer ever opens the FIFO: a blocking open would wait until run()'s timeout.
+	const runs = both([fifo, zero, corpus("resume-1.6.0.jsonl")]);
+	assertSame(runs);
+	assert.equal(runs.npm.status, 1);
+	assert.equal(
+		runs.npm.stderr,
+		`sol-pi: ${fifo}: cannot be read: a FIFO (named pipe), not a regular file (a Pi session is a file)\n` +
+			`sol-pi: ${zero}: cannot be read: a character device, not a regular file (a Pi session is a file)\n`,
+	);
+	assert.match(runs.npm.stdout, /^fixtures\/sessions\/corpus\/resume-1\.6\.0\.jsonl\n/);
+});
+
+test("npm run replay reads a session torn by a crash and resumed by Pi, with one warning", () => {
+	const runs = both([reader("torn-resumed-0.84.2.jsonl")]);
+	assertSame(runs);
+	assert.equal(runs.npm.status, 0, runs.npm.stderr);
+	assert.match(runs.npm.stderr, /^sol-pi: warning: fixtures\/sessions\/reader\/torn-resumed-0\.84\.2\.jsonl:12: a line cut short/);
+	assert.match(runs.npm.stdout, /Policies side by side:/);
 });
 
 test("npm run replay exits 2 on a usage error, with the binary's message", () => {

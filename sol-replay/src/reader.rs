@@ -26,10 +26,22 @@
 //! estimate, tool facts and a [`ContentDigest`] of a tool result's text), never the text of
 //! a message, so memory grows with the number of entries, not with their size.
 //!
-//! A line that cannot be used is an error naming the file and the line ([`ReadError`]); the
-//! one exception is a torn last line (no line end and not JSON, what a writer that stopped
-//! leaves), which is a [`ReadWarning`]: the entries before it are read. Blank lines are
-//! passed over, as Pi passes over them.
+//! A line that cannot be used is an error naming the file and the line ([`ReadError`]), and
+//! so is a line or a file over the [`ReadLimits`]. What Pi itself writes and reads back is
+//! read as Pi reads it:
+//!
+//! - a torn last line (no line end and not JSON, what a writer that stopped leaves) is a
+//!   [`ReadWarning::TornLastLine`]: the entries before it are read;
+//! - a torn line in the middle (a prefix of a JSON object cut short, then a line end: a crash,
+//!   then Pi 1.x resumed the session and ended the line first) is left out, as Pi leaves out
+//!   a line it cannot parse, with a [`ReadWarning::TornLine`]; Pi 0.84.2 resumed by appending
+//!   its next entry to the torn bytes, and that entry is read. When the torn part holds its
+//!   entry's `id` and `parentId`, an entry naming it as parent hangs from its parent (Pi would
+//!   start the branch at that entry, losing what came before);
+//! - a `\uXXXX` escape of a lone UTF-16 surrogate, which `JSON.stringify` writes for a
+//!   JavaScript string holding one (an extension's tool text), is read as U+FFFD.
+//!
+//! Blank lines are passed over, as Pi passes over them.
 //!
 //! ```
 //! use sol_replay::reader::{EntryKind, read_session};
@@ -56,9 +68,10 @@
 
 mod entry;
 mod error;
+mod line;
 
 use std::collections::BTreeMap;
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -67,10 +80,38 @@ pub use entry::{
     AssistantFacts, CompactionFacts, ContentDigest, Entry, EntryIndex, EntryKind, MessageFacts,
     PackFacts, ReducerLog, Role, ToolCallFacts, ToolResultFacts, Usage,
 };
-pub use error::{ReadError, ReadErrorKind, ReadWarning};
+pub use error::{ReadError, ReadErrorKind, ReadWarning, Size};
 
 /// The session format versions this reader knows, oldest first.
 pub const KNOWN_VERSIONS: [u64; 2] = [2, 3];
+
+/// The longest line the reader takes by default, line end not counted: 64 MiB. A line is
+/// one entry, which Pi builds in memory with `JSON.stringify`; a tool result of several MB
+/// (a large file read whole, an image) fits many times over, while input with no line end
+/// at all (a device, a file of zeros) stops here instead of filling memory.
+pub const MAX_LINE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The largest file the reader takes by default: 1 GiB. Pi keeps a whole session in
+/// memory as parsed JSON, so real sessions (tens of MB) are far below it.
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024 * 1024;
+
+/// The bounds of one read ([`read_session_limited`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadLimits {
+    /// The longest line, line end not counted ([`ReadErrorKind::LineTooLong`] past it).
+    pub max_line_bytes: u64,
+    /// The most bytes in the file ([`ReadErrorKind::FileTooLarge`] past it).
+    pub max_file_bytes: u64,
+}
+
+impl Default for ReadLimits {
+    fn default() -> ReadLimits {
+        ReadLimits {
+            max_line_bytes: MAX_LINE_BYTES,
+            max_file_bytes: MAX_FILE_BYTES,
+        }
+    }
+}
 
 /// The header line of a session file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,7 +166,7 @@ impl Session {
         self.ids.get(id).copied()
     }
 
-    /// What the reader passed over (a torn last line).
+    /// What the reader passed over (torn lines).
     pub fn warnings(&self) -> &[ReadWarning] {
         &self.warnings
     }
@@ -193,7 +234,18 @@ pub fn read_session(file: &str, input: impl BufRead) -> Result<Session, ReadErro
 /// progress bar).
 pub fn read_session_with_progress(
     file: &str,
+    input: impl BufRead,
+    progress: impl FnMut(u64),
+) -> Result<Session, ReadError> {
+    read_session_limited(file, input, ReadLimits::default(), progress)
+}
+
+/// [`read_session_with_progress`] within `limits`: a line or a file over them is an error
+/// naming the limit, found before more than the limit is held in memory.
+pub fn read_session_limited(
+    file: &str,
     mut input: impl BufRead,
+    limits: ReadLimits,
     mut progress: impl FnMut(u64),
 ) -> Result<Session, ReadError> {
     let mut reader = Reader {
@@ -201,6 +253,7 @@ pub fn read_session_with_progress(
         header: None,
         entries: Vec::new(),
         ids: BTreeMap::new(),
+        lost: BTreeMap::new(),
         warnings: Vec::new(),
         names: entry::Names::default(),
         calls: entry::PendingCalls::default(),
@@ -210,20 +263,41 @@ pub fn read_session_with_progress(
     let mut bytes = 0u64;
     loop {
         buffer.clear();
-        let read = input.read_until(b'\n', &mut buffer).map_err(|error| {
-            reader.error(
-                line + 1,
-                ReadErrorKind::Io {
-                    message: error.to_string(),
-                },
-            )
-        })?;
+        // One byte more than the longest line and its line end tells a longer line apart.
+        let most = limits.max_line_bytes.saturating_add(1);
+        let read = (&mut input)
+            .take(most)
+            .read_until(b'\n', &mut buffer)
+            .map_err(|error| {
+                reader.error(
+                    line + 1,
+                    ReadErrorKind::Io {
+                        message: error.to_string(),
+                    },
+                )
+            })?;
         if read == 0 {
             break;
         }
         line += 1;
         bytes += read as u64;
         let whole = buffer.last() == Some(&b'\n');
+        if read as u64 == most && !whole {
+            return Err(reader.error(
+                line,
+                ReadErrorKind::LineTooLong {
+                    limit: limits.max_line_bytes,
+                },
+            ));
+        }
+        if bytes > limits.max_file_bytes {
+            return Err(reader.error(
+                line,
+                ReadErrorKind::FileTooLarge {
+                    limit: limits.max_file_bytes,
+                },
+            ));
+        }
         if !reader.line(line, &buffer, whole)? {
             break;
         }
@@ -248,6 +322,9 @@ struct Reader<'a> {
     header: Option<SessionHeader>,
     entries: Vec<Entry>,
     ids: BTreeMap<Arc<str>, EntryIndex>,
+    /// The entries of torn lines whose id was written: their parent (as read), and their
+    /// warning's index, so that an entry naming one as its parent hangs from that parent.
+    lost: BTreeMap<String, (Option<EntryIndex>, usize)>,
     warnings: Vec<ReadWarning>,
     names: entry::Names,
     calls: entry::PendingCalls,
@@ -268,9 +345,9 @@ impl Reader<'_> {
         if text.is_empty() {
             return Ok(true);
         }
-        let value: Value = match serde_json::from_slice(text) {
+        let value: Value = match line::parse(text) {
             Ok(value) => value,
-            Err(error) => {
+            Err(broken) => {
                 if self.header.is_none() {
                     let found = if whole {
                         "not JSON"
@@ -284,16 +361,33 @@ impl Reader<'_> {
                         },
                     ));
                 }
-                if !whole {
-                    self.warnings.push(ReadWarning::TornLastLine {
-                        file: self.file.to_owned(),
-                        line,
-                        bytes: bytes.len() as u64,
-                        entries: self.entries.len(),
-                    });
-                    return Ok(false);
+                match broken {
+                    line::Broken::Torn { .. } | line::Broken::Invalid(_) if !whole => {
+                        self.warnings.push(ReadWarning::TornLastLine {
+                            file: self.file.to_owned(),
+                            line,
+                            bytes: bytes.len() as u64,
+                            entries: self.entries.len(),
+                        });
+                        return Ok(false);
+                    }
+                    line::Broken::Torn { lost } => {
+                        let torn = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+                        self.torn(line, torn.len(), lost, false);
+                        return Ok(true);
+                    }
+                    line::Broken::TornThenEntry {
+                        torn_bytes,
+                        lost,
+                        entry,
+                    } => {
+                        self.torn(line, torn_bytes, lost, true);
+                        *entry
+                    }
+                    line::Broken::Invalid(error) => {
+                        return Err(self.error(line, invalid_json(&error)));
+                    }
                 }
-                return Err(self.error(line, invalid_json(&error)));
             }
         };
         match self.header {
@@ -304,6 +398,32 @@ impl Reader<'_> {
             }
         }
         Ok(true)
+    }
+
+    /// A torn line in the middle of the file, left out as Pi leaves it out; `then_entry`
+    /// when Pi appended its next entry to it.
+    fn torn(&mut self, line: u64, bytes: usize, lost: Option<line::LostEntry>, then_entry: bool) {
+        let lost_id = lost.as_ref().map(|lost| lost.id.clone());
+        self.warnings.push(ReadWarning::TornLine {
+            file: self.file.to_owned(),
+            line,
+            bytes: bytes as u64,
+            then_entry,
+            lost_id,
+            adopted: 0,
+        });
+        if let Some(lost) = lost
+            && !self.ids.contains_key(lost.id.as_str())
+        {
+            // Its parent as the entries after it will need it: itself a lost entry's, if so.
+            let parent = lost.parent.as_deref().and_then(|parent| {
+                self.ids
+                    .get(parent)
+                    .copied()
+                    .or_else(|| self.lost.get(parent).and_then(|(parent, _)| *parent))
+            });
+            self.lost.insert(lost.id, (parent, self.warnings.len() - 1));
+        }
     }
 
     fn session_header(&self, line: u64, value: Value) -> Result<SessionHeader, ReadError> {
@@ -376,6 +496,16 @@ impl Reader<'_> {
             None | Some(Value::Null) => None,
             Some(Value::String(parent)) => match self.ids.get(parent.as_str()) {
                 Some(index) => Some(*index),
+                // The parent's line was torn: its own parent stands in for it.
+                None if self.lost.contains_key(parent.as_str()) => {
+                    let (grandparent, warning) = self.lost[parent.as_str()];
+                    if let Some(ReadWarning::TornLine { adopted, .. }) =
+                        self.warnings.get_mut(warning)
+                    {
+                        *adopted += 1;
+                    }
+                    grandparent
+                }
                 None => {
                     return Err(self.error(
                         line,

@@ -29,7 +29,7 @@
 //! Every policy is priced by the same cache model ([`sol_core::savings`]): a changed
 //! prefix is a cache write from that point on.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -287,7 +287,7 @@ pub struct SessionReplay {
     pub entries: usize,
     /// Bytes read.
     pub bytes: u64,
-    /// What the reader reported (a torn last line).
+    /// What the reader reported (torn lines).
     pub warnings: Vec<String>,
     /// Whether the file holds the system prompt (Pi 1.x writes it as a `system` message;
     /// 0.84.2 does not, so its requests are counted without it).
@@ -303,11 +303,18 @@ pub fn replay_session(session: &Session, options: &ReplayOptions) -> SessionRepl
     if options.all_branches {
         leaves.extend(session.leaves().filter(|leaf| Some(*leaf) != active));
     }
+    let mut shared = if leaves.len() > 1 {
+        replay_tree(session, options)
+    } else {
+        None
+    };
     let branches = leaves
         .into_iter()
         .map(|leaf| {
-            let branch = session.branch(leaf);
-            let mut replay = replay_branch(&branch, options);
+            let mut replay = shared
+                .as_mut()
+                .and_then(|replays| replays.remove(&leaf.get()))
+                .unwrap_or_else(|| replay_branch(&session.branch(leaf), options));
             replay.active = Some(leaf) == active;
             replay
         })
@@ -395,6 +402,7 @@ const MASKED: u64 = 2;
 const LOG: u64 = 3;
 
 /// The books of one branch, fed request by request.
+#[derive(Clone)]
 struct Books {
     /// Fusion (made and possible), ObservationPack, OCC: the SoL-Pi table.
     sol_pi: Book,
@@ -490,50 +498,196 @@ fn fusion_opportunities(branch: &[&Entry]) -> Vec<bool> {
         .collect()
 }
 
-fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
-    let opportunities = fusion_opportunities(branch);
-    // Without an opportunity, ObservationPack's own book would be the SoL-Pi book again.
-    let separate_pack = opportunities.contains(&true);
-    let mask_tokens = AgentMessage::from_value(json!({
-        "role": "toolResult",
-        "toolCallId": "",
-        "toolName": "",
-        "content": [{"type": "text", "text": MASK_TEXT}],
-        "isError": false,
-    }))
-    .estimated_tokens();
-    let mut books = Books {
-        sol_pi: Book::new(),
-        pack: separate_pack.then(Book::new),
-        mask: Book::new(),
-        aware: Book::new(),
-    };
-    let mut placement = CacheAware {
-        ratio: options.placement_ratio,
-        shown: BTreeSet::new(),
-        archived: BTreeSet::new(),
-        // The branch's first request shares nothing with an earlier one.
-        rewritten: true,
-    };
-    let mut context: Vec<ContextPart> = Vec::new();
-    let mut fusion = FusionFacts::default();
-    let mut reducer = ReducerFacts::default();
-    let mut compactions = CompactionFacts::default();
-    let mut archived: BTreeSet<ContentDigest> = BTreeSet::new();
-    let mut masked = vec![false; branch.len()];
-    let mut messages = 0;
-    // The assistant messages on the branch so far: the session's age in requests, which the
-    // reducer's economics weigh a receipt over (as the live extension counts it).
-    let mut assistants: u32 = 0;
-    let position_of = |id: &str| branch.iter().position(|entry| entry.id() == id);
-    let mut sim = options
-        .occ_ratio
-        .map(|ratio| OccSim::new(ratio, options, branch.len()));
+/// Every leaf's branch replayed in one walk of the session tree, by the index of its leaf:
+/// each entry is replayed once, and where branches part the walk so far is copied, so the
+/// time grows with the entries and the forks, not with the sum of every branch's length.
+/// The longest subtree goes on with the walk itself and is taken last, so at most one copy
+/// per fork on the way down waits at a time.
+///
+/// `None` (replay each branch on its own) with a re-decided Online Context Compact, whose
+/// numbering of the parts it adds follows the branch's length, or where a fork comes between
+/// a compaction and the entry that tells whether OCC made it.
+fn replay_tree(
+    session: &Session,
+    options: &ReplayOptions,
+) -> Option<BTreeMap<usize, BranchReplay>> {
+    if options.occ_ratio.is_some() {
+        return None;
+    }
+    let entries = session.entries();
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); entries.len()];
+    let mut roots = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
+        match entry.parent() {
+            Some(parent) => children[parent.get()].push(index),
+            None => roots.push(index),
+        }
+    }
+    let mut by_occ = vec![false; entries.len()];
+    for (index, entry) in entries.iter().enumerate() {
+        if matches!(entry.kind(), EntryKind::Compaction(_)) {
+            let mut current = index;
+            by_occ[index] = loop {
+                match children[current].as_slice() {
+                    [] => break false,
+                    [only] => match occ_verdict(&entries[*only]) {
+                        Some(verdict) => break verdict,
+                        None => current = *only,
+                    },
+                    _ => return None,
+                }
+            };
+        }
+    }
+    // A parent is always on an earlier line: sizes add up from the last entry back.
+    let mut sizes = vec![1usize; entries.len()];
+    for index in (0..entries.len()).rev() {
+        if let Some(parent) = entries[index].parent() {
+            sizes[parent.get()] += sizes[index];
+        }
+    }
+    let mut replays = BTreeMap::new();
+    let mut pending: Vec<(usize, usize, Walk<'_>)> = roots
+        .iter()
+        .rev()
+        .map(|root| (*root, 0, Walk::new(options, true, 0)))
+        .collect();
+    while let Some((index, position, mut walk)) = pending.pop() {
+        walk.step(position, &entries[index], || by_occ[index]);
+        let Some(&heavy) = children[index].iter().max_by_key(|child| sizes[**child]) else {
+            let leaf = entries[index].id();
+            let branch = session.branch(session.index_of(leaf)?);
+            replays.insert(index, walk.finish(&branch));
+            continue;
+        };
+        let light: Vec<_> = children[index]
+            .iter()
+            .filter(|child| **child != heavy)
+            .map(|child| (*child, position + 1, walk.clone()))
+            .collect();
+        pending.push((heavy, position + 1, walk));
+        pending.extend(light);
+    }
+    Some(replays)
+}
 
+fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
+    // Without an opportunity, ObservationPack's own book would be the SoL-Pi book again.
+    let separate_pack = fusion_opportunities(branch).contains(&true);
+    let mut walk = Walk::new(options, separate_pack, branch.len());
     for (position, entry) in branch.iter().enumerate() {
+        walk.step(position, entry, || {
+            is_occ_compaction(&branch[position + 1..])
+        });
+    }
+    walk.finish(branch)
+}
+
+/// The replay of a branch so far, entry by entry: what one entry changes depends only on the
+/// entries before it on the branch (and, at a compaction, on whether Online Context Compact
+/// made it), so branches that share their first entries share this walk up to where they part.
+#[derive(Clone)]
+struct Walk<'a> {
+    options: &'a ReplayOptions,
+    mask_tokens: u64,
+    books: Books,
+    placement: CacheAware,
+    context: Vec<ContextPart>,
+    fusion: FusionFacts,
+    reducer: ReducerFacts,
+    compactions: CompactionFacts,
+    archived: BTreeSet<ContentDigest>,
+    /// Per position on the branch: the masking baseline replaced the result there.
+    masked: Vec<bool>,
+    messages: usize,
+    /// The assistant messages on the branch so far: the session's age in requests, which the
+    /// reducer's economics weigh a receipt over (as the live extension counts it).
+    assistants: u32,
+    /// The position of each entry on the branch so far, by id.
+    positions: BTreeMap<&'a str, usize>,
+    /// An edit or write without `then_run` since the last prompt (Action Fusion's
+    /// opportunity when the next turn runs `bash`), as [`fusion_opportunities`] walks it.
+    unfused_edit: bool,
+    /// The branch so far had an Action Fusion opportunity.
+    any_opportunity: bool,
+    sim: Option<OccSim>,
+}
+
+impl<'a> Walk<'a> {
+    /// A walk from a root; `separate_pack` keeps ObservationPack's own book (needed when the
+    /// branch has a fusion opportunity), `entries` is the branch's length (where the parts a
+    /// re-decided OCC adds are numbered from).
+    fn new(options: &'a ReplayOptions, separate_pack: bool, entries: usize) -> Walk<'a> {
+        let mask_tokens = AgentMessage::from_value(json!({
+            "role": "toolResult",
+            "toolCallId": "",
+            "toolName": "",
+            "content": [{"type": "text", "text": MASK_TEXT}],
+            "isError": false,
+        }))
+        .estimated_tokens();
+        Walk {
+            options,
+            mask_tokens,
+            books: Books {
+                sol_pi: Book::new(),
+                pack: separate_pack.then(Book::new),
+                mask: Book::new(),
+                aware: Book::new(),
+            },
+            placement: CacheAware {
+                ratio: options.placement_ratio,
+                shown: BTreeSet::new(),
+                archived: BTreeSet::new(),
+                // The branch's first request shares nothing with an earlier one.
+                rewritten: true,
+            },
+            context: Vec::new(),
+            fusion: FusionFacts::default(),
+            reducer: ReducerFacts::default(),
+            compactions: CompactionFacts::default(),
+            archived: BTreeSet::new(),
+            masked: Vec::new(),
+            messages: 0,
+            assistants: 0,
+            positions: BTreeMap::new(),
+            unfused_edit: false,
+            any_opportunity: false,
+            sim: options
+                .occ_ratio
+                .map(|ratio| OccSim::new(ratio, options, entries)),
+        }
+    }
+
+    /// The entry at `position` on the branch; `occ_compaction` tells, for a compaction,
+    /// whether Online Context Compact made it (it looks at the entries after it).
+    fn step(&mut self, position: usize, entry: &'a Entry, occ_compaction: impl FnOnce() -> bool) {
+        self.positions.insert(entry.id(), position);
+        self.masked.push(false);
+        let self_avoidable = self.opportunity(entry);
+        let Walk {
+            options,
+            mask_tokens,
+            books,
+            placement,
+            context,
+            fusion,
+            reducer,
+            compactions,
+            archived,
+            masked,
+            messages,
+            assistants,
+            positions,
+            sim,
+            ..
+        } = self;
+        let options: &ReplayOptions = options;
+        let mask_tokens = *mask_tokens;
+        let position_of = |id: &str| positions.get(id).copied();
         match entry.kind() {
             EntryKind::Message(message) => {
-                messages += 1;
+                *messages += 1;
                 let mut part = ContextPart {
                     occ_role: MessageRole::parse(message.role.name()),
                     ..ContextPart::new(position, message.tokens)
@@ -544,37 +698,37 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                         part.identity = message.system_digest;
                     }
                     Role::Assistant => {
-                        assistants = assistants.saturating_add(1);
+                        *assistants = assistants.saturating_add(1);
                         part.role = PartRole::Assistant;
                         let calls = message.tool_calls();
                         let (usage, failed) = response(message);
                         // The previous turn ended before this message, billed or not.
-                        if let Some(sim) = &mut sim {
+                        if let Some(sim) = sim.as_mut() {
                             sim.finish_turn();
                         }
                         if usage.billed(failed) {
-                            let avoidable = opportunities[position];
+                            let avoidable = self_avoidable;
                             if avoidable {
                                 fusion.opportunities += 1;
                                 fusion.opportunity_tokens +=
                                     context.iter().map(|part| part.tokens).sum::<u64>();
                             }
-                            let placed = placement.place(&context);
+                            let placed = placement.place(context);
                             request(
-                                &mut books,
-                                &mut context,
+                                books,
+                                context,
                                 Sending {
                                     avoidable,
                                     mask_keep: options.mask_keep,
                                     mask_tokens,
                                     placed: options.cache_aware.then_some(&placed),
                                 },
-                                &mut archived,
-                                &mut masked,
+                                archived,
+                                masked,
                             );
-                            placement.request(&mut books.aware, &mut context, &placed);
+                            placement.request(&mut books.aware, context, &placed);
                             books.each(|book| book.record_response(usage));
-                            if let Some(sim) = &mut sim {
+                            if let Some(sim) = sim.as_mut() {
                                 sim.request(usage);
                             }
                             let fused = calls.iter().filter(|call| call.then_run).count() as u64;
@@ -589,7 +743,7 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                                     book.fused_command();
                                 };
                                 books.each(&mut fuse);
-                                if let Some(sim) = &mut sim {
+                                if let Some(sim) = sim.as_mut() {
                                     fuse(&mut sim.book);
                                 }
                             }
@@ -612,7 +766,7 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                                 let economy = Economy {
                                     prices: options.prices,
                                     write_read_ratio: options.placement_ratio,
-                                    carried_requests: assistants,
+                                    carried_requests: *assistants,
                                 };
                                 let verdict =
                                     weigh(log.result_tokens, log.call_input_tokens, economy);
@@ -645,20 +799,20 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                                 let bytes = result.text_bytes;
                                 books.packing(|book| book.record_recall(bytes));
                                 books.aware.record_recall(bytes);
-                                if let Some(sim) = &mut sim {
+                                if let Some(sim) = sim.as_mut() {
                                     sim.book.record_recall(bytes);
                                 }
                             }
                         }
                     }
                     Role::User => {
-                        if let Some(sim) = &mut sim {
+                        if let Some(sim) = sim.as_mut() {
                             sim.input(message.correction);
                         }
                     }
                     _ => {}
                 }
-                if let Some(sim) = &mut sim {
+                if let Some(sim) = sim.as_mut() {
                     if let Some(result) = message.tool_result.as_deref() {
                         sim.tool_result(&result.tool_call_id, &result.tool_name, result.is_error);
                     }
@@ -689,13 +843,13 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                     occ_role: MessageRole::BranchSummary,
                     ..ContextPart::new(position, *tokens)
                 };
-                if let Some(sim) = &mut sim {
+                if let Some(sim) = sim.as_mut() {
                     sim.context.push(part.clone());
                 }
                 context.push(part);
             }
             EntryKind::Compaction(facts) => {
-                let by_occ = is_occ_compaction(&branch[position + 1..]);
+                let by_occ = occ_compaction();
                 let first_kept = facts
                     .first_kept_entry_id
                     .as_deref()
@@ -704,7 +858,7 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                 if by_occ {
                     compactions.occ += 1;
                     let account = |sent: fn(&ContextPart) -> u64| {
-                        let removed = removed_tokens(&context, first_kept, facts, sent);
+                        let removed = removed_tokens(context, first_kept, facts, sent);
                         StepAccount {
                             tokens_removed: removed,
                             model_calls: 1,
@@ -725,7 +879,7 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                 } else {
                     compactions.pi += 1;
                 }
-                apply_compaction(&mut context, facts, position, first_kept, by_occ);
+                apply_compaction(context, facts, position, first_kept, by_occ);
                 placement.rewritten = true;
                 // A re-decided OCC makes its own compactions; Pi's apply to it as recorded.
                 if let Some(sim) = sim.as_mut().filter(|_| !by_occ) {
@@ -738,8 +892,8 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
                 replacement_tokens,
             } => {
                 let target = target_id.as_deref().and_then(&position_of);
-                apply_edit(&mut context, target, *replacement_tokens);
-                if let Some(sim) = &mut sim {
+                apply_edit(context, target, *replacement_tokens);
+                if let Some(sim) = sim.as_mut() {
                     apply_edit(&mut sim.context, target, *replacement_tokens);
                 }
             }
@@ -747,27 +901,64 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
         }
     }
 
-    if let Some(sim) = &mut sim {
-        sim.finish_turn();
-        compactions.redecided = Some(sim.compactions);
+    /// Whether the assistant message of `entry` is a request a fused call would have saved,
+    /// as [`fusion_opportunities`] decides it.
+    fn opportunity(&mut self, entry: &Entry) -> bool {
+        let Some(message) = entry.message() else {
+            return false;
+        };
+        match message.role {
+            Role::User => {
+                self.unfused_edit = false;
+                false
+            }
+            Role::Assistant => {
+                let calls = message.tool_calls();
+                let (usage, failed) = response(message);
+                let bash = calls.iter().any(|call| &*call.name == "bash");
+                let avoidable = self.unfused_edit && bash && usage.billed(failed);
+                self.unfused_edit = calls
+                    .iter()
+                    .any(|call| matches!(&*call.name, "edit" | "write") && !call.then_run);
+                self.any_opportunity |= avoidable;
+                avoidable
+            }
+            _ => false,
+        }
     }
-    let recorded = recorded_totals(branch);
-    let policies = policy_rows(&books, sim.as_ref().map(|sim| &sim.book), &options.prices);
-    BranchReplay {
-        leaf: branch
-            .last()
-            .map(|entry| entry.id().to_owned())
-            .unwrap_or_default(),
-        active: false,
-        entries: branch.len(),
-        messages,
-        sol_pi: books.sol_pi.savings().clone(),
-        policies,
-        fusion,
-        reducer,
-        compactions,
-        masked_outputs: masked.iter().filter(|masked| **masked).count() as u64,
-        recorded,
+
+    /// The replay of `branch`, the path this walk went.
+    fn finish(mut self, branch: &[&Entry]) -> BranchReplay {
+        if !self.any_opportunity {
+            // ObservationPack's own book is the SoL-Pi book then.
+            self.books.pack = None;
+        }
+        if let Some(sim) = &mut self.sim {
+            sim.finish_turn();
+            self.compactions.redecided = Some(sim.compactions);
+        }
+        let recorded = recorded_totals(branch);
+        let policies = policy_rows(
+            &self.books,
+            self.sim.as_ref().map(|sim| &sim.book),
+            &self.options.prices,
+        );
+        BranchReplay {
+            leaf: branch
+                .last()
+                .map(|entry| entry.id().to_owned())
+                .unwrap_or_default(),
+            active: false,
+            entries: branch.len(),
+            messages: self.messages,
+            sol_pi: self.books.sol_pi.savings().clone(),
+            policies,
+            fusion: self.fusion,
+            reducer: self.reducer,
+            compactions: self.compactions,
+            masked_outputs: self.masked.iter().filter(|masked| **masked).count() as u64,
+            recorded,
+        }
     }
 }
 
@@ -775,6 +966,7 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
 /// machine, fed the branch's requests, plan calls, turn ends and prompts, over a context of
 /// its own in which its compactions replace the recorded ones (Pi's own still apply), booked
 /// with ObservationPack as the extension sends it.
+#[derive(Clone)]
 struct OccSim {
     occ: OccSession,
     context: Vec<ContextPart>,
@@ -1143,6 +1335,7 @@ fn request(
 /// ObservationPack's cache-aware placement over a branch, as the extension runs it: each
 /// request's packed results placed by [`sol_obspack::placement::place`], placeholders kept
 /// once shown, every waiting one replaced on the first request after a compaction.
+#[derive(Clone)]
 struct CacheAware {
     /// The `cacheWriteReadRatio` it weighs rewrites at.
     ratio: f64,
@@ -1286,28 +1479,34 @@ fn pack_context_with(
 /// Compact's: its continuation follows before the next message, or its state says the
 /// compaction was at the boundary it selected.
 fn is_occ_compaction(after: &[&Entry]) -> bool {
-    for entry in after {
-        match entry.kind() {
-            EntryKind::Message(_) | EntryKind::Compaction(_) => return false,
-            EntryKind::CustomMessage { custom_type, .. }
-                if custom_type.as_deref() == Some(OCC_CONTINUATION) =>
-            {
-                return true;
-            }
-            EntryKind::Custom {
-                custom_type,
-                data: Some(data),
-            } if &**custom_type == OCC_STATE => {
-                let count = |key: &str| data.get(key).and_then(Value::as_u64);
-                return matches!(
-                    (count("lastCompactionRequestCount"), count("lastBoundaryRequestCount")),
-                    (Some(compaction), Some(boundary)) if compaction == boundary && compaction > 0
-                );
-            }
-            _ => {}
+    after
+        .iter()
+        .find_map(|entry| occ_verdict(entry))
+        .unwrap_or(false)
+}
+
+/// What `entry`, after a compaction, says of it: `Some(true)` Online Context Compact's,
+/// `Some(false)` not, `None` nothing (look at the next entry).
+fn occ_verdict(entry: &Entry) -> Option<bool> {
+    match entry.kind() {
+        EntryKind::Message(_) | EntryKind::Compaction(_) => Some(false),
+        EntryKind::CustomMessage { custom_type, .. }
+            if custom_type.as_deref() == Some(OCC_CONTINUATION) =>
+        {
+            Some(true)
         }
+        EntryKind::Custom {
+            custom_type,
+            data: Some(data),
+        } if &**custom_type == OCC_STATE => {
+            let count = |key: &str| data.get(key).and_then(Value::as_u64);
+            Some(matches!(
+                (count("lastCompactionRequestCount"), count("lastBoundaryRequestCount")),
+                (Some(compaction), Some(boundary)) if compaction == boundary && compaction > 0
+            ))
+        }
+        _ => None,
     }
-    false
 }
 
 /// The context tokens a compaction removed, as Online Context Compact accounts them: the

@@ -1,4 +1,4 @@
-//! What can go wrong reading a session file, and the one thing that is only a warning.
+//! What can go wrong reading a session file, and what is only a warning.
 
 use std::fmt;
 
@@ -90,12 +90,48 @@ pub enum ReadErrorKind {
         /// The parent it names.
         parent: String,
     },
+    /// A line longer than the reader takes ([`ReadLimits::max_line_bytes`](super::ReadLimits)).
+    #[error(
+        "the line is longer than {} ({limit} bytes), the most this reader takes in one line of a \
+         session file; the file is not read",
+        Size(*limit)
+    )]
+    LineTooLong {
+        /// The limit, in bytes.
+        limit: u64,
+    },
+    /// More bytes than the reader takes in one file
+    /// ([`ReadLimits::max_file_bytes`](super::ReadLimits)).
+    #[error(
+        "the file goes on past {} ({limit} bytes), the most this reader takes in one session \
+         file; the file is not read",
+        Size(*limit)
+    )]
+    FileTooLarge {
+        /// The limit, in bytes.
+        limit: u64,
+    },
     /// The input itself failed (an I/O error of the reader the host passed).
     #[error("reading failed: {message}")]
     Io {
         /// The I/O error's text.
         message: String,
     },
+}
+
+/// A size in bytes as a person reads it: in MiB or GiB when it is a whole number of them.
+pub struct Size(pub u64);
+
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const MIB: u64 = 1024 * 1024;
+        const GIB: u64 = 1024 * MIB;
+        match self.0 {
+            bytes if bytes >= GIB && bytes % GIB == 0 => write!(f, "{} GiB", bytes / GIB),
+            bytes if bytes >= MIB && bytes % MIB == 0 => write!(f, "{} MiB", bytes / MIB),
+            bytes => write!(f, "{bytes} bytes"),
+        }
+    }
 }
 
 struct KnownVersions;
@@ -132,4 +168,54 @@ pub enum ReadWarning {
         /// How many entries the lines before it hold.
         entries: usize,
     },
+    /// A line in the middle that a writer stopped in (a crash), left out as Pi leaves it out
+    /// when it opens the file; when Pi resumed the session it went on after it, on the next
+    /// line (Pi 1.x ends the torn line first) or on the same one (Pi 0.84.2), and that entry
+    /// is read.
+    #[error("{}", torn_line_text(file, *line, *bytes, *then_entry, lost_id.as_deref(), *adopted))]
+    TornLine {
+        /// The file's name as the host gave it.
+        file: String,
+        /// The 1-based line number.
+        line: u64,
+        /// The torn part's length in bytes.
+        bytes: u64,
+        /// Pi appended its next entry to the torn part, on the same line; it is read.
+        then_entry: bool,
+        /// The id of the entry the torn part began, when the part holds it.
+        lost_id: Option<String>,
+        /// Entries that name the lost entry as their parent: each hangs from the lost
+        /// entry's own parent instead.
+        adopted: usize,
+    },
+}
+
+fn torn_line_text(
+    file: &str,
+    line: u64,
+    bytes: u64,
+    then_entry: bool,
+    lost_id: Option<&str>,
+    adopted: usize,
+) -> String {
+    let mut text = format!(
+        "{file}:{line}: a line cut short by a writer that stopped ({bytes} bytes, not JSON) is \
+         left out, as Pi leaves it out"
+    );
+    if then_entry {
+        text.push_str("; the entry Pi appended to it when it resumed is read");
+    }
+    if let (Some(id), 1..) = (lost_id, adopted) {
+        let (entries, hang) = if adopted == 1 {
+            ("entry", "hangs")
+        } else {
+            ("entries", "hang")
+        };
+        text.push_str(&format!(
+            "; {adopted} {entries} naming its entry \"{}\" as parent {hang} from that entry's \
+             parent instead",
+            id.escape_debug()
+        ));
+    }
+    text
 }

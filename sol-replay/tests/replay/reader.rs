@@ -9,8 +9,8 @@ use serde_json::Value;
 use sol_core::message::AgentMessage;
 use sol_core::session::SessionEntry;
 use sol_replay::reader::{
-    ContentDigest, EntryKind, ReadErrorKind, ReadWarning, Role, Session, read_session,
-    read_session_with_progress,
+    ContentDigest, EntryKind, ReadError, ReadErrorKind, ReadLimits, ReadWarning, Role, Session,
+    read_session, read_session_limited, read_session_with_progress,
 };
 
 use crate::support::{RECORDINGS, fixture_bytes, read_fixture};
@@ -322,7 +322,6 @@ fn every_broken_fixture_is_named_with_its_line() {
         ("foreign-events.jsonl", 1, "foreign_events"),
         ("unknown-version.jsonl", 1, "unknown_version"),
         ("version-1.jsonl", 1, "version_1"),
-        ("broken-middle.jsonl", 10, "broken_middle"),
         ("missing-id.jsonl", 12, "missing_id"),
         ("duplicate-id.jsonl", 13, "duplicate_id"),
         ("missing-parent.jsonl", 8, "missing_parent"),
@@ -334,7 +333,6 @@ fn every_broken_fixture_is_named_with_its_line() {
             ("empty", ReadErrorKind::Empty)
             | ("foreign_json" | "foreign_events", ReadErrorKind::NotASession { .. })
             | ("unknown_version" | "version_1", ReadErrorKind::UnknownVersion { .. })
-            | ("broken_middle", ReadErrorKind::InvalidJson { .. })
             | ("missing_id", ReadErrorKind::MissingId { .. })
             | ("duplicate_id", ReadErrorKind::DuplicateId { .. })
             | ("missing_parent", ReadErrorKind::MissingParent { .. }) => {}
@@ -367,6 +365,202 @@ fn a_torn_last_line_is_a_warning_and_the_lines_before_it_are_read() {
     assert_text_snapshot!(
         "reader_warning_torn_last_line",
         session.warnings()[0].to_string()
+    );
+}
+
+/// The entries of a file, each as its id and its parent's id.
+fn links(session: &Session) -> Vec<(String, Option<String>)> {
+    session
+        .entries()
+        .iter()
+        .map(|entry| {
+            let parent = entry.parent().map(|p| session.entry(p).id().to_owned());
+            (entry.id().to_owned(), parent)
+        })
+        .collect()
+}
+
+#[test]
+fn a_session_torn_by_a_crash_and_resumed_by_pi_reads_with_one_warning() {
+    // Recorded by record-torn.mjs: the session of surrogate-<v>.jsonl, its last line cut in
+    // half, then opened again by the same Pi and continued.
+    for (version, torn_line, then_entry) in [("1.6.0", 13, false), ("0.84.2", 12, true)] {
+        let before = read_fixture(&format!("surrogate-{version}.jsonl")).expect("session");
+        let name = format!("torn-resumed-{version}.jsonl");
+        let session = read_fixture(&name).unwrap_or_else(|error| panic!("{name}: {error}"));
+        let [
+            ReadWarning::TornLine {
+                line,
+                then_entry: appended,
+                adopted,
+                ..
+            },
+        ] = session.warnings()
+        else {
+            panic!("{name}: one torn-line warning: {:?}", session.warnings());
+        };
+        assert_eq!(
+            (*line, *appended, *adopted),
+            (torn_line, then_entry, 0),
+            "{name}"
+        );
+        // Every entry before the torn one is read as it was, and the torn one is left out.
+        let kept = before.entries().len() - 1;
+        assert_eq!(links(&session)[..kept], links(&before)[..kept], "{name}");
+        assert!(session.index_of(before.entries()[kept].id()).is_none());
+        // What Pi appended when it resumed hangs from the last entry it could read, which is
+        // where Pi went on from, and the active branch runs from the root through it.
+        let resumed = &session.entries()[kept];
+        assert_eq!(
+            resumed.parent().map(|p| session.entry(p).id()),
+            Some(before.entries()[kept - 1].id()),
+            "{name}"
+        );
+        assert!(resumed.message().is_some_and(|m| m.role == Role::User));
+        let branch = ids(&session.active_branch());
+        assert_eq!(branch[0], before.entries()[0].id());
+        assert!(branch.iter().any(|id| id == resumed.id()));
+        assert!(session.entries().len() > kept + 3, "{name}");
+    }
+    let session = read_fixture("torn-resumed-0.84.2.jsonl").expect("session");
+    assert_text_snapshot!(
+        "reader_warning_torn_then_entry",
+        session.warnings()[0].to_string()
+    );
+}
+
+#[test]
+fn a_torn_line_whose_entry_had_children_hangs_them_from_its_parent() {
+    // Line 10 cut in half, the lines after it whole: its child on line 11 hangs from line
+    // 10's parent, where Pi would start the branch at that child.
+    let session = read_fixture("broken-middle.jsonl").expect("a torn middle line still reads");
+    let whole = read_fixture("pi-1.6.0.jsonl").expect("session");
+    let [
+        ReadWarning::TornLine {
+            line: 10,
+            adopted: 1,
+            lost_id: Some(lost),
+            ..
+        },
+    ] = session.warnings()
+    else {
+        panic!("one torn-line warning: {:?}", session.warnings());
+    };
+    let lost_index = whole.index_of(lost).expect("the lost entry").get();
+    assert_eq!(session.entries().len(), whole.entries().len() - 1);
+    let mut expected = links(&whole);
+    let (_, lost_parent) = expected.remove(lost_index);
+    for (_, parent) in &mut expected {
+        if parent.as_deref() == Some(lost.as_str()) {
+            parent.clone_from(&lost_parent);
+        }
+    }
+    assert_eq!(links(&session), expected);
+    assert_text_snapshot!(
+        "reader_warning_torn_middle_line",
+        session.warnings()[0].to_string()
+    );
+}
+
+#[test]
+fn a_lone_surrogate_escape_pi_wrote_reads_as_the_replacement_character() {
+    for version in ["1.6.0", "0.84.2"] {
+        let name = format!("surrogate-{version}.jsonl");
+        let session = read_fixture(&name).unwrap_or_else(|error| panic!("{name}: {error}"));
+        assert!(session.warnings().is_empty());
+        let lines = String::from_utf8(fixture_bytes(&name)).expect("UTF-8");
+        let probe_line = lines
+            .lines()
+            .find(|line| line.contains(r#""toolName":"probe""#))
+            .expect("the probe's result");
+        assert!(probe_line.contains(r"\ud800") && probe_line.contains(r"\udc00"));
+        let result = session
+            .entries()
+            .iter()
+            .filter_map(|entry| entry.message())
+            .find(|message| {
+                message
+                    .tool_result
+                    .as_deref()
+                    .is_some_and(|result| &*result.tool_name == "probe")
+            })
+            .expect("the probe's result, read");
+        // The text as Rust holds it: each lone surrogate one U+FFFD, the pair kept.
+        let text = "status of the probe\nbad byte: \u{FFFD} end\nlow half alone: \u{FFFD}, a pair: \u{1F600}\n";
+        let facts = result.tool_result.as_deref().expect("facts");
+        assert_eq!(facts.text_bytes, text.len() as u64);
+        assert_eq!(facts.digest, ContentDigest::of_texts([text]));
+        // Pi counts UTF-16 code units: a lone surrogate is one, as U+FFFD is.
+        let estimate = AgentMessage::from_value(serde_json::json!({
+            "role": "toolResult", "toolCallId": "call-probe", "toolName": "probe",
+            "content": [{"type": "text", "text": text}], "isError": false,
+        }));
+        assert_eq!(result.tokens, estimate.estimated_tokens());
+    }
+}
+
+#[test]
+fn a_line_or_a_file_over_the_limits_is_an_error_naming_the_limit() {
+    let limits = ReadLimits {
+        max_line_bytes: 100,
+        max_file_bytes: 1_000,
+    };
+    let entry = |id: usize| format!(r#"{{"type":"label","id":"e{id}","parentId":null}}"#);
+    // A line of exactly the limit reads.
+    let mut exact = entry(0);
+    exact.push_str(&" ".repeat(100 - exact.len()));
+    let text = format!("{HEADER}\n{exact}\n");
+    let session = read_session_limited("l.jsonl", text.as_bytes(), limits, |_| {}).expect("reads");
+    assert_eq!(session.entries().len(), 1);
+    // One byte more does not.
+    let long = format!("{HEADER}\n{exact} \n");
+    let error = read_session_limited("l.jsonl", long.as_bytes(), limits, |_| {}).expect_err("long");
+    assert_eq!(
+        (error.line, &error.kind),
+        (2, &ReadErrorKind::LineTooLong { limit: 100 })
+    );
+    // A line end that never comes: an endless input stops at the limit.
+    let header = format!("{HEADER}\n");
+    let endless = header.as_bytes().chain(io::repeat(0));
+    let error = read_session_limited("zero", io::BufReader::new(endless), limits, |_| {})
+        .expect_err("endless");
+    assert_eq!(
+        (error.line, &error.kind),
+        (2, &ReadErrorKind::LineTooLong { limit: 100 })
+    );
+    let many: String = std::iter::once(HEADER.to_owned())
+        .chain((1..40).map(entry))
+        .map(|line| line + "\n")
+        .collect();
+    let error =
+        read_session_limited("f.jsonl", many.as_bytes(), limits, |_| {}).expect_err("large");
+    assert_eq!(error.kind, ReadErrorKind::FileTooLarge { limit: 1_000 });
+    // The texts at the default limits.
+    let text = |line: u64, kind: ReadErrorKind| {
+        ReadError {
+            file: "s.jsonl".to_owned(),
+            line,
+            kind,
+        }
+        .to_string()
+    };
+    assert_text_snapshot!(
+        "reader_error_line_too_long",
+        text(
+            2,
+            ReadErrorKind::LineTooLong {
+                limit: ReadLimits::default().max_line_bytes
+            }
+        )
+    );
+    assert_text_snapshot!(
+        "reader_error_file_too_large",
+        text(
+            9,
+            ReadErrorKind::FileTooLarge {
+                limit: ReadLimits::default().max_file_bytes
+            }
+        )
     );
 }
 

@@ -187,3 +187,110 @@ proptest! {
         }
     }
 }
+
+/// The lone surrogates a text may hold, as `JSON.stringify` escapes them.
+const LONE: [&str; 4] = [r"\ud800", r"\udbff", r"\udc00", r"\udfff"];
+
+proptest! {
+    #[test]
+    fn a_crash_then_a_resume_loses_only_the_torn_line(
+        plan in planned().prop_filter("two entries at least", |plan| plan.len() >= 2),
+        torn in any::<prop::sample::Index>(),
+        cut in any::<prop::sample::Index>(),
+        same_line in any::<bool>(),
+    ) {
+        let mut entries = entries(&plan);
+        let torn = torn.index(entries.len() - 1);
+        // Pi never names an entry it could not read: what it appends after the crash hangs
+        // from an entry it read.
+        let torn_parent = entries[torn].1;
+        for (value, parent) in entries.iter_mut().skip(torn + 1) {
+            if *parent == Some(torn) {
+                *parent = torn_parent;
+                value["parentId"] = torn_parent.map_or(Value::Null, |p| json!(format!("e{p}")));
+            }
+        }
+        let whole = file_of(&entries);
+        let lines: Vec<&str> = whole.lines().collect();
+        // Line 1 is the header: the torn entry is on line torn + 2.
+        let torn_text = lines[torn + 1];
+        let cut = 1 + cut.index(torn_text.len() - 1);
+        let mut file = Vec::new();
+        for line in &lines[..=torn] {
+            file.extend_from_slice(line.as_bytes());
+            file.push(b'\n');
+        }
+        file.extend_from_slice(&torn_text.as_bytes()[..cut]);
+        // Pi 1.x ends the torn line when it opens the file; 0.84.2 appends to it.
+        if !same_line {
+            file.push(b'\n');
+        }
+        for line in &lines[torn + 2..] {
+            file.extend_from_slice(line.as_bytes());
+            file.push(b'\n');
+        }
+        let session = read_session("torn.jsonl", file.as_slice())
+            .map_err(|error| TestCaseError::fail(error.to_string()))?;
+        let [ReadWarning::TornLine { line, bytes, then_entry, .. }] = session.warnings() else {
+            return Err(TestCaseError::fail(format!("one torn-line warning: {:?}", session.warnings())));
+        };
+        prop_assert_eq!(*line, torn as u64 + 2);
+        prop_assert_eq!(*bytes, cut as u64);
+        prop_assert_eq!(*then_entry, same_line);
+        // Every other entry is read, with its parent.
+        let expected: Vec<(String, Option<String>)> = entries
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != torn)
+            .map(|(i, (_, parent))| (format!("e{i}"), parent.map(|p| format!("e{p}"))))
+            .collect();
+        let got: Vec<(String, Option<String>)> = session
+            .entries()
+            .iter()
+            .map(|entry| (entry.id().to_owned(), entry.parent().map(|p| session.entry(p).id().to_owned())))
+            .collect();
+        prop_assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn lone_surrogate_escapes_read_as_replacement_characters(
+        pieces in prop::collection::vec(("[a-z é😀\"\\\\]{0,8}", prop::option::of(0usize..4)), 1..8),
+        pair in any::<bool>(),
+    ) {
+        // A text of pieces, each perhaps followed by a lone surrogate, as Pi writes it.
+        let mut escaped = String::new();
+        let mut expected = String::new();
+        for (piece, lone) in &pieces {
+            let json = serde_json::to_string(piece).expect("JSON");
+            escaped.push_str(&json[1..json.len() - 1]);
+            expected.push_str(piece);
+            if let Some(lone) = lone {
+                escaped.push_str(LONE[*lone]);
+                expected.push('\u{FFFD}');
+                if *lone < 2 {
+                    // A high half right before a low half would be a pair, not lone.
+                    escaped.push('x');
+                    expected.push('x');
+                }
+            }
+        }
+        if pair {
+            // A well-formed pair stays what it is.
+            escaped.push_str(r"\ud83d\ude00");
+            expected.push('\u{1F600}');
+        }
+        let header = r#"{"type":"session","version":3,"id":"s"}"#;
+        let user = format!(r#"{{"type":"message","id":"a","parentId":null,"message":{{"role":"user","content":"{escaped}"}}}}"#);
+        let result = format!(r#"{{"type":"message","id":"b","parentId":"a","message":{{"role":"toolResult","toolCallId":"c","toolName":"bash","content":[{{"type":"text","text":"{escaped}"}}],"isError":false}}}}"#);
+        let text = format!("{header}\n{user}\n{result}\n");
+        let session = read_session("s.jsonl", text.as_bytes()).map_err(|error| TestCaseError::fail(error.to_string()))?;
+        prop_assert!(session.warnings().is_empty());
+        prop_assert_eq!(session.entries().len(), 2);
+        let user = session.entries()[0].message().expect("a message");
+        let plain = AgentMessage::from_value(json!({"role": "user", "content": expected}));
+        prop_assert_eq!(user.tokens, plain.estimated_tokens());
+        let facts = session.entries()[1].message().and_then(|m| m.tool_result.as_deref()).expect("a result");
+        prop_assert_eq!(facts.text_bytes, expected.len() as u64);
+        prop_assert_eq!(facts.digest, ContentDigest::of_texts([expected.as_str()]));
+    }
+}

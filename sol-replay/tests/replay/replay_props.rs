@@ -219,3 +219,80 @@ proptest! {
         assert_figures_sound(&json_report(std::slice::from_ref(&both), &options), "");
     }
 }
+
+/// A tree: the conversation `main` as a chain, and each of `sides` hanging from the main
+/// line's entry at its index. Returns the file and each entry's JSON line by id.
+fn tree(
+    main: &[Value],
+    sides: &[(prop::sample::Index, Vec<Value>)],
+) -> (String, std::collections::BTreeMap<String, Value>) {
+    let mut lines: Vec<Value> = Vec::new();
+    let chain =
+        |prefix: &str, entries: &[Value], root_parent: Option<String>, lines: &mut Vec<Value>| {
+            for (index, entry) in entries.iter().enumerate() {
+                let mut entry = entry.clone();
+                entry["id"] = json!(format!("{prefix}{index}"));
+                entry["parentId"] = if index == 0 {
+                    root_parent.clone().map_or(Value::Null, Value::from)
+                } else {
+                    json!(format!("{prefix}{}", index - 1))
+                };
+                entry["timestamp"] = json!("2026-03-02T09:00:00.000Z");
+                if let Some(kept) = entry.get("firstKeptEntryId").and_then(Value::as_str) {
+                    let kept: usize = kept[1..].parse().unwrap_or(0);
+                    entry["firstKeptEntryId"] = json!(format!("{prefix}{kept}"));
+                }
+                lines.push(entry);
+            }
+        };
+    chain("m", main, None, &mut lines);
+    for (side, (at, entries)) in sides.iter().enumerate() {
+        let parent = format!("m{}", at.index(main.len()));
+        chain(&format!("s{side}-"), entries, Some(parent), &mut lines);
+    }
+    let mut text = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-03-02T09:00:00.000Z","cwd":"/p"}"#.to_owned();
+    text.push('\n');
+    let mut by_id = std::collections::BTreeMap::new();
+    for line in lines {
+        text.push_str(&line.to_string());
+        text.push('\n');
+        by_id.insert(line["id"].as_str().unwrap_or_default().to_owned(), line);
+    }
+    (text, by_id)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_branch_of_a_tree_replays_as_the_branch_alone(
+        main in prop::collection::vec(step(), 1..14),
+        sides in prop::collection::vec((any::<prop::sample::Index>(), prop::collection::vec(step(), 0..6)), 1..4),
+        cache_aware in any::<bool>(),
+        mask_keep in 0usize..4,
+    ) {
+        let options = ReplayOptions { all_branches: true, cache_aware, mask_keep, ..ReplayOptions::default() };
+        let sides: Vec<_> = sides.into_iter().map(|(at, steps)| (at, conversation(&steps))).collect();
+        let (text, by_id) = tree(&conversation(&main), &sides);
+        let whole = replay(&text, &options);
+        prop_assert!(!whole.branches.is_empty());
+        for branch in &whole.branches {
+            // The branch's own entries, root first, as a file of their own.
+            let mut path = vec![by_id[&branch.leaf].clone()];
+            while let Some(parent) = path.last().and_then(|entry| entry["parentId"].as_str()) {
+                path.push(by_id[parent].clone());
+            }
+            path.reverse();
+            let mut alone = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-03-02T09:00:00.000Z","cwd":"/p"}"#.to_owned();
+            alone.push('\n');
+            for entry in &path {
+                alone.push_str(&entry.to_string());
+                alone.push('\n');
+            }
+            let single = replay(&alone, &ReplayOptions { all_branches: false, ..options });
+            let mut branch = branch.clone();
+            branch.active = true;
+            prop_assert_eq!(&branch, &single.branches[0]);
+        }
+    }
+}
