@@ -338,6 +338,54 @@ fn files_that_are_not_sessions_fail_with_their_file_and_line() {
     assert!(unknown.stderr.contains("version 4"), "{}", unknown.stderr);
 }
 
+/// `shared/corpora/` beside the repository (`<clone>/../shared/corpora`, or further up for a
+/// git worktree placed deeper), where the real sessions are read in place.
+fn shared_corpora() -> Option<PathBuf> {
+    root()
+        .ancestors()
+        .skip(1)
+        .map(|dir| dir.join("shared").join("corpora"))
+        .find(|corpora| corpora.is_dir())
+}
+
+/// Pi's oldest session format (no header version, no entry ids), which Pi still opens: a
+/// small file written the way Pi of 2025 wrote it, and the real session of pi-mono.
+#[test]
+fn a_session_of_format_1_is_replayed() {
+    let small = broken("format-1.jsonl");
+    let run = replay(&["--json", &small]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stderr, "");
+    let report = json(&run);
+    assert_eq!(report["sessions"][0]["file"], small.as_str(), "{report}");
+    assert_eq!(report["sessions"][0]["version"], 1, "{report}");
+    assert_eq!(report["sessions"][0]["entries"], 13, "{report}");
+
+    let Some(corpora) = shared_corpora() else {
+        eprintln!(
+            "skipped the real session: no shared/corpora/ beside the repository \
+             (expected at <clone>/../shared/corpora)"
+        );
+        return;
+    };
+    let file = corpora.join("pi-mono").join("large-session.jsonl");
+    let file = file.to_str().expect("a UTF-8 path");
+    let run = replay(&[file]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stderr, "");
+    assert!(
+        run.stdout.contains("Pi session format 1, 1,018 entries"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(": 1,018 entries, 914 messages"),
+        "{}",
+        run.stdout
+    );
+    assert_policy_rows(&run.stdout);
+}
+
 #[test]
 fn a_broken_file_does_not_stop_the_others() {
     let good = corpus("resume-1.6.0.jsonl");

@@ -5,9 +5,21 @@
 //! A session file is JSONL: one JSON object per line, each line ended by `\n`. The first
 //! line is the header, `{"type":"session","version":3,"id":...,"timestamp":...,"cwd":...}`
 //! (plus `parentSession`, the file it was forked from, when it was); every version of the
-//! matrix writes format version 3. Pi migrates older files when it opens them: version 2
-//! called extension messages `hookMessage` (this reader reads them as `custom`), version 1
-//! (no `version` field) had no entry ids, which this reader does not invent.
+//! matrix writes format version 3. Pi migrates older files when it opens them, and this
+//! reader reads them the same way, in memory (the file is never written):
+//!
+//! - version 2 called extension messages `hookMessage`: they are read as `custom`;
+//! - version 1 (a header with no `version` field, Pi of 2025) had no entry ids: every
+//!   entry gets one and has the entry before it as its parent, so the file is one linear
+//!   branch, and a compaction's `firstKeptEntryIndex` (the position of the entry in the
+//!   file, the header being 0) becomes the `firstKeptEntryId` of that entry. An `id` or
+//!   `parentId` a version 1 line holds anyway is replaced, as Pi replaces it. Pi draws
+//!   random ids; this reader numbers the entries instead (8 hex digits of their position,
+//!   the first entry `00000001`), so that two reads give the same ids.
+//!
+//! These are the rules of `migrateV1ToV2` and `migrateV2ToV3` in Pi's session manager,
+//! identical in every version of the matrix (0.84.2, 1.0.3, 1.3.0, 1.6.0); Pi then writes
+//! the migrated file back, which this reader never does.
 //!
 //! Every other line is an entry with a `type`, an `id` (8 hex digits), a `parentId` (`null`
 //! for a root) and an ISO `timestamp`: `message`, `compaction`, `branch_summary`, `custom`,
@@ -82,8 +94,9 @@ pub use entry::{
 };
 pub use error::{ReadError, ReadErrorKind, ReadWarning, Size};
 
-/// The session format versions this reader knows, oldest first.
-pub const KNOWN_VERSIONS: [u64; 2] = [2, 3];
+/// The session format versions this reader knows, oldest first (1 and 2 migrated to 3 in
+/// memory, as Pi migrates them).
+pub const KNOWN_VERSIONS: [u64; 3] = [1, 2, 3];
 
 /// The longest line the reader takes by default, line end not counted: 64 MiB. A line is
 /// one entry, which Pi builds in memory with `JSON.stringify`; a tool result of several MB
@@ -116,7 +129,8 @@ impl Default for ReadLimits {
 /// The header line of a session file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionHeader {
-    /// The format version (one of [`KNOWN_VERSIONS`]).
+    /// The format version as the file has it (one of [`KNOWN_VERSIONS`]; 1 for a header
+    /// with no `version` field, as Pi reads it); the entries are read migrated to 3.
     pub version: u64,
     /// The session id.
     pub id: String,
@@ -403,6 +417,8 @@ impl Reader<'_> {
     /// A torn line in the middle of the file, left out as Pi leaves it out; `then_entry`
     /// when Pi appended its next entry to it.
     fn torn(&mut self, line: u64, bytes: usize, lost: Option<line::LostEntry>, then_entry: bool) {
+        // Version 1 ids are given by position: an id a torn line holds names nothing.
+        let lost = lost.filter(|_| self.header.as_ref().is_none_or(|header| header.version > 1));
         let lost_id = lost.as_ref().map(|lost| lost.id.clone());
         self.warnings.push(ReadWarning::TornLine {
             file: self.file.to_owned(),
@@ -426,6 +442,45 @@ impl Reader<'_> {
         }
     }
 
+    /// Gives a version 1 entry what Pi's migration to version 2 gives it: an id, the entry
+    /// before it as its parent, and for a compaction the id of the entry its
+    /// `firstKeptEntryIndex` names.
+    fn migrate_v1(&self, value: &mut Value) {
+        if value.get("type").and_then(Value::as_str) == Some("session") {
+            // A second header is an error, found by the caller.
+            return;
+        }
+        // The entry's position among the lines Pi parsed, the header being 0.
+        let position = self.entries.len() + 1;
+        let id = v1_id(position);
+        let parent = self
+            .entries
+            .last()
+            .map_or(Value::Null, |previous| Value::from(previous.id()));
+        value["id"] = Value::from(id.as_str());
+        value["parentId"] = parent;
+        if value.get("type").and_then(Value::as_str) == Some("compaction")
+            && let Some(object) = value.as_object_mut()
+            && let Some(index) = object.remove("firstKeptEntryIndex")
+            && let Some(index) = index.as_f64()
+        {
+            // Pi looks the index up among the entries it has given ids so far (this one
+            // included); an index ahead of it, past the end or of the header gives none.
+            let kept = if index.fract() != 0.0 || index < 1.0 {
+                None
+            } else if index == position as f64 {
+                Some(id)
+            } else if index < position as f64 {
+                Some(self.entries[index as usize - 1].id().to_owned())
+            } else {
+                None
+            };
+            if let Some(kept) = kept {
+                object.insert("firstKeptEntryId".to_owned(), Value::from(kept));
+            }
+        }
+    }
+
     fn session_header(&self, line: u64, value: Value) -> Result<SessionHeader, ReadError> {
         let not_a_session = |found: String| self.error(line, ReadErrorKind::NotASession { found });
         if value.get("type").and_then(Value::as_str) != Some("session") {
@@ -446,14 +501,8 @@ impl Reader<'_> {
                         },
                     )
                 })?,
-            None => {
-                return Err(self.error(
-                    line,
-                    ReadErrorKind::UnknownVersion {
-                        found: "1 (no \"version\" field)".to_owned(),
-                    },
-                ));
-            }
+            // Pi's oldest files have no version: Pi reads them as version 1.
+            None => 1,
         };
         let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
         Ok(SessionHeader {
@@ -465,7 +514,10 @@ impl Reader<'_> {
         })
     }
 
-    fn entry(&mut self, line: u64, value: Value, version: u64) -> Result<(), ReadError> {
+    fn entry(&mut self, line: u64, mut value: Value, version: u64) -> Result<(), ReadError> {
+        if version < 2 && value.is_object() {
+            self.migrate_v1(&mut value);
+        }
         let entry_type = match value.get("type").and_then(Value::as_str) {
             Some("session") => return Err(self.error(line, ReadErrorKind::SecondHeader)),
             Some(entry_type) if value.is_object() => entry_type.to_owned(),
@@ -550,6 +602,11 @@ impl Reader<'_> {
         });
         Ok(())
     }
+}
+
+/// The id the reader gives the version 1 entry at `position` (the first entry is 1).
+fn v1_id(position: usize) -> String {
+    format!("{position:08x}")
 }
 
 fn invalid_json(error: &serde_json::Error) -> ReadErrorKind {

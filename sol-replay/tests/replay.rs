@@ -2,7 +2,8 @@
 //!
 //! Run with `cargo test -p sol-replay`. Snapshots live in `tests/snapshots/`; the session
 //! files the reader tests read are in `fixtures/sessions/reader/`, the recorded sessions
-//! the replay tests read in `fixtures/sessions/corpus/` and `fixtures/sessions/long/`.
+//! the replay tests read in `fixtures/sessions/corpus/` and `fixtures/sessions/long/`, and
+//! the real sessions of `../shared/corpora/` in place.
 
 #[macro_use]
 extern crate sol_testkit;
@@ -17,5 +18,7 @@ mod reader;
 mod reader_props;
 #[path = "replay/replay_props.rs"]
 mod replay_props;
+#[path = "replay/shared_corpora.rs"]
+mod shared_corpora;
 #[path = "replay/support.rs"]
 mod support;

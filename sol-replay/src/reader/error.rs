@@ -41,8 +41,7 @@ pub enum ReadErrorKind {
         KnownVersions
     )]
     UnknownVersion {
-        /// The version as written (`none` when the header has no version, as Pi's oldest
-        /// files, version 1, have none).
+        /// The version as written (a header with no version is version 1, which reads).
         found: String,
     },
     /// A line that is not JSON (and is not a torn last line).
@@ -138,12 +137,14 @@ struct KnownVersions;
 
 impl fmt::Display for KnownVersions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut versions = KNOWN_VERSIONS.iter();
-        if let Some(first) = versions.next() {
-            write!(f, "{first}")?;
-        }
-        for version in versions {
-            write!(f, " and {version}")?;
+        let last = KNOWN_VERSIONS.len().saturating_sub(1);
+        for (i, version) in KNOWN_VERSIONS.iter().enumerate() {
+            let separator = match i {
+                0 => "",
+                _ if i == last => " and ",
+                _ => ", ",
+            };
+            write!(f, "{separator}{version}")?;
         }
         Ok(())
     }

@@ -306,6 +306,93 @@ fn a_version_2_file_reads_its_hook_message_as_a_custom_message() {
     assert!(hook.tokens > 0);
 }
 
+/// A session file of format 1 or 2 and the same file as Pi migrates it to format 3 (written by
+/// the real Pi's `migrateSessionEntries`, `fixtures/sessions/reader/migrate.mjs`): the reader
+/// reads both to the same entries, ids, parents and branches.
+#[test]
+fn formats_1_and_2_read_as_pi_migrates_them_to_3() {
+    for (name, version) in [("format-1", 1), ("format-2", 2)] {
+        let old = read_fixture(&format!("{name}.jsonl")).expect("an old format reads");
+        let migrated = read_fixture(&format!("{name}-migrated.jsonl")).expect("format 3");
+        assert_eq!(old.header().version, version, "{name}");
+        assert_eq!(migrated.header().version, 3, "{name}");
+        assert_eq!(old.header().id, migrated.header().id);
+        assert!(old.warnings().is_empty(), "{name}");
+        assert_eq!(old.entries(), migrated.entries(), "{name}");
+        assert_eq!(old.active_branch(), migrated.active_branch(), "{name}");
+    }
+}
+
+#[test]
+fn a_format_1_file_is_one_linear_branch_with_numbered_ids() {
+    let session = read_fixture("format-1.jsonl").expect("format 1 reads");
+    let lines = json_lines("format-1.jsonl");
+    assert_eq!(session.entries().len(), lines.len() - 1);
+    // One leaf; every entry is its predecessor's child.
+    assert_eq!(session.leaves().count(), 1);
+    assert_eq!(session.active_branch().len(), session.entries().len());
+    for (i, entry) in session.entries().iter().enumerate() {
+        assert_eq!(entry.id(), format!("{:08x}", i + 1));
+        assert_eq!(entry.parent().map(|parent| parent.get()), i.checked_sub(1));
+        assert_eq!(Some(entry.entry_type()), lines[i + 1]["type"].as_str());
+    }
+    // The compaction's firstKeptEntryIndex 7 (the header is 0) names the 7th entry.
+    let compaction = session
+        .entries()
+        .iter()
+        .find_map(|entry| match entry.kind() {
+            EntryKind::Compaction(facts) => Some(facts),
+            _ => None,
+        })
+        .expect("a compaction");
+    assert_eq!(compaction.first_kept_entry_id.as_deref(), Some("00000007"));
+    assert_eq!(lines[7]["message"]["content"][0]["text"], "Count its lines");
+    // Every reply's usage, as written.
+    let reported: Vec<_> = session
+        .entries()
+        .iter()
+        .filter_map(|entry| entry.message()?.assistant.as_ref()?.usage)
+        .map(|usage| {
+            (
+                usage.input,
+                usage.output,
+                usage.cache_read,
+                usage.cache_write,
+            )
+        })
+        .collect();
+    let expected: Vec<_> = lines
+        .iter()
+        .filter(|line| line["message"]["role"] == "assistant")
+        .map(|line| {
+            let usage = &line["message"]["usage"];
+            let n = |key: &str| usage[key].as_u64().expect("a count");
+            (n("input"), n("output"), n("cacheRead"), n("cacheWrite"))
+        })
+        .collect();
+    assert_eq!(reported.len(), 5);
+    assert_eq!(reported, expected);
+}
+
+/// `pi-1.6.0.jsonl` with no header version: Pi reads it as format 1, so it gives every entry a
+/// new id and a linear chain (the fork of the recording is gone), and so does the reader.
+#[test]
+fn a_format_3_file_without_its_version_is_read_as_format_1() {
+    let session = read_fixture("version-1.jsonl").expect("reads as format 1");
+    let recorded = read_fixture("pi-1.6.0.jsonl").expect("session");
+    assert_eq!(session.header().version, 1);
+    assert_eq!(session.entries().len(), recorded.entries().len());
+    assert_eq!(recorded.leaves().count(), 2);
+    assert_eq!(session.leaves().count(), 1);
+    assert_eq!(session.active_branch().len(), session.entries().len());
+    for (i, (entry, recorded)) in session.entries().iter().zip(recorded.entries()).enumerate() {
+        assert_eq!(entry.id(), format!("{:08x}", i + 1));
+        assert_ne!(entry.id(), recorded.id());
+        assert_eq!(entry.kind(), recorded.kind());
+        assert_eq!(entry.line(), recorded.line());
+    }
+}
+
 /// The error of a fixture that must not read, as its text.
 fn error_text(name: &str) -> (u64, ReadErrorKind, String) {
     match read_fixture(name) {
@@ -321,7 +408,6 @@ fn every_broken_fixture_is_named_with_its_line() {
         ("foreign.json", 1, "foreign_json"),
         ("foreign-events.jsonl", 1, "foreign_events"),
         ("unknown-version.jsonl", 1, "unknown_version"),
-        ("version-1.jsonl", 1, "version_1"),
         ("missing-id.jsonl", 12, "missing_id"),
         ("duplicate-id.jsonl", 13, "duplicate_id"),
         ("missing-parent.jsonl", 8, "missing_parent"),
@@ -332,7 +418,7 @@ fn every_broken_fixture_is_named_with_its_line() {
         match (snapshot, &kind) {
             ("empty", ReadErrorKind::Empty)
             | ("foreign_json" | "foreign_events", ReadErrorKind::NotASession { .. })
-            | ("unknown_version" | "version_1", ReadErrorKind::UnknownVersion { .. })
+            | ("unknown_version", ReadErrorKind::UnknownVersion { .. })
             | ("missing_id", ReadErrorKind::MissingId { .. })
             | ("duplicate_id", ReadErrorKind::DuplicateId { .. })
             | ("missing_parent", ReadErrorKind::MissingParent { .. }) => {}

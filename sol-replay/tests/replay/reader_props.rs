@@ -294,3 +294,128 @@ proptest! {
         prop_assert_eq!(facts.digest, ContentDigest::of_texts([expected.as_str()]));
     }
 }
+
+/// One entry of a generated format 1 session: its kind, a text, the number a compaction's
+/// `firstKeptEntryIndex` holds (a whole number or not), and whether the line carries a stray
+/// `id` and `parentId` of its own (which Pi's migration replaces).
+#[derive(Debug, Clone)]
+struct OldEntry {
+    kind: u8,
+    text: String,
+    kept: Option<f64>,
+    stray_id: bool,
+    blank_before: bool,
+}
+
+fn old_entries() -> impl Strategy<Value = Vec<OldEntry>> {
+    let kept = prop_oneof![(0u32..30).prop_map(f64::from), Just(2.5), Just(-1.0)];
+    let one = (
+        0u8..7,
+        "[a-z é\n\"]{0,16}",
+        prop::option::weighted(0.8, kept),
+        prop::bool::weighted(0.2),
+        prop::bool::weighted(0.1),
+    )
+        .prop_map(|(kind, text, kept, stray_id, blank_before)| OldEntry {
+            kind,
+            text,
+            kept,
+            stray_id,
+            blank_before,
+        });
+    prop::collection::vec(one, 0..20)
+}
+
+/// An entry as Pi's format 1 wrote it (no id, no parent).
+fn old_entry(i: usize, old: &OldEntry) -> Value {
+    let text = old.text.as_str();
+    let mut entry = match old.kind {
+        0 => {
+            json!({"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1_000 + i}})
+        }
+        1 => json!({"type": "message", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": text},
+            {"type": "toolCall", "id": format!("toolu_{i}"), "name": "bash", "arguments": {"command": text}}],
+            "provider": "anthropic", "model": "claude-sonnet-4-5", "stopReason": "toolUse",
+            "usage": {"input": i, "output": 2, "cacheRead": 3 * i, "cacheWrite": 4, "cost": {"total": 0.001}}}}),
+        2 => {
+            json!({"type": "message", "message": {"role": "toolResult", "toolCallId": format!("toolu_{i}"), "toolName": "bash",
+            "content": [{"type": "text", "text": text}], "isError": false}})
+        }
+        3 => {
+            json!({"type": "message", "message": {"role": "hookMessage", "customType": "notes", "content": text, "display": true}})
+        }
+        4 => json!({"type": "thinking_level_change", "thinkingLevel": "medium"}),
+        5 => json!({"type": "model_change", "provider": "anthropic", "modelId": "claude-opus-4-5"}),
+        _ => {
+            let mut compaction =
+                json!({"type": "compaction", "summary": text, "tokensBefore": 100});
+            if let Some(kept) = old.kept {
+                compaction["firstKeptEntryIndex"] = json!(kept);
+            }
+            compaction
+        }
+    };
+    entry["timestamp"] = json!(format!("2025-11-20T10:00:{:02}.000Z", i % 60));
+    if old.stray_id {
+        entry["id"] = json!("stray");
+        entry["parentId"] = json!("nowhere");
+    }
+    entry
+}
+
+/// The same session as Pi migrates it to format 3, written out by the rules of its
+/// `migrateV1ToV2` and `migrateV2ToV3`, with the reader's ids (8 hex digits of the position,
+/// the header being 0) in place of Pi's random ones.
+fn migrated_entry(i: usize, old: &OldEntry) -> Value {
+    let position = i + 1;
+    let id = |position: usize| format!("{position:08x}");
+    let mut entry = old_entry(i, old);
+    entry["id"] = json!(id(position));
+    entry["parentId"] = if i == 0 {
+        Value::Null
+    } else {
+        json!(id(position - 1))
+    };
+    if let Some(object) = entry.as_object_mut()
+        && let Some(kept) = object.remove("firstKeptEntryIndex")
+    {
+        let kept = kept.as_f64().unwrap_or(-1.0);
+        if kept >= 1.0 && kept.fract() == 0.0 && kept as usize <= position {
+            object.insert("firstKeptEntryId".to_owned(), json!(id(kept as usize)));
+        }
+    }
+    if entry["message"]["role"] == "hookMessage" {
+        entry["message"]["role"] = json!("custom");
+    }
+    entry
+}
+
+proptest! {
+    #[test]
+    fn a_format_1_session_reads_as_its_format_3_migration(old in old_entries()) {
+        let mut v1 = r#"{"type":"session","id":"s","timestamp":"2025-11-20T10:00:00.000Z","cwd":"/p","provider":"anthropic","modelId":"claude-sonnet-4-5","thinkingLevel":"off"}"#.to_owned();
+        v1.push('\n');
+        let mut v3 = r#"{"type":"session","version":3,"id":"s","timestamp":"2025-11-20T10:00:00.000Z","cwd":"/p"}"#.to_owned();
+        v3.push('\n');
+        for (i, entry) in old.iter().enumerate() {
+            // A blank line is passed over by Pi and the reader alike; keep the line numbers equal.
+            if entry.blank_before {
+                v1.push('\n');
+                v3.push('\n');
+            }
+            v1.push_str(&old_entry(i, entry).to_string());
+            v1.push('\n');
+            v3.push_str(&migrated_entry(i, entry).to_string());
+            v3.push('\n');
+        }
+        let read = |text: &str| read_session("gen.jsonl", text.as_bytes()).map_err(|e| TestCaseError::fail(e.to_string()));
+        let (v1, v3) = (read(&v1)?, read(&v3)?);
+        prop_assert_eq!(v1.header().version, 1);
+        prop_assert_eq!(v3.header().version, 3);
+        prop_assert_eq!(v1.entries(), v3.entries());
+        prop_assert_eq!(v1.active_branch(), v3.active_branch());
+        prop_assert_eq!(v1.active_branch().len(), old.len());
+        prop_assert!(v1.leaves().count() == usize::from(!old.is_empty()));
+    }
+}

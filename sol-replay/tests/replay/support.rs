@@ -28,3 +28,16 @@ pub(crate) const RECORDINGS: [&str; 4] = [
     "pi-1.3.0.jsonl",
     "pi-1.6.0.jsonl",
 ];
+
+/// `shared/corpora/`, the real sessions kept beside the repository (never copied into it):
+/// `<clone>/../shared/corpora` for a clone placed next to `shared/` (CI and the main
+/// checkout), or the same folder further up for a git worktree placed deeper. `None` when no
+/// ancestor of the workspace has it.
+pub(crate) fn shared_corpora() -> Option<std::path::PathBuf> {
+    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
+    workspace
+        .ancestors()
+        .skip(1)
+        .map(|dir| dir.join("shared").join("corpora"))
+        .find(|corpora| corpora.is_dir())
+}

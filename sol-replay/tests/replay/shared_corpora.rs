@@ -1,0 +1,85 @@
+//! The reader and the replay on the real sessions of `../shared/corpora/` (see its README),
+//! read in place. The expected figures are computed here from the raw file with serde_json,
+//! independently of the reader.
+
+use serde_json::Value;
+use sol_replay::reader::read_session;
+use sol_replay::render::{Format, render};
+use sol_replay::replay::{ReplayOptions, replay_session};
+
+use crate::support::shared_corpora;
+
+/// The bytes of `pi-mono/large-session.jsonl`, or `None` (with a message) when the corpora are
+/// not beside the repository.
+fn large_session() -> Option<Vec<u8>> {
+    let Some(corpora) = shared_corpora() else {
+        eprintln!(
+            "skipped: no shared/corpora/ beside the repository (expected at <clone>/../shared/corpora)"
+        );
+        return None;
+    };
+    let path = corpora.join("pi-mono").join("large-session.jsonl");
+    #[allow(clippy::disallowed_methods)] // The corpus is read from disk, in place.
+    let bytes = std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    Some(bytes)
+}
+
+/// Pi's session of November 2025 (format 1: no header version, no entry ids), with the usage
+/// the provider billed on each reply.
+#[test]
+fn the_real_format_1_session_of_pi_mono_reads_with_every_reply_and_its_usage() {
+    let Some(bytes) = large_session() else { return };
+    let lines: Vec<Value> = String::from_utf8(bytes.clone())
+        .expect("UTF-8")
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect();
+    let (header, raw) = lines.split_first().expect("a header");
+    assert_eq!(header["type"], "session");
+    assert!(header.get("version").is_none(), "format 1 has no version");
+    let replies: Vec<&Value> = raw
+        .iter()
+        .filter(|entry| entry["type"] == "message" && entry["message"]["role"] == "assistant")
+        .collect();
+    let sum = |key: &str| -> u64 {
+        replies
+            .iter()
+            .map(|reply| reply["message"]["usage"][key].as_u64().expect("a count"))
+            .sum()
+    };
+
+    let session = read_session(
+        "../shared/corpora/pi-mono/large-session.jsonl",
+        bytes.as_slice(),
+    )
+    .unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(session.header().version, 1);
+    assert!(session.warnings().is_empty());
+    assert_eq!(session.entries().len(), raw.len());
+    assert_eq!(session.entries().len(), 1018);
+    // One linear branch through every entry, in file order.
+    assert_eq!(session.leaves().count(), 1);
+    assert_eq!(session.active_branch().len(), raw.len());
+    let usages: Vec<_> = session
+        .entries()
+        .iter()
+        .filter_map(|entry| entry.message()?.assistant.as_ref())
+        .map(|assistant| assistant.usage.expect("every reply carries its usage"))
+        .collect();
+    assert_eq!(replies.len(), 453);
+    assert_eq!(usages.len(), 453);
+    let total =
+        |field: fn(&sol_replay::reader::Usage) -> u64| -> u64 { usages.iter().map(field).sum() };
+    assert_eq!(total(|usage| usage.input), sum("input"));
+    assert_eq!(total(|usage| usage.cache_read), sum("cacheRead"));
+    assert_eq!(total(|usage| usage.cache_write), sum("cacheWrite"));
+    assert_eq!(total(|usage| usage.output), sum("output"));
+    assert!(sum("cacheRead") > 0 && sum("cacheWrite") > 0);
+
+    // The replay runs on it and prices a plain-Pi side.
+    let options = ReplayOptions::default();
+    let replay = replay_session(&session, &options);
+    let text = render(&[replay], &options, Format::Text);
+    assert!(text.contains("Plain Pi"), "{text}");
+}
