@@ -351,6 +351,7 @@ fn shared_corpora() -> Option<PathBuf> {
 /// Pi's oldest session format (no header version, no entry ids), which Pi still opens: a
 /// small file written the way Pi of 2025 wrote it, and the real session of pi-mono.
 #[test]
+#[allow(clippy::print_stderr)] // Who runs the test is told that a part was skipped.
 fn a_session_of_format_1_is_replayed() {
     let small = broken("format-1.jsonl");
     let run = replay(&["--json", &small]);

@@ -11,6 +11,7 @@ use crate::support::shared_corpora;
 
 /// The bytes of `pi-mono/large-session.jsonl`, or `None` (with a message) when the corpora are
 /// not beside the repository.
+#[allow(clippy::print_stderr)] // Who runs the test is told that it was skipped.
 fn large_session() -> Option<Vec<u8>> {
     let Some(corpora) = shared_corpora() else {
         eprintln!(
