@@ -1132,6 +1132,30 @@ export interface SavingsRequest {
   unstamped?: Array<unknown>
   /** SoL-Pi's changes. */
   changes: Array<SavingsChange>
+  /** The messages that call SoL-Pi's tools or hold their results (absent: none). */
+  toolUses?: Array<SavingsToolUse>
+}
+
+/** One tool call (or tool result) of a message. */
+export interface SavingsToolCall {
+  /** The `sol-pi.json` key of the mechanism whose tool it is; absent for any other tool. */
+  mechanism?: string
+  /** The call's tokens in its message (Pi's estimate of its name and arguments). */
+  tokens: number
+}
+
+/**
+ * A message of the request that calls SoL-Pi's tools or holds a result of one: an
+ * assistant message lists all its tool calls (`mechanism` absent for another tool's), a
+ * tool result gives its one tool's mechanism.
+ */
+export interface SavingsToolUse {
+  /** The message's index in the request. */
+  index: number
+  /** Each tool call of an assistant message, or the result's tool. */
+  calls: Array<SavingsToolCall>
+  /** A tool result (else an assistant message's calls). */
+  result: boolean
 }
 
 /** The usage of one model response. */
@@ -1148,6 +1172,11 @@ export interface SavingsUsage {
   output?: number
   /** The message's `stopReason` was `aborted` or `error`. */
   failed: boolean
+  /**
+   * The response's tool calls: each the `sol-pi.json` key of the mechanism whose tool
+   * it called, or an empty string for any other tool (absent: none).
+   */
+  toolOwners?: Array<string>
 }
 
 /** What `/sol-pi` and the status line show. */

@@ -61,6 +61,7 @@ mod book;
 mod entry;
 mod ledger;
 mod money;
+mod own;
 mod price;
 mod report;
 
@@ -73,5 +74,6 @@ pub use ledger::{
     TokenBasis, layer_of,
 };
 pub use money::Money;
+pub use own::{ToolCall, own_changes, request_cause};
 pub use price::{MAX_PRICE, PriceError, PriceTable};
 pub use report::{Report, Row};

@@ -18,6 +18,8 @@ mod fixtures;
 mod ids;
 #[path = "core/message.rs"]
 mod message;
+#[path = "core/own.rs"]
+mod own;
 #[path = "core/pi_shapes.rs"]
 mod pi_shapes;
 #[path = "core/props.rs"]

@@ -250,6 +250,7 @@ export function registerOnlineContextCompact(
 
 	restored(ctx, occ.sessionStart(branch(ctx), observe(sessionMessages(ctx))));
 
+	options.savings?.ownTool(texts.toolName, "onlineContextCompact");
 	pi.registerTool({
 		name: texts.toolName,
 		label: texts.toolLabel,

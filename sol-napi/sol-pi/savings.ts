@@ -14,7 +14,7 @@ import { VERSION } from "@earendil-works/pi-coding-agent";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 
 import type { NativeAddon } from "./native.ts";
-import { messageTokens, observedTokensOf } from "./online-context-compact-sizes.ts";
+import { jsonUnits, messageTokens, observedTokensOf } from "./online-context-compact-sizes.ts";
 import { OnceWarnings } from "./tui.ts";
 
 /** A mechanism's `sol-pi.json` key, as Rust names it. */
@@ -49,6 +49,14 @@ const systemIdentity = (message: Message): unknown[] => {
 	return [m.content ?? null, m.sections ?? null, m.toolsAdded ?? null];
 };
 
+type ToolCallBlock = { type?: unknown; name?: unknown; arguments?: unknown };
+
+/** The tool-call blocks of an assistant message's content. */
+const toolCallsOf = (content: unknown): ToolCallBlock[] => (Array.isArray(content) ? (content as ToolCallBlock[]).filter((block) => block?.type === "toolCall") : []);
+
+/** A tool call's tokens in its message, as Pi's estimate counts it (its name and arguments). */
+const callTokens = (call: ToolCallBlock): number => Math.ceil(((typeof call.name === "string" ? call.name.length : 0) + jsonUnits(call.arguments ?? null)) / 4);
+
 const number = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
 
 export class SavingsTracker {
@@ -62,6 +70,8 @@ export class SavingsTracker {
 	private readonly summaries = new TextSet<true>();
 	/** The custom message types of Online Context Compact's continuations. */
 	private readonly continuations = new Set<string>();
+	/** SoL-Pi's own tools (`update_plan`, `obs_recall`), by name: plain Pi has none of their calls. */
+	private readonly ownTools = new Map<string, MechanismKey>();
 	/** Each role's index in the book's list (no string crosses per message). */
 	private readonly roleCodes: Map<string, number>;
 	private changed = false;
@@ -107,6 +117,24 @@ export class SavingsTracker {
 	/** Online Context Compact's compaction wrote `summary`. */
 	summary(summary: string | undefined): void {
 		if (summary) this.guard(undefined, () => this.summaries.add(summary, true));
+	}
+
+	/** `mechanism` registered a tool of this name: its calls and results are SoL-Pi's, not plain Pi's. */
+	ownTool(name: string, mechanism: MechanismKey): void {
+		this.ownTools.set(name, mechanism);
+	}
+
+	/** A message's calls of SoL-Pi's tools or its result of one, as the book takes them; undefined for any other message. */
+	private toolUse(index: number, message: Message): NativeAddon.SavingsToolUse | undefined {
+		if (this.ownTools.size === 0) return undefined;
+		if (message.role === "toolResult") {
+			const owner = this.ownTools.get(String((message as { toolName?: unknown }).toolName));
+			return owner ? { index, calls: [{ mechanism: owner, tokens: 0 }], result: true } : undefined;
+		}
+		if (message.role !== "assistant") return undefined;
+		const calls = toolCallsOf(message.content);
+		if (!calls.some((call) => this.ownTools.has(String(call.name)))) return undefined;
+		return { index, calls: calls.map((call) => ({ mechanism: this.ownTools.get(String(call.name)), tokens: callTokens(call) })), result: false };
 	}
 
 	/** Online Context Compact sent a continuation of this custom type. */
@@ -170,6 +198,7 @@ export class SavingsTracker {
 		const stamps = new Float64Array(count);
 		let unstamped: unknown[] | undefined;
 		const changes: NativeAddon.SavingsChange[] = [];
+		let toolUses: NativeAddon.SavingsToolUse[] | undefined;
 		for (let index = 0; index < count; index++) {
 			const message = (messages[index] ?? {}) as Message;
 			roles[index] = (typeof message.role === "string" && this.roleCodes.get(message.role)) || 0;
@@ -184,9 +213,11 @@ export class SavingsTracker {
 			if (stamp === undefined) (unstamped ??= new Array<unknown>(count).fill(null))[index] = identity;
 			const marks = this.marks.get(message) ?? [...this.receiptMarks(message), ...this.addedMark(message)];
 			for (const mark of marks) changes.push({ index, mechanism: mark.mechanism, beforeTokens: mark.beforeTokens });
+			const used = this.toolUse(index, message);
+			if (used) (toolUses ??= []).push(used);
 		}
 		this.marks = new WeakMap();
-		this.book.recordRequest({ roles, tokens, stamps, unstamped, changes });
+		this.book.recordRequest({ roles, tokens, stamps, unstamped, changes, toolUses });
 		this.changed = true;
 	}
 
@@ -230,7 +261,9 @@ export class SavingsTracker {
 			if (message.role !== "assistant") return undefined;
 			this.guard(c, () => {
 				const usage = message.usage ?? {};
+				const calls = toolCallsOf(message.content);
 				this.book.recordResponse({
+					toolOwners: calls.length > 0 ? calls.map((call) => this.ownTools.get(String(call.name)) ?? "") : undefined,
 					estimatedOutput: messageTokens(message),
 					input: number(usage.input),
 					cacheRead: number(usage.cacheRead),

@@ -12,7 +12,7 @@ use serde_json::Value;
 use sol_core::Mechanism;
 use sol_core::savings::{
     Book, Change, Part, PriceTable, ReportedUsage, ResponseUsage, SAVINGS_ENTRY_TYPE, SentPart,
-    restore_savings,
+    ToolCall, own_changes, request_cause, restore_savings,
 };
 use sol_core::session::SessionEntry;
 use sol_occ::tokens::content_key;
@@ -58,6 +58,28 @@ pub struct SavingsChange {
     pub before_tokens: Option<f64>,
 }
 
+/// A message of the request that calls SoL-Pi's tools or holds a result of one: an
+/// assistant message lists all its tool calls (`mechanism` absent for another tool's), a
+/// tool result gives its one tool's mechanism.
+#[napi(object)]
+pub struct SavingsToolUse {
+    /// The message's index in the request.
+    pub index: u32,
+    /// Each tool call of an assistant message, or the result's tool.
+    pub calls: Vec<SavingsToolCall>,
+    /// A tool result (else an assistant message's calls).
+    pub result: bool,
+}
+
+/// One tool call (or tool result) of a message.
+#[napi(object)]
+pub struct SavingsToolCall {
+    /// The `sol-pi.json` key of the mechanism whose tool it is; absent for any other tool.
+    pub mechanism: Option<String>,
+    /// The call's tokens in its message (Pi's estimate of its name and arguments).
+    pub tokens: f64,
+}
+
 /// One provider request as sent: its messages' roles, sizes and identities, and SoL-Pi's
 /// changes to them, earliest first per message.
 #[napi(object)]
@@ -74,6 +96,8 @@ pub struct SavingsRequest {
     pub unstamped: Option<Vec<Value>>,
     /// SoL-Pi's changes.
     pub changes: Vec<SavingsChange>,
+    /// The messages that call SoL-Pi's tools or hold their results (absent: none).
+    pub tool_uses: Option<Vec<SavingsToolUse>>,
 }
 
 /// The usage of one model response.
@@ -91,6 +115,9 @@ pub struct SavingsUsage {
     pub output: Option<f64>,
     /// The message's `stopReason` was `aborted` or `error`.
     pub failed: bool,
+    /// The response's tool calls: each the `sol-pi.json` key of the mechanism whose tool
+    /// it called, or an empty string for any other tool (absent: none).
+    pub tool_owners: Option<Vec<String>>,
 }
 
 /// The totals entry to append (`pi.appendEntry(customType, data)`).
@@ -195,6 +222,33 @@ fn sent_parts(request: &SavingsRequest) -> Vec<SentPart> {
             SentPart::unchanged(part_at(index, tokens))
         })
         .collect();
+    // SoL-Pi's own tool traffic: what each such message was in plain Pi, first.
+    for used in request.tool_uses.iter().flatten() {
+        let index = used.index as usize;
+        let Some(sent) = parts.get_mut(index) else {
+            continue;
+        };
+        let calls: Vec<ToolCall> = used
+            .calls
+            .iter()
+            .map(|call| ToolCall {
+                owner: call.mechanism.as_deref().and_then(mechanism),
+                tokens: count(call.tokens),
+            })
+            .collect();
+        let own = if used.result {
+            request_cause(calls.iter().map(|call| call.owner))
+                .map(|owner| vec![(owner, None)])
+                .unwrap_or_default()
+        } else {
+            own_changes(sent.part.tokens, &calls)
+        };
+        let earlier = own.into_iter().map(|(by, tokens)| Change {
+            by,
+            before: tokens.map(|tokens| part_at(index, tokens)),
+        });
+        sent.changes.splice(0..0, earlier);
+    }
     for change in &request.changes {
         let index = change.index as usize;
         let (Some(by), true) = (mechanism(&change.mechanism), index < parts.len()) else {
@@ -283,7 +337,14 @@ impl SavingsBook {
                 estimated_output: count(usage.estimated_output),
                 reported: Some(reported),
             };
-            self.book().end_request(response, usage.failed);
+            let owners: Vec<Option<Mechanism>> = usage
+                .tool_owners
+                .iter()
+                .flatten()
+                .map(|key| mechanism(key))
+                .collect();
+            self.book()
+                .end_request_with(response, usage.failed, &owners);
         })
     }
 

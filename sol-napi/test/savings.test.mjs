@@ -107,6 +107,50 @@ for (const [what, config] of [["ObservationPack", { observationPack: true }], ["
 	for (const messages of requests) assert.ok(!JSON.stringify(messages).includes(ENTRY));
 });
 
+test(`Pi ${piVersion}: a turn that only updates the plan is not plain Pi's, and a plan call beside other work leaves only its call and result`, async (t) => {
+	const ws = makeWorkspace(t);
+	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, onlineContextCompact: true });
+	const steps = (status) => ({ steps: [{ id: "a", goal: "Goal a", status }, { id: "b", goal: "Goal b", status: "pending" }] });
+	const { requests, replies } = recording([
+		// A turn plain Pi never makes: the response only calls update_plan.
+		toolCalls(["update_plan", steps("in_progress"), "p1"]),
+		// Other work in the same response: the request stays, the plan call and its result leave it.
+		toolCalls(["bash", { command: "echo one" }, "b1"], ["update_plan", steps("in_progress"), "p2"]),
+		toolCalls(["bash", { command: "echo two" }, "b2"]),
+		"done",
+	]);
+	const run = await startSession({ ...ws, replies });
+	t.after(() => run.close());
+	await run.session.prompt("go");
+	assert.deepEqual(run.errors, []);
+	const data = totals(run.session);
+	assert.equal(requests.length, 4);
+	// Plain Pi's requests, built here: without the first request, and without update_plan's calls and results.
+	const isPlan = (block) => block?.type === "toolCall" && block.name === "update_plan";
+	const plainMessages = (messages) =>
+		messages.flatMap((m) => {
+			if (m.role === "toolResult" && m.toolName === "update_plan") return [];
+			if (m.role !== "assistant" || !Array.isArray(m.content) || !m.content.some(isPlan)) return [m];
+			const content = m.content.filter((block) => !isPlan(block));
+			return content.some((block) => block.type === "toolCall") ? [{ ...m, content }] : [];
+		});
+	const plain = layerOf(requests.slice(1).map(plainMessages));
+	const sent = layerOf(requests);
+	assert.equal(data.layers[4].requests, 4);
+	assert.deepEqual(withoutOutput(data.layers[4]), sent);
+	for (const layer of [0, 1, 2, 3]) {
+		const counted = data.layers[layer];
+		assert.equal(counted.requests, 3, `layer ${layer} has plain Pi's three requests`);
+		// The mixed message is sized without the plan call: each of its two appearances may round by a token.
+		assert.ok(Math.abs(counted.cacheRead - plain.cacheRead) <= 2, `layer ${layer} cache read ${counted.cacheRead} vs ${plain.cacheRead}`);
+		assert.ok(Math.abs(counted.cacheWrite - plain.cacheWrite) <= 2, `layer ${layer} cache write ${counted.cacheWrite} vs ${plain.cacheWrite}`);
+	}
+	assert.ok(data.layers[0].output < data.layers[4].output, "the plan turn's output is not plain Pi's");
+	const view = addon.savingsViewOfEntry(data);
+	assert.match(view.table, /^SoL-Pi savings for this session: 4 provider requests sent, 3 without SoL-Pi$/m);
+	assert.match(view.table, /^Online Context Compact +-1 +-\d/m);
+});
+
 test(`Pi ${piVersion}: a restarted session goes on from its own totals`, async (t) => {
 	const ws = makeWorkspace(t);
 	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, observationPack: true });

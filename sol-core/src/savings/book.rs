@@ -195,7 +195,18 @@ impl Book {
     /// follows it, which is what the model would have been sent then, up to the command's
     /// own result.
     pub fn record_request(&mut self, parts: Vec<SentPart>) -> Vec<[LayerTokens; LAYERS]> {
-        self.record(parts, None)
+        self.record(parts, None, None)
+    }
+
+    /// Records a request that `mechanism` caused (its response only called SoL-Pi's own
+    /// tools, [`super::request_cause`]): it counts only from that mechanism's layer up, as
+    /// does its response ([`Book::record_response`]).
+    pub fn record_caused_request(
+        &mut self,
+        mechanism: Mechanism,
+        parts: Vec<SentPart>,
+    ) -> Vec<[LayerTokens; LAYERS]> {
+        self.record(parts, None, Some(mechanism))
     }
 
     /// Records a request that was sent but that `mechanism` would have made unnecessary (a
@@ -206,13 +217,14 @@ impl Book {
         mechanism: Mechanism,
         parts: Vec<SentPart>,
     ) -> Vec<[LayerTokens; LAYERS]> {
-        self.record(parts, Some(mechanism))
+        self.record(parts, Some(mechanism), None)
     }
 
     fn record(
         &mut self,
         parts: Vec<SentPart>,
         avoided_by: Option<Mechanism>,
+        caused_by: Option<Mechanism>,
     ) -> Vec<[LayerTokens; LAYERS]> {
         // Every form of the parts sent: a part the previous request carried in another form
         // (before its placeholder) is still there, not compacted away.
@@ -271,6 +283,7 @@ impl Book {
         }
         facts.push(RequestFacts {
             avoided_by,
+            caused_by,
             ..RequestFacts::sent(forms)
         });
         let added = facts
@@ -307,11 +320,24 @@ impl Book {
     /// error: both are recorded, unless the request was not billed
     /// ([`ResponseUsage::billed`]), which is dropped. Nothing happens without a begun request.
     pub fn end_request(&mut self, usage: ResponseUsage, failed: bool) {
+        self.end_request_with(usage, failed, &[]);
+    }
+
+    /// [`Book::end_request`] for a response that made tool calls of these `owners` (each the
+    /// mechanism whose tool it called, `None` for any other tool): a response that called
+    /// only SoL-Pi's tools makes its request one that plain Pi never sent
+    /// ([`super::request_cause`]).
+    pub fn end_request_with(
+        &mut self,
+        usage: ResponseUsage,
+        failed: bool,
+        owners: &[Option<Mechanism>],
+    ) {
         let Some(Pending { parts, steps }) = self.pending.take() else {
             return;
         };
         if usage.billed(failed) {
-            self.record_request(parts);
+            self.record(parts, None, super::request_cause(owners.iter().copied()));
             self.record_response(usage);
             for (mechanism, account) in steps {
                 self.ledger.record_step(mechanism, account);

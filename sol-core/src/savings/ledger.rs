@@ -91,6 +91,11 @@ pub struct RequestFacts {
     /// The mechanism that made this request unnecessary: it exists only in the layers below
     /// that mechanism's (a fused command's turn). `None` for a request that was sent.
     pub avoided_by: Option<Mechanism>,
+    /// The mechanism that caused this request: it exists only from that mechanism's layer
+    /// up (a turn that only calls SoL-Pi's own tools, [`super::request_cause`]). `None` for
+    /// a request plain Pi makes too.
+    #[serde(default)]
+    pub caused_by: Option<Mechanism>,
 }
 
 impl RequestFacts {
@@ -100,12 +105,15 @@ impl RequestFacts {
             parts,
             output_tokens: 0,
             avoided_by: None,
+            caused_by: None,
         }
     }
 
-    /// Whether the request exists in `layer`.
+    /// Whether the request exists in `layer`: below the mechanism that avoided it, from
+    /// the mechanism that caused it up.
     pub fn exists_in(&self, layer: usize) -> bool {
         self.avoided_by.is_none_or(|by| layer < layer_of(by))
+            && self.caused_by.is_none_or(|by| layer >= layer_of(by))
     }
 }
 

@@ -40,6 +40,7 @@ fn request() -> impl Strategy<Value = RequestFacts> {
             parts,
             output_tokens,
             avoided_by,
+            caused_by: None,
         })
 }
 
