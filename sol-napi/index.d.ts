@@ -1102,6 +1102,14 @@ export interface SavingsEntry {
   data: Record<string, unknown>
 }
 
+/** The result of a fused call (an edit or write that ran a command) in the request. */
+export interface SavingsFused {
+  /** The result's index in the request. */
+  index: number
+  /** Its tokens without the command's output (the edit or write's own result). */
+  tokens: number
+}
+
 /** The price table of `sol-pi.json` (`prices`), in dollars per million tokens. */
 export interface SavingsPrices {
   /** Uncached input. */
@@ -1134,6 +1142,8 @@ export interface SavingsRequest {
   changes: Array<SavingsChange>
   /** The messages that call SoL-Pi's tools or hold their results (absent: none). */
   toolUses?: Array<SavingsToolUse>
+  /** The results of fused calls first seen in this request (absent: none). */
+  fused?: Array<SavingsFused>
 }
 
 /** One tool call (or tool result) of a message. */

@@ -70,8 +70,8 @@ pub use entry::{
     RestoredSavings, SAVINGS_ENTRY_TYPE, SAVINGS_ENTRY_VERSION, SavingsEntryError, restore_savings,
 };
 pub use ledger::{
-    ArchiveTotals, Change, LAYERS, LayerTokens, Ledger, Part, PartForms, RequestFacts, Savings,
-    TokenBasis, layer_of,
+    ArchiveTotals, CallTokens, Change, LAYERS, LayerTokens, Ledger, ModelPrices, ModelTotals, Part,
+    PartForms, RequestFacts, Savings, TokenBasis, layer_of,
 };
 pub use money::Money;
 pub use own::{ToolCall, own_changes, request_cause};

@@ -250,7 +250,7 @@ export function registerOnlineContextCompact(
 
 	restored(ctx, occ.sessionStart(branch(ctx), observe(sessionMessages(ctx))));
 
-	options.savings?.ownTool(texts.toolName, "onlineContextCompact");
+	options.savings?.ownTool(texts.toolName, "onlineContextCompact", texts.promptSnippet, texts.promptGuidelines);
 	pi.registerTool({
 		name: texts.toolName,
 		label: texts.toolLabel,

@@ -70,8 +70,12 @@ export class SavingsTracker {
 	private readonly summaries = new TextSet<true>();
 	/** The custom message types of Online Context Compact's continuations. */
 	private readonly continuations = new Set<string>();
+	/** Fused calls' results by tool-call id, with their tokens without the command's output. */
+	private readonly fusedResults = new Map<string, number>();
 	/** SoL-Pi's own tools (`update_plan`, `obs_recall`), by name: plain Pi has none of their calls. */
 	private readonly ownTools = new Map<string, MechanismKey>();
+	/** The texts SoL-Pi's tools add to the system prompt, with their mechanism. */
+	private readonly ownPrompt: Array<[string, MechanismKey, number]> = [];
 	/** Each role's index in the book's list (no string crosses per message). */
 	private readonly roleCodes: Map<string, number>;
 	private changed = false;
@@ -119,9 +123,45 @@ export class SavingsTracker {
 		if (summary) this.guard(undefined, () => this.summaries.add(summary, true));
 	}
 
-	/** `mechanism` registered a tool of this name: its calls and results are SoL-Pi's, not plain Pi's. */
-	ownTool(name: string, mechanism: MechanismKey): void {
+	/** Action Fusion returns `mutation` (the edit or write's own result) with its command's output appended, for this call. */
+	fusedResult(toolCallId: string, mutation: unknown): void {
+		this.guard(undefined, () => {
+			const content = (mutation as { content?: unknown } | undefined)?.content;
+			this.fusedResults.set(toolCallId, messageTokens({ role: "toolResult", content: Array.isArray(content) ? content : [] }));
+		});
+	}
+
+	/**
+	 * `mechanism` registered a tool of this name: its calls and results are SoL-Pi's, not plain Pi's,
+	 * and so are the lines it adds to the system prompt: its snippet in Pi's tool list (`- name: snippet`)
+	 * and each of its guidelines (`- guideline`).
+	 */
+	ownTool(name: string, mechanism: MechanismKey, snippet?: string, guidelines: readonly string[] = []): void {
 		this.ownTools.set(name, mechanism);
+		if (snippet) this.ownPrompt.push([snippet, mechanism, name.length + 5]);
+		for (const text of guidelines) if (text) this.ownPrompt.push([text, mechanism, 3]);
+	}
+
+	/**
+	 * What SoL-Pi added to a system message (its tools' snippets and guidelines, their declarations,
+	 * Action Fusion's `then_run` parameter), per mechanism, as the book takes it; undefined when nothing.
+	 */
+	private systemUse(index: number, message: Message): NativeAddon.SavingsToolUse | undefined {
+		const m = message as Message & { sections?: unknown; toolsAdded?: unknown };
+		const texts = [typeof m.content === "string" ? m.content : (firstText(m.content) ?? "")];
+		if (m.sections && typeof m.sections === "object") for (const text of Object.values(m.sections)) if (typeof text === "string") texts.push(text);
+		const chars = new Map<MechanismKey, number>();
+		const add = (mechanism: MechanismKey, units: number) => chars.set(mechanism, (chars.get(mechanism) ?? 0) + units);
+		for (const [text, mechanism, around] of this.ownPrompt) if (texts.some((whole) => whole.includes(text))) add(mechanism, text.length + around);
+		for (const tool of Array.isArray(m.toolsAdded) ? (m.toolsAdded as Array<{ name?: unknown; parameters?: { properties?: Record<string, unknown> } }>) : []) {
+			const owner = this.ownTools.get(String(tool?.name));
+			if (owner) add(owner, jsonUnits(tool));
+			else if (tool?.parameters?.properties?.then_run !== undefined) add("actionFusion", jsonUnits(tool.parameters.properties.then_run) + 11);
+		}
+		if (chars.size === 0) return undefined;
+		const calls = [...chars].map(([mechanism, units]) => ({ mechanism, tokens: Math.ceil(units / 4) }));
+		// The rest of the prompt is plain Pi's: the message stays, smaller.
+		return { index, calls: [{ tokens: 0 }, ...calls], result: false };
 	}
 
 	/** A message's calls of SoL-Pi's tools or its result of one, as the book takes them; undefined for any other message. */
@@ -199,6 +239,7 @@ export class SavingsTracker {
 		let unstamped: unknown[] | undefined;
 		const changes: NativeAddon.SavingsChange[] = [];
 		let toolUses: NativeAddon.SavingsToolUse[] | undefined;
+		let fused: NativeAddon.SavingsFused[] | undefined;
 		for (let index = 0; index < count; index++) {
 			const message = (messages[index] ?? {}) as Message;
 			roles[index] = (typeof message.role === "string" && this.roleCodes.get(message.role)) || 0;
@@ -213,11 +254,19 @@ export class SavingsTracker {
 			if (stamp === undefined) (unstamped ??= new Array<unknown>(count).fill(null))[index] = identity;
 			const marks = this.marks.get(message) ?? [...this.receiptMarks(message), ...this.addedMark(message)];
 			for (const mark of marks) changes.push({ index, mechanism: mark.mechanism, beforeTokens: mark.beforeTokens });
-			const used = this.toolUse(index, message);
+			const used = message.role === "system" ? this.systemUse(index, message) : this.toolUse(index, message);
 			if (used) (toolUses ??= []).push(used);
+			if (this.fusedResults.size > 0 && message.role === "toolResult") {
+				const id = String((message as { toolCallId?: unknown }).toolCallId);
+				const without = this.fusedResults.get(id);
+				if (without !== undefined) {
+					(fused ??= []).push({ index, tokens: without });
+					this.fusedResults.delete(id);
+				}
+			}
 		}
 		this.marks = new WeakMap();
-		this.book.recordRequest({ roles, tokens, stamps, unstamped, changes, toolUses });
+		this.book.recordRequest({ roles, tokens, stamps, unstamped, changes, toolUses, fused });
 		this.changed = true;
 	}
 

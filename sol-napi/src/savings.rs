@@ -71,6 +71,15 @@ pub struct SavingsToolUse {
     pub result: bool,
 }
 
+/// The result of a fused call (an edit or write that ran a command) in the request.
+#[napi(object)]
+pub struct SavingsFused {
+    /// The result's index in the request.
+    pub index: u32,
+    /// Its tokens without the command's output (the edit or write's own result).
+    pub tokens: f64,
+}
+
 /// One tool call (or tool result) of a message.
 #[napi(object)]
 pub struct SavingsToolCall {
@@ -98,6 +107,8 @@ pub struct SavingsRequest {
     pub changes: Vec<SavingsChange>,
     /// The messages that call SoL-Pi's tools or hold their results (absent: none).
     pub tool_uses: Option<Vec<SavingsToolUse>>,
+    /// The results of fused calls first seen in this request (absent: none).
+    pub fused: Option<Vec<SavingsFused>>,
 }
 
 /// The usage of one model response.
@@ -200,22 +211,24 @@ const ROLES: [&str; 9] = [
     "branchSummary",
 ];
 
+/// The message at `index` of `request` in a form of `tokens`.
+fn part_of(request: &SavingsRequest, index: usize, tokens: u64) -> Part {
+    let role = request
+        .roles
+        .get(index)
+        .and_then(|&code| ROLES.get(usize::from(code)))
+        .copied()
+        .unwrap_or("");
+    let stamp = request.stamps.get(index).copied().unwrap_or(f64::NAN);
+    let unstamped = request.unstamped.as_ref().and_then(|list| list.get(index));
+    Part {
+        key: key_of(role, stamp, unstamped, tokens),
+        tokens,
+    }
+}
+
 fn sent_parts(request: &SavingsRequest) -> Vec<SentPart> {
-    // The message at `index` in a form of `tokens`.
-    let part_at = |index: usize, tokens: u64| {
-        let role = request
-            .roles
-            .get(index)
-            .and_then(|&code| ROLES.get(usize::from(code)))
-            .copied()
-            .unwrap_or("");
-        let stamp = request.stamps.get(index).copied().unwrap_or(f64::NAN);
-        let unstamped = request.unstamped.as_ref().and_then(|list| list.get(index));
-        Part {
-            key: key_of(role, stamp, unstamped, tokens),
-            tokens,
-        }
-    };
+    let part_at = |index: usize, tokens: u64| part_of(request, index, tokens);
     let mut parts: Vec<SentPart> = (0..request.roles.len())
         .map(|index| {
             let tokens = count(request.tokens.get(index).copied().unwrap_or(0.0));
@@ -317,7 +330,14 @@ impl SavingsBook {
     #[napi(catch_unwind)]
     pub fn record_request(&self, request: SavingsRequest) {
         quiet(|| {
-            self.book().begin_request(sent_parts(&request));
+            let mut book = self.book();
+            book.begin_request(sent_parts(&request));
+            let fused = request.fused.iter().flatten().filter_map(|result| {
+                let index = result.index as usize;
+                (index < request.roles.len())
+                    .then(|| (index, part_of(&request, index, count(result.tokens))))
+            });
+            book.fused_results(fused.collect());
         })
     }
 

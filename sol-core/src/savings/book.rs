@@ -9,7 +9,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Change, LAYERS, LayerTokens, Ledger, Part, PartForms, RequestFacts, Savings};
+use super::{
+    Change, LAYERS, LayerTokens, Ledger, ModelPrices, Part, PartForms, RequestFacts, Savings,
+};
 use crate::{Mechanism, StepAccount};
 
 /// One part of a request as sent, with what SoL-Pi changed in it.
@@ -130,6 +132,9 @@ pub struct Book {
     compactions: BTreeMap<u64, Option<Vec<PartForms>>>,
     /// The last response's calls included a fused command: the model's next turn was saved.
     fused: bool,
+    /// The fused commands' results in the request being recorded, each by its index with its
+    /// form without the command's output: what the saved turn's request carried.
+    fused_results: Vec<(usize, Part)>,
     /// A request begun and not answered yet.
     pending: Option<Pending>,
     /// The steps of the request being prepared, by mechanism (the latest of each), taken
@@ -142,6 +147,9 @@ pub struct Book {
 struct Pending {
     parts: Vec<SentPart>,
     steps: BTreeMap<Mechanism, StepAccount>,
+    /// The results of fused commands in `parts`, each by its index with its form without
+    /// the command's output ([`Book::fused_results`]).
+    fused: Vec<(usize, Part)>,
 }
 
 impl Book {
@@ -168,6 +176,26 @@ impl Book {
     /// Adds one mechanism step's account.
     pub fn record_step(&mut self, mechanism: Mechanism, account: StepAccount) {
         self.ledger.record_step(mechanism, account);
+    }
+
+    /// Adds one mechanism step's account whose model calls the model `key`
+    /// (`provider/model`) answered, at `prices` from Pi's model registry when it has them:
+    /// the reducer's calls at the reducer model's prices, a compaction summary at the
+    /// summarizing model's.
+    pub fn record_step_by(
+        &mut self,
+        mechanism: Mechanism,
+        account: StepAccount,
+        key: &str,
+        prices: Option<ModelPrices>,
+    ) {
+        self.ledger.record_step_by(mechanism, account, key, prices);
+    }
+
+    /// The requests recorded from now on (the one begun last included) are answered by the
+    /// model `key` (`provider/model`), at `prices` from Pi's model registry when it has them.
+    pub fn answered_by(&mut self, key: &str, prices: Option<ModelPrices>) {
+        self.ledger.set_model(key, prices);
     }
 
     /// ObservationPack archived one output of `bytes`.
@@ -248,7 +276,12 @@ impl Book {
         // The history a new summary stands for is claimed once: a continuation first seen in
         // the same request stands for nothing of it.
         let mut claimed = false;
-        for mut sent in parts {
+        let fused_results = std::mem::take(&mut self.fused_results);
+        let mut fused_forms = Vec::new();
+        for (index, mut sent) in parts.into_iter().enumerate() {
+            if let Some(&(_, without)) = fused_results.iter().find(|(at, _)| *at == index) {
+                fused_forms.push((forms.len(), without));
+            }
             if sent.is_compaction() {
                 if !self.compactions.contains_key(&sent.part.key) {
                     // A summary first seen with no request before it in this book (a resumed
@@ -276,9 +309,16 @@ impl Book {
         }
         let mut facts = Vec::with_capacity(2);
         if std::mem::take(&mut self.fused) {
+            // The saved turn's request: the fused results did not hold the commands' output yet.
+            let mut avoided = forms.clone();
+            for &(at, without) in &fused_forms {
+                if let Some(slot) = avoided.get_mut(at) {
+                    *slot = PartForms::unchanged(without);
+                }
+            }
             facts.push(RequestFacts {
                 avoided_by: Some(Mechanism::ActionFusion),
-                ..RequestFacts::sent(forms.clone())
+                ..RequestFacts::sent(avoided)
             });
         }
         facts.push(RequestFacts {
@@ -304,7 +344,19 @@ impl Book {
         self.pending = Some(Pending {
             parts,
             steps: std::mem::take(&mut self.upcoming),
+            fused: Vec::new(),
         });
+    }
+
+    /// The request begun last holds the results of fused commands: each by its index in the
+    /// request, with its form without the command's output. The model turn the fused command
+    /// saved ([`Book::fused_command`]) is counted with that form: in plain Pi the command's
+    /// output came only after that turn. Without this, the saved turn is counted with the
+    /// output.
+    pub fn fused_results(&mut self, results: Vec<(usize, Part)>) {
+        if let Some(pending) = &mut self.pending {
+            pending.fused = results;
+        }
     }
 
     /// The account of a step that changed the request being prepared (ObservationPack's
@@ -333,10 +385,16 @@ impl Book {
         failed: bool,
         owners: &[Option<Mechanism>],
     ) {
-        let Some(Pending { parts, steps }) = self.pending.take() else {
+        let Some(Pending {
+            parts,
+            steps,
+            fused,
+        }) = self.pending.take()
+        else {
             return;
         };
         if usage.billed(failed) {
+            self.fused_results = fused;
             self.record(parts, None, super::request_cause(owners.iter().copied()));
             self.record_response(usage);
             for (mechanism, account) in steps {

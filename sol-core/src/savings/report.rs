@@ -5,7 +5,8 @@ use std::fmt;
 use serde::Serialize;
 
 use super::{
-    ArchiveTotals, LAYERS, LayerTokens, Money, PriceTable, ReportedUsage, Savings, TokenBasis,
+    ArchiveTotals, LAYERS, LayerTokens, ModelPrices, ModelTotals, Money, PriceTable, ReportedUsage,
+    Savings, TokenBasis,
 };
 use crate::tui::group_digits;
 use crate::{Mechanism, StepAccount};
@@ -44,8 +45,13 @@ pub struct Report {
     pub plain_cost: Money,
     /// What the requests as sent cost, with the mechanisms' own model calls.
     pub sent_cost: Money,
-    /// The prices used.
+    /// The prices used (for every model when `model_prices` is empty, else for a model
+    /// without prices of its own).
     pub prices: PriceTable,
+    /// Each model the session named, by `provider/model`, with its prices from Pi's model
+    /// registry (`None`: it had none); empty when every model is priced at `prices`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub model_prices: Vec<(String, Option<PriceTable>)>,
     /// How the tokens were counted.
     pub basis: TokenBasis,
     /// What the providers reported for the requests as sent.
@@ -55,21 +61,63 @@ pub struct Report {
 }
 
 impl Savings {
-    /// The savings priced at `prices`.
+    /// The savings priced at `prices`, every model alike (`prices` in `sol-pi.json`,
+    /// replay's `--price-*`).
     pub fn report(&self, prices: &PriceTable) -> Report {
-        let cost =
-            |layer: &LayerTokens| prices.cost(layer.cache_read, layer.cache_write, 0, layer.output);
-        let costs: [Money; LAYERS] = self.layers.each_ref().map(cost);
+        self.priced(prices, false)
+    }
+
+    /// The savings with each model's requests and calls at that model's prices from Pi's
+    /// model registry, and those of a model without registry prices (or of no named model)
+    /// at `prices`.
+    pub fn report_per_model(&self, prices: &PriceTable) -> Report {
+        self.priced(prices, true)
+    }
+
+    fn priced(&self, prices: &PriceTable, per_model: bool) -> Report {
+        let default = ModelPrices::of(prices);
+        let at = |p: &ModelPrices, read: u64, write: u64, input: u64, output: u64| {
+            Money::of_tokens(read, p.cache_read)
+                + Money::of_tokens(write, p.cache_write)
+                + Money::of_tokens(input, p.input)
+                + Money::of_tokens(output, p.output)
+        };
+        // The models with their own prices; the rest of every figure is at `prices`.
+        let priced: Vec<(&ModelTotals, ModelPrices)> = if per_model {
+            self.models
+                .values()
+                .filter_map(|totals| totals.prices.map(|p| (totals, p)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let costs: [Money; LAYERS] = std::array::from_fn(|index| {
+            let whole = &self.layers[index];
+            let (mut read, mut write, mut output) =
+                (whole.cache_read, whole.cache_write, whole.output);
+            let mut cost = Money::ZERO;
+            for (totals, p) in &priced {
+                let part = &totals.layers[index];
+                cost = cost + at(p, part.cache_read, part.cache_write, 0, part.output);
+                read = read.saturating_sub(part.cache_read);
+                write = write.saturating_sub(part.cache_write);
+                output = output.saturating_sub(part.output);
+            }
+            cost + at(&default, read, write, 0, output)
+        });
         let rows = Mechanism::ALL.map(|mechanism| {
             let index = super::layer_of(mechanism);
             let (before, with) = (&self.layers[index - 1], &self.layers[index]);
             let account = self.steps[index - 1];
-            let own_cost = prices.cost(
-                0,
-                0,
-                account.model_input_tokens,
-                account.model_output_tokens,
-            );
+            let (mut input, mut output) = (account.model_input_tokens, account.model_output_tokens);
+            let mut own_cost = Money::ZERO;
+            for (totals, p) in &priced {
+                let calls = &totals.own[index - 1];
+                own_cost = own_cost + at(p, 0, 0, calls.input, calls.output);
+                input = input.saturating_sub(calls.input);
+                output = output.saturating_sub(calls.output);
+            }
+            let own_cost = own_cost + at(&default, 0, 0, input, output);
             let gross = costs[index - 1] - costs[index];
             Row {
                 mechanism,
@@ -89,6 +137,14 @@ impl Savings {
             sent_cost: costs[LAYERS - 1] + own,
             rows,
             prices: *prices,
+            model_prices: if per_model {
+                self.models
+                    .iter()
+                    .map(|(key, totals)| (key.clone(), totals.prices.map(|p| p.table())))
+                    .collect()
+            } else {
+                Vec::new()
+            },
             basis: self.basis,
             reported: self.reported,
             archive: self.archive,
@@ -211,14 +267,34 @@ impl fmt::Display for Report {
                 group_digits(u128::from(reported.output)),
             )?;
         }
-        let p = &self.prices;
+        let table = |p: &PriceTable| {
+            format!(
+                "input ${:.2}, cache read ${:.2}, cache write ${:.2}, output ${:.2}",
+                p.input, p.cache_read, p.cache_write, p.output
+            )
+        };
+        if self.model_prices.is_empty() {
+            return write!(
+                f,
+                "Prices per million tokens: {}; tokens: {}",
+                table(&self.prices),
+                self.basis.label()
+            );
+        }
+        writeln!(
+            f,
+            "Prices per million tokens, per model from Pi's model registry:"
+        )?;
+        for (model, prices) in &self.model_prices {
+            match prices {
+                Some(prices) => writeln!(f, "  {model}: {}", table(prices))?,
+                None => writeln!(f, "  {model}: none in the registry, priced at the default")?,
+            }
+        }
         write!(
             f,
-            "Prices per million tokens: input ${:.2}, cache read ${:.2}, cache write ${:.2}, output ${:.2}; tokens: {}",
-            p.input,
-            p.cache_read,
-            p.cache_write,
-            p.output,
+            "  default: {}; tokens: {}",
+            table(&self.prices),
             self.basis.label()
         )
     }

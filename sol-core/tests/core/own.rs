@@ -3,11 +3,11 @@
 //! without them; and every priced figure scales with the prices.
 
 use proptest::prelude::*;
-use sol_core::Mechanism;
 use sol_core::savings::{
-    Book, Change, LAYERS, Money, Part, PriceTable, Report, ResponseUsage, SentPart, ToolCall,
-    own_changes,
+    Book, Change, LAYERS, ModelPrices, Money, Part, PriceTable, Report, ResponseUsage, SentPart,
+    ToolCall, own_changes,
 };
+use sol_core::{Mechanism, StepAccount};
 
 /// A tool SoL-Pi adds: Online Context Compact's plan or ObservationPack's recall.
 fn own_mechanism() -> impl Strategy<Value = Mechanism> {
@@ -109,7 +109,26 @@ fn parts(history: &[Message]) -> Vec<SentPart> {
 /// Runs the session: with SoL-Pi's own turns and calls when `with_own`, else the same work
 /// without them (what plain Pi does).
 fn run(steps: &[Work], with_own: bool) -> Book {
+    run_by(steps, with_own, None)
+}
+
+/// [`run`] with every request answered by the model `m/1`, at these prices when given.
+fn run_by(steps: &[Work], with_own: bool, model: Option<Option<ModelPrices>>) -> Book {
     let mut book = Book::new();
+    if let Some(prices) = model {
+        book.answered_by("m/1", prices);
+        book.record_step_by(
+            Mechanism::EvidencePreservingReducer,
+            StepAccount {
+                model_calls: 1,
+                model_input_tokens: 5_000,
+                model_output_tokens: 300,
+                ..StepAccount::default()
+            },
+            "m/1",
+            prices,
+        );
+    }
     let mut next_id = 10u64;
     let mut id = || {
         next_id += 1;
@@ -290,6 +309,29 @@ proptest! {
         let many = figures(&book.savings().report(&scaled));
         let expected: Vec<i128> = once.iter().map(|figure| figure * i128::from(factor)).collect();
         prop_assert_eq!(many, expected);
+    }
+}
+
+proptest! {
+    #[test]
+    fn each_model_is_priced_at_its_own_prices_and_one_without_at_the_default(
+        steps in prop::collection::vec(work(true), 0..8),
+        own in prices(),
+        default in prices(),
+    ) {
+        // A model with prices of its own: the report is the one at those prices.
+        let book = run_by(&steps, true, Some(Some(ModelPrices::of(&own))));
+        let mut per_model = book.savings().report_per_model(&default);
+        prop_assert_eq!(figures(&per_model), figures(&book.savings().report(&own)));
+        prop_assert_eq!(per_model.model_prices.clone(), vec![("m/1".to_owned(), Some(own))]);
+        // A model without: the default's, and the same figures as a session that named none.
+        let unpriced = run_by(&steps, true, Some(None));
+        per_model = unpriced.savings().report_per_model(&default);
+        prop_assert_eq!(figures(&per_model), figures(&unpriced.savings().report(&default)));
+        prop_assert_eq!(per_model.model_prices, vec![("m/1".to_owned(), None)]);
+        let unnamed = run(&steps, true).savings().report_per_model(&default);
+        prop_assert!(unnamed.model_prices.is_empty());
+        prop_assert_eq!(&unnamed.plain_cost, &unpriced.savings().report(&default).plain_cost);
     }
 }
 
