@@ -184,8 +184,12 @@ export declare class SavingsBook {
    * dropped with its request).
    */
   recordResponse(usage: SavingsUsage): void
-  /** A mechanism step's account (`mechanism` is its `sol-pi.json` key). */
-  recordStep(mechanismKey: string, account: StepAccount): void
+  /**
+   * A mechanism step's account (`mechanism` is its `sol-pi.json` key), with its model
+   * calls' model and reported usage where known: reported usage replaces the account's
+   * estimate of the calls' tokens, and the calls are priced at that model's prices.
+   */
+  recordStep(mechanismKey: string, account: StepAccount, call?: SavingsModelCall | undefined | null): void
   /**
    * The account of a step that changed the request being prepared (ObservationPack's
    * `context` step): it counts with that request when it is billed, and not at all for a
@@ -1110,6 +1114,25 @@ export interface SavingsFused {
   tokens: number
 }
 
+/**
+ * The model calls of one mechanism step: the model that answered them (with its prices
+ * from Pi's model registry) and the usage its provider reported, where known.
+ */
+export interface SavingsModelCall {
+  /** `provider/model`. */
+  model?: string
+  /** The model's `cost` in Pi's model registry (dollars per million tokens). */
+  prices?: SavingsPrices
+  /** Reported uncached input tokens. */
+  input?: number
+  /** Reported cache reads. */
+  cacheRead?: number
+  /** Reported cache writes. */
+  cacheWrite?: number
+  /** Reported output tokens. */
+  output?: number
+}
+
 /** The price table of `sol-pi.json` (`prices`), in dollars per million tokens. */
 export interface SavingsPrices {
   /** Uncached input. */
@@ -1187,6 +1210,10 @@ export interface SavingsUsage {
    * it called, or an empty string for any other tool (absent: none).
    */
   toolOwners?: Array<string>
+  /** The model that answered (`provider/model`). */
+  model?: string
+  /** Its `cost` in Pi's model registry (dollars per million tokens). */
+  prices?: SavingsPrices
 }
 
 /** What `/sol-pi` and the status line show. */

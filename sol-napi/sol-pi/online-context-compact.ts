@@ -152,7 +152,7 @@ export function registerOnlineContextCompact(
 				c.compact({
 					customInstructions,
 					onComplete: (result) => {
-						options.savings?.summary(result.summary);
+						options.savings?.summary(result.summary, (result as { usage?: unknown }).usage);
 						finish({ kind: "completed", summary: result.summary });
 					},
 					onError: (error) => finish(failed(error)),

@@ -83,8 +83,18 @@ export class SavingsTracker {
 
 	private readonly addon: typeof NativeAddon;
 
-	constructor(addon: typeof NativeAddon, prices: NativeAddon.SavingsPrices | undefined) {
+	/** The reducer's model (`provider/model`) when `sol-pi.json` names one; else it is the session's. */
+	private readonly reducerModel: string | undefined;
+	/** The model that answered the last response (`provider/model`): the one Pi's compaction summarizes with. */
+	private lastModel: string | undefined;
+	/** Pi's model registry, for each model's `cost`. */
+	private registry: { find?(provider: string, id: string): { cost?: Record<string, unknown> } | undefined } | undefined;
+	/** The usage Pi reported for the compaction summary OCC's next step accounts for. */
+	private summaryUsage: Record<string, unknown> | undefined;
+
+	constructor(addon: typeof NativeAddon, prices: NativeAddon.SavingsPrices | undefined, reducer?: { provider?: string; model?: string }) {
 		this.addon = addon;
+		this.reducerModel = reducer?.provider && reducer.model ? `${reducer.provider}/${reducer.model}` : undefined;
 		this.book = new addon.SavingsBook(prices);
 		this.roleCodes = new Map(this.book.roles.map((role, index) => [role, index]));
 	}
@@ -118,9 +128,41 @@ export class SavingsTracker {
 		this.step("evidencePreservingReducer", account);
 	}
 
-	/** Online Context Compact's compaction wrote `summary`. */
-	summary(summary: string | undefined): void {
+	/** Online Context Compact's compaction wrote `summary`; `usage` is what the provider reported for it. */
+	summary(summary: string | undefined, usage?: unknown): void {
 		if (summary) this.guard(undefined, () => this.summaries.add(summary, true));
+		if (usage && typeof usage === "object") this.summaryUsage = usage as Record<string, unknown>;
+	}
+
+	/** A model's `cost` in Pi's model registry, if it has one. */
+	private pricesOf(model: string | undefined): NativeAddon.SavingsPrices | undefined {
+		if (!model) return undefined;
+		const slash = model.indexOf("/");
+		const cost = this.registry?.find?.(model.slice(0, slash), model.slice(slash + 1))?.cost;
+		if (!cost) return undefined;
+		const [input, output, cacheRead, cacheWrite] = [cost.input, cost.output, cost.cacheRead, cost.cacheWrite].map(number);
+		if (input === undefined || output === undefined) return undefined;
+		return { input, output, cacheRead: cacheRead ?? 0, cacheWrite: cacheWrite ?? 0 };
+	}
+
+	/** The model calls of a mechanism's step: the model that answered them, and the usage reported for them. */
+	private callOf(mechanism: MechanismKey, account: NativeAddon.StepAccount): NativeAddon.SavingsModelCall | undefined {
+		if (account.modelCalls <= 0) return undefined;
+		if (mechanism === "evidencePreservingReducer") {
+			const model = this.reducerModel ?? this.lastModel;
+			return { model, prices: this.pricesOf(model) };
+		}
+		if (mechanism !== "onlineContextCompact") return undefined;
+		const usage = this.summaryUsage ?? {};
+		this.summaryUsage = undefined;
+		return {
+			model: this.lastModel,
+			prices: this.pricesOf(this.lastModel),
+			input: number(usage.input),
+			cacheRead: number(usage.cacheRead),
+			cacheWrite: number(usage.cacheWrite),
+			output: number(usage.output),
+		};
 	}
 
 	/** Action Fusion returns `mutation` (the edit or write's own result) with its command's output appended, for this call. */
@@ -186,7 +228,7 @@ export class SavingsTracker {
 	step(mechanism: MechanismKey, account: NativeAddon.StepAccount | undefined): void {
 		if (!account) return;
 		this.guard(undefined, () => {
-			this.book.recordStep(mechanism, account);
+			this.book.recordStep(mechanism, account, this.callOf(mechanism, account));
 			if (mechanism === "actionFusion" && account.requestsAvoided > 0) this.book.fusedCommand();
 			this.changed = true;
 		});
@@ -291,6 +333,7 @@ export class SavingsTracker {
 
 	/** Registers the handlers and the command; call after every mechanism registered its own. */
 	register(pi: ExtensionAPI, ctx: ExtensionContext): void {
+		this.registry = (ctx as { modelRegistry?: SavingsTracker["registry"] }).modelRegistry;
 		this.guard(ctx, () => this.restore(ctx));
 		pi.on("session_start", (_event, c) => this.guard(c, () => this.restore(c)));
 		pi.on("session_tree", (_event, c) => this.guard(c, () => this.restore(c)));
@@ -311,7 +354,12 @@ export class SavingsTracker {
 			this.guard(c, () => {
 				const usage = message.usage ?? {};
 				const calls = toolCallsOf(message.content);
+				const answered = message as { provider?: unknown; model?: unknown };
+				const model = typeof answered.provider === "string" && typeof answered.model === "string" ? `${answered.provider}/${answered.model}` : undefined;
+				if (model) this.lastModel = model;
 				this.book.recordResponse({
+					model,
+					prices: this.pricesOf(model),
 					toolOwners: calls.length > 0 ? calls.map((call) => this.ownTools.get(String(call.name)) ?? "") : undefined,
 					estimatedOutput: messageTokens(message),
 					input: number(usage.input),

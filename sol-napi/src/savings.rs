@@ -11,8 +11,8 @@ use napi_derive::napi;
 use serde_json::Value;
 use sol_core::Mechanism;
 use sol_core::savings::{
-    Book, Change, Part, PriceTable, ReportedUsage, ResponseUsage, SAVINGS_ENTRY_TYPE, SentPart,
-    ToolCall, own_changes, request_cause, restore_savings,
+    Book, Change, ModelPrices, Part, PriceTable, ReportedUsage, ResponseUsage, SAVINGS_ENTRY_TYPE,
+    SentPart, ToolCall, own_changes, request_cause, restore_savings,
 };
 use sol_core::session::SessionEntry;
 use sol_occ::tokens::content_key;
@@ -111,6 +111,24 @@ pub struct SavingsRequest {
     pub fused: Option<Vec<SavingsFused>>,
 }
 
+/// The model calls of one mechanism step: the model that answered them (with its prices
+/// from Pi's model registry) and the usage its provider reported, where known.
+#[napi(object)]
+pub struct SavingsModelCall {
+    /// `provider/model`.
+    pub model: Option<String>,
+    /// The model's `cost` in Pi's model registry (dollars per million tokens).
+    pub prices: Option<SavingsPrices>,
+    /// Reported uncached input tokens.
+    pub input: Option<f64>,
+    /// Reported cache reads.
+    pub cache_read: Option<f64>,
+    /// Reported cache writes.
+    pub cache_write: Option<f64>,
+    /// Reported output tokens.
+    pub output: Option<f64>,
+}
+
 /// The usage of one model response.
 #[napi(object)]
 pub struct SavingsUsage {
@@ -129,6 +147,28 @@ pub struct SavingsUsage {
     /// The response's tool calls: each the `sol-pi.json` key of the mechanism whose tool
     /// it called, or an empty string for any other tool (absent: none).
     pub tool_owners: Option<Vec<String>>,
+    /// The model that answered (`provider/model`).
+    pub model: Option<String>,
+    /// Its `cost` in Pi's model registry (dollars per million tokens).
+    pub prices: Option<SavingsPrices>,
+}
+
+/// A model's registry prices as the book keeps them: `None` for prices that are not valid
+/// or all zero (a registry entry without prices). A cache price of zero beside a paid input
+/// is a provider with no such premium or discount: those tokens are billed as input.
+fn registry_prices(prices: Option<&SavingsPrices>) -> Option<ModelPrices> {
+    let p = prices?;
+    let or_input = |price: f64| if price > 0.0 { price } else { p.input };
+    let table = PriceTable {
+        input: p.input,
+        cache_read: or_input(p.cache_read),
+        cache_write: or_input(p.cache_write),
+        output: p.output,
+    }
+    .validated()
+    .ok()?;
+    let prices = ModelPrices::of(&table);
+    (prices != ModelPrices::default()).then_some(prices)
 }
 
 /// The totals entry to append (`pi.appendEntry(customType, data)`).
@@ -357,23 +397,58 @@ impl SavingsBook {
                 estimated_output: count(usage.estimated_output),
                 reported: Some(reported),
             };
+            let mut book = self.book();
+            if let Some(model) = &usage.model {
+                book.answered_by(model, registry_prices(usage.prices.as_ref()));
+            }
             let owners: Vec<Option<Mechanism>> = usage
                 .tool_owners
                 .iter()
                 .flatten()
                 .map(|key| mechanism(key))
                 .collect();
-            self.book()
-                .end_request_with(response, usage.failed, &owners);
+            book.end_request_with(response, usage.failed, &owners);
         })
     }
 
-    /// A mechanism step's account (`mechanism` is its `sol-pi.json` key).
+    /// A mechanism step's account (`mechanism` is its `sol-pi.json` key), with its model
+    /// calls' model and reported usage where known: reported usage replaces the account's
+    /// estimate of the calls' tokens, and the calls are priced at that model's prices.
     #[napi(catch_unwind)]
-    pub fn record_step(&self, mechanism_key: String, account: JsStepAccount) {
+    pub fn record_step(
+        &self,
+        mechanism_key: String,
+        account: JsStepAccount,
+        call: Option<SavingsModelCall>,
+    ) {
         quiet(|| {
-            if let Some(by) = mechanism(&mechanism_key) {
-                self.book().record_step(by, account.into());
+            let Some(by) = mechanism(&mechanism_key) else {
+                return;
+            };
+            let mut account: sol_core::StepAccount = account.into();
+            let Some(call) = call else {
+                self.book().record_step(by, account);
+                return;
+            };
+            let reported = ReportedUsage {
+                requests: 1,
+                input: call.input.map_or(0, count),
+                cache_read: call.cache_read.map_or(0, count),
+                cache_write: call.cache_write.map_or(0, count),
+                output: call.output.map_or(0, count),
+            };
+            if account.model_calls > 0 && !reported.is_empty() {
+                account.model_input_tokens = reported.all_input();
+                account.model_output_tokens = reported.output;
+            }
+            match &call.model {
+                Some(model) => self.book().record_step_by(
+                    by,
+                    account,
+                    model,
+                    registry_prices(call.prices.as_ref()),
+                ),
+                None => self.book().record_step(by, account),
             }
         })
     }
@@ -421,7 +496,14 @@ impl SavingsBook {
     #[napi(catch_unwind)]
     pub fn view(&self) -> SavingsView {
         quiet(|| {
-            let report = self.book().savings().report(&self.prices);
+            // Prices in `sol-pi.json` (any but the default) price every model; else each
+            // model is priced at its registry prices, and one without at the default.
+            let savings = self.book();
+            let report = if self.prices.is_default() {
+                savings.savings().report_per_model(&self.prices)
+            } else {
+                savings.savings().report(&self.prices)
+            };
             SavingsView {
                 table: report.to_string(),
                 status_line: report.status_line(),
@@ -440,7 +522,11 @@ pub fn savings_view_of_entry(
     quiet(|| {
         let savings = sol_core::savings::Savings::from_entry_data(&whole_numbers(data))
             .map_err(|error| napi::Error::from_reason(error.to_string()))?;
-        let report = savings.report(&price_table(prices)?);
+        // Without prices: each model at its registry prices, as `/sol-pi` shows it.
+        let report = match prices {
+            Some(prices) => savings.report(&price_table(Some(prices))?),
+            None => savings.report_per_model(&PriceTable::default()),
+        };
         Ok(SavingsView {
             table: report.to_string(),
             status_line: report.status_line(),

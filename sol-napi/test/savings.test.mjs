@@ -193,6 +193,33 @@ test(`Pi ${piVersion}: the plain side is what plain Pi sent for the same steps: 
 	assert.match(view.table, /^Online Context Compact +-1 +-\d/m);
 });
 
+test(`Pi ${piVersion}: each request is priced at the prices of the model that answered it, from Pi's model registry`, async (t) => {
+	const ws = makeWorkspace(t);
+	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, observationPack: true });
+	const cost = { input: 10, output: 50, cacheRead: 1, cacheWrite: 12.5 };
+	const faux = ai.fauxProvider({ provider: "sol-faux", models: [{ id: "faux-1", contextWindow: 100000, cost }] });
+	const { replies } = recording(script(3));
+	faux.setResponses(replies);
+	const run = await startSession({ ...ws, faux });
+	t.after(() => run.close());
+	await run.session.prompt("go");
+	assert.deepEqual(run.errors, []);
+	const data = totals(run.session);
+	assert.deepEqual(Object.keys(data.models), ["sol-faux/faux-1"]);
+	const view = addon.savingsViewOfEntry(data);
+	assert.match(view.table, /^ {2}sol-faux\/faux-1: input \$10\.00, cache read \$1\.00, cache write \$12\.50, output \$50\.00$/m);
+	// Plain Pi's bill, priced here at the model's prices: the table's second figure.
+	const [plain] = data.layers;
+	const dollars = (plain.cacheRead * cost.cacheRead + plain.cacheWrite * cost.cacheWrite + plain.output * cost.output) / 1e6;
+	const bill = /^Priced bill: \$[\d.]+ instead of \$([\d.]+) /m.exec(view.table);
+	assert.ok(bill, view.table);
+	assert.equal(bill[1], dollars < 1 ? dollars.toFixed(4) : dollars.toFixed(2));
+	// Prices given (sol-pi.json's `prices`, replay's) price every model alike.
+	const flat = addon.savingsViewOfEntry(data, { input: 3, cacheRead: 0.3, cacheWrite: 3.75, output: 15 });
+	assert.doesNotMatch(flat.table, /faux-1/);
+	assert.match(flat.table, /^Prices per million tokens: input \$3\.00, cache read \$0\.30, cache write \$3\.75, output \$15\.00;/m);
+});
+
 test(`Pi ${piVersion}: a restarted session goes on from its own totals`, async (t) => {
 	const ws = makeWorkspace(t);
 	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, observationPack: true });
