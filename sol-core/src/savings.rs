@@ -58,6 +58,7 @@
 //! ```
 
 mod book;
+mod breaks;
 mod entry;
 mod ledger;
 mod money;
@@ -66,6 +67,7 @@ mod price;
 mod report;
 
 pub use book::{Book, ReportedUsage, ResponseUsage, SentPart};
+pub use breaks::{BreakCause, BreakFacts, CacheBreaks, CauseTotals, break_cause, rewritten_tokens};
 pub use entry::{
     RestoredSavings, SAVINGS_ENTRY_TYPE, SAVINGS_ENTRY_VERSION, SavingsEntryError, restore_savings,
 };

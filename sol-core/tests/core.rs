@@ -10,6 +10,8 @@ extern crate sol_testkit;
 mod account_props;
 #[path = "core/book.rs"]
 mod book;
+#[path = "core/breaks.rs"]
+mod breaks;
 #[path = "core/config.rs"]
 mod config;
 #[path = "core/fixtures.rs"]

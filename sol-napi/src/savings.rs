@@ -251,6 +251,28 @@ const ROLES: [&str; 9] = [
     "branchSummary",
 ];
 
+/// A provider's prompt cache lifetime when the request does not ask for longer (Anthropic's
+/// default, five minutes), in milliseconds.
+const CACHE_LIFETIME_MS: f64 = 5.0 * 60.0 * 1000.0;
+
+/// Whether the request ends with a user prompt sent more than `lifetime_ms` after the newest
+/// message before it (the previous response): the provider's cache had expired.
+fn prompt_after_lifetime(request: &SavingsRequest, lifetime_ms: f64) -> bool {
+    let last = request.roles.len().saturating_sub(1);
+    if request.roles.get(last).copied() != Some(1) {
+        return false;
+    }
+    let Some(&sent) = request.stamps.get(last) else {
+        return false;
+    };
+    let before = request.stamps[..last]
+        .iter()
+        .copied()
+        .filter(|stamp| !stamp.is_nan())
+        .fold(f64::NAN, f64::max);
+    sent - before > lifetime_ms
+}
+
 /// The message at `index` of `request` in a form of `tokens`.
 fn part_of(request: &SavingsRequest, index: usize, tokens: u64) -> Part {
     let role = request
@@ -372,6 +394,9 @@ impl SavingsBook {
         quiet(|| {
             let mut book = self.book();
             book.begin_request(sent_parts(&request));
+            if prompt_after_lifetime(&request, CACHE_LIFETIME_MS) {
+                book.after_cache_lifetime();
+            }
             let fused = request.fused.iter().flatten().filter_map(|result| {
                 let index = result.index as usize;
                 (index < request.roles.len())

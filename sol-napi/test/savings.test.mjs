@@ -133,6 +133,19 @@ for (const [what, config] of [["ObservationPack", { observationPack: true }], ["
 	assert.match(view.table, new RegExp(`^SoL-Pi savings for this session: ${requests.length} provider requests sent, ${requests.length} without SoL-Pi$`, "m"));
 	assert.match(view.statusLine, /^SoL-Pi saved \$\d+\.\d+ \(-\d+\.\d % cost, -\d+\.\d % tokens\)$/);
 
+	// The faux provider's simulated cache is rewritten after the placeholder: a break put down to it,
+	// found here independently from the usage on the branch.
+	const usages = run.session.messages.filter((m) => m.role === "assistant").map((m) => m.usage);
+	let expected = 0;
+	for (let i = 1; i < usages.length; i++) {
+		const previous = usages[i - 1].input + usages[i - 1].cacheRead + usages[i - 1].cacheWrite;
+		if (usages[i].cacheRead + Math.max(Math.floor(previous / 20), 64) < previous) expected++;
+	}
+	assert.ok(expected >= 1, JSON.stringify(usages));
+	assert.equal(data.breaks?.breaks, expected, JSON.stringify(data.breaks));
+	assert.ok(data.breaks.causes.placement?.breaks >= 1, JSON.stringify(data.breaks));
+	assert.match(view.table, /^Cache rewrites the provider billed: \d+ \(\d+ full\), [\d,]+ tokens written again, \$[\d.]+ more than reading them; causes: .*\d+ a SoL-Pi placement/m);
+
 	// Never part of the model's context.
 	for (const messages of requests) assert.ok(!JSON.stringify(messages).includes(ENTRY));
 });

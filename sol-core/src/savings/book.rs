@@ -135,6 +135,14 @@ pub struct Book {
     /// The fused commands' results in the request being recorded, each by its index with its
     /// form without the command's output: what the saved turn's request carried.
     fused_results: Vec<(usize, Part)>,
+    /// The last request recorded carried a compaction summary for the first time.
+    fresh_compaction: bool,
+    /// The model that answered last, and whether the next request's differs.
+    last_model: Option<String>,
+    model_changed: bool,
+    /// The reported input of the last request with a report of its cache: what a provider
+    /// had cached for the next one.
+    cached_input: Option<u64>,
     /// A request begun and not answered yet.
     pending: Option<Pending>,
     /// The steps of the request being prepared, by mechanism (the latest of each), taken
@@ -150,6 +158,8 @@ struct Pending {
     /// The results of fused commands in `parts`, each by its index with its form without
     /// the command's output ([`Book::fused_results`]).
     fused: Vec<(usize, Part)>,
+    /// It starts with a new user prompt sent after the cache lifetime.
+    after_lifetime: bool,
 }
 
 impl Book {
@@ -196,6 +206,10 @@ impl Book {
     /// model `key` (`provider/model`), at `prices` from Pi's model registry when it has them.
     pub fn answered_by(&mut self, key: &str, prices: Option<ModelPrices>) {
         self.ledger.set_model(key, prices);
+        if self.last_model.as_deref() != Some(key) {
+            self.model_changed = self.last_model.is_some();
+            self.last_model = Some(key.to_owned());
+        }
     }
 
     /// ObservationPack archived one output of `bytes`.
@@ -260,6 +274,7 @@ impl Book {
         let fresh_summary = parts
             .iter()
             .any(|sent| sent.is_compaction() && !self.compactions.contains_key(&sent.part.key));
+        self.fresh_compaction = fresh_summary;
         let present: BTreeSet<u64> = if fresh_summary {
             parts
                 .iter()
@@ -345,7 +360,16 @@ impl Book {
             parts,
             steps: std::mem::take(&mut self.upcoming),
             fused: Vec::new(),
+            after_lifetime: false,
         });
+    }
+
+    /// The request begun last starts with a new user prompt sent after the provider's cache
+    /// lifetime: a cache break it shows is put down to that.
+    pub fn after_cache_lifetime(&mut self) {
+        if let Some(pending) = &mut self.pending {
+            pending.after_lifetime = true;
+        }
     }
 
     /// The request begun last holds the results of fused commands: each by its index in the
@@ -389,18 +413,65 @@ impl Book {
             parts,
             steps,
             fused,
+            after_lifetime,
         }) = self.pending.take()
         else {
             return;
         };
         if usage.billed(failed) {
+            let mut facts = self.break_facts(&parts);
+            facts.after_lifetime = after_lifetime;
             self.fused_results = fused;
             self.record(parts, None, super::request_cause(owners.iter().copied()));
+            facts.compaction = self.fresh_compaction;
+            self.judge_cache(usage.reported, &facts);
             self.record_response(usage);
             for (mechanism, account) in steps {
                 self.ledger.record_step(mechanism, account);
             }
         }
+    }
+
+    /// What a request about to be recorded shows that can explain a cache break.
+    fn break_facts(&mut self, parts: &[SentPart]) -> super::BreakFacts {
+        let sent: BTreeSet<u64> = self
+            .previous
+            .iter()
+            .filter_map(|forms| forms.sent.map(|part| part.key))
+            .collect();
+        let first_before = self.previous.iter().find_map(|forms| forms.sent);
+        super::BreakFacts {
+            model_changed: std::mem::take(&mut self.model_changed),
+            system_changed: first_before
+                .zip(parts.first())
+                .is_some_and(|(before, now)| before.key != now.part.key),
+            compaction: false,
+            placement: parts.iter().any(|part| {
+                !sent.contains(&part.part.key)
+                    && part.changes.iter().any(|change| {
+                        change.by != Mechanism::OnlineContextCompact
+                            && change
+                                .before
+                                .is_some_and(|before| sent.contains(&before.key))
+                    })
+            }),
+            after_lifetime: false,
+        }
+    }
+
+    /// Books the cache break a request's report shows, if any: it read less than the
+    /// previous request's reported input. A provider that reports no cache at all is not
+    /// judged.
+    fn judge_cache(&mut self, reported: Option<ReportedUsage>, facts: &super::BreakFacts) {
+        let reported = reported
+            .filter(|reported| reported.cache_read.saturating_add(reported.cache_write) > 0);
+        if let (Some(previous), Some(now)) = (self.cached_input, reported)
+            && let Some(tokens) = super::rewritten_tokens(previous, now.cache_read)
+        {
+            self.ledger
+                .record_break(super::break_cause(facts), tokens, now.cache_read == 0);
+        }
+        self.cached_input = reported.map(|reported| reported.all_input());
     }
 
     /// Records the response to the last request.

@@ -183,6 +183,9 @@ pub struct Savings {
     /// Pi's model registry (empty where the host named no model, as replay does).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub models: BTreeMap<String, ModelTotals>,
+    /// The cache breaks the provider billed for the requests as sent.
+    #[serde(skip_serializing_if = "super::CacheBreaks::is_empty")]
+    pub breaks: super::CacheBreaks,
 }
 
 /// Prices of one model in picodollars per token (dollars per million tokens × 1,000,000):
@@ -298,6 +301,7 @@ impl std::ops::AddAssign<&Savings> for Savings {
         archive.archived_bytes = archive.archived_bytes.saturating_add(added.archived_bytes);
         archive.recalls = archive.recalls.saturating_add(added.recalls);
         archive.recalled_bytes = archive.recalled_bytes.saturating_add(added.recalled_bytes);
+        self.breaks.add(&other.breaks);
         for (key, added) in &other.models {
             self.models.entry(key.clone()).or_default().add(added);
         }
@@ -488,5 +492,10 @@ impl Ledger {
     /// Adds what a provider reported for a request as sent.
     pub fn record_reported(&mut self, usage: &ReportedUsage) {
         self.savings.reported.add(usage);
+    }
+
+    /// Adds a cache break the provider billed.
+    pub fn record_break(&mut self, cause: super::BreakCause, tokens: u64, full: bool) {
+        self.savings.breaks.record(cause, tokens, full);
     }
 }

@@ -58,6 +58,12 @@ pub struct Report {
     pub reported: ReportedUsage,
     /// ObservationPack's archive.
     pub archive: ArchiveTotals,
+    /// The cache breaks the provider billed for the requests as sent.
+    #[serde(skip_serializing_if = "super::CacheBreaks::is_empty")]
+    pub breaks: super::CacheBreaks,
+    /// What they cost beyond reading the same tokens from the cache, at `prices`.
+    #[serde(skip_serializing_if = "Money::is_zero")]
+    pub breaks_cost: Money,
 }
 
 impl Savings {
@@ -148,6 +154,9 @@ impl Savings {
             basis: self.basis,
             reported: self.reported,
             archive: self.archive,
+            breaks: self.breaks.clone(),
+            breaks_cost: Money::of_tokens(self.breaks.tokens, default.cache_write)
+                - Money::of_tokens(self.breaks.tokens, default.cache_read),
         }
     }
 }
@@ -255,6 +264,7 @@ impl fmt::Display for Report {
             group_digits(u128::from(self.plain.cache_read)),
             group_digits(u128::from(self.plain.cache_write)),
         )?;
+        self.fmt_breaks(f)?;
         let reported = &self.reported;
         if reported.requests > 0 {
             writeln!(
@@ -301,6 +311,35 @@ impl fmt::Display for Report {
 }
 
 impl Report {
+    /// The cache rewrites the provider billed, with their causes (nothing without one).
+    fn fmt_breaks(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let breaks = &self.breaks;
+        if breaks.is_empty() {
+            return Ok(());
+        }
+        let causes: Vec<String> = breaks
+            .causes
+            .iter()
+            .map(|(cause, totals)| {
+                format!(
+                    "{} {} ({} tokens)",
+                    group_digits(u128::from(totals.breaks)),
+                    cause.label(),
+                    group_digits(u128::from(totals.tokens))
+                )
+            })
+            .collect();
+        writeln!(
+            f,
+            "Cache rewrites the provider billed: {} ({} full), {} tokens written again, {} more than reading them; causes: {}",
+            group_digits(u128::from(breaks.breaks)),
+            group_digits(u128::from(breaks.full)),
+            group_digits(u128::from(breaks.tokens)),
+            self.breaks_cost,
+            causes.join(", "),
+        )
+    }
+
     /// One line per mechanism: what it did, in its own terms.
     fn fmt_details(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let count = |value: u64| group_digits(u128::from(value));
