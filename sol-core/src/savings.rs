@@ -67,7 +67,10 @@ mod price;
 mod report;
 
 pub use book::{Book, ReportedUsage, ResponseUsage, SentPart};
-pub use breaks::{BreakCause, BreakFacts, CacheBreaks, CauseTotals, break_cause, rewritten_tokens};
+pub use breaks::{
+    BreakCause, BreakFacts, CACHE_LIFETIME_MS, CacheBreaks, CauseTotals, break_cause,
+    prompt_after_lifetime, rewritten_tokens,
+};
 pub use entry::{
     RestoredSavings, SAVINGS_ENTRY_TYPE, SAVINGS_ENTRY_VERSION, SavingsEntryError, restore_savings,
 };

@@ -11,8 +11,9 @@ use napi_derive::napi;
 use serde_json::Value;
 use sol_core::Mechanism;
 use sol_core::savings::{
-    Book, Change, ModelPrices, Part, PriceTable, ReportedUsage, ResponseUsage, SAVINGS_ENTRY_TYPE,
-    SentPart, ToolCall, own_changes, request_cause, restore_savings,
+    Book, CACHE_LIFETIME_MS, Change, ModelPrices, Part, PriceTable, ReportedUsage, ResponseUsage,
+    SAVINGS_ENTRY_TYPE, SentPart, ToolCall, own_changes, prompt_after_lifetime, request_cause,
+    restore_savings,
 };
 use sol_core::session::SessionEntry;
 use sol_occ::tokens::content_key;
@@ -251,28 +252,6 @@ const ROLES: [&str; 9] = [
     "branchSummary",
 ];
 
-/// A provider's prompt cache lifetime when the request does not ask for longer (Anthropic's
-/// default, five minutes), in milliseconds.
-const CACHE_LIFETIME_MS: f64 = 5.0 * 60.0 * 1000.0;
-
-/// Whether the request ends with a user prompt sent more than `lifetime_ms` after the newest
-/// message before it (the previous response): the provider's cache had expired.
-fn prompt_after_lifetime(request: &SavingsRequest, lifetime_ms: f64) -> bool {
-    let last = request.roles.len().saturating_sub(1);
-    if request.roles.get(last).copied() != Some(1) {
-        return false;
-    }
-    let Some(&sent) = request.stamps.get(last) else {
-        return false;
-    };
-    let before = request.stamps[..last]
-        .iter()
-        .copied()
-        .filter(|stamp| !stamp.is_nan())
-        .fold(f64::NAN, f64::max);
-    sent - before > lifetime_ms
-}
-
 /// The message at `index` of `request` in a form of `tokens`.
 fn part_of(request: &SavingsRequest, index: usize, tokens: u64) -> Part {
     let role = request
@@ -394,7 +373,10 @@ impl SavingsBook {
         quiet(|| {
             let mut book = self.book();
             book.begin_request(sent_parts(&request));
-            if prompt_after_lifetime(&request, CACHE_LIFETIME_MS) {
+            let last = request.roles.len().checked_sub(1);
+            // ROLES[1] is "user": the request ends with a new prompt.
+            let prompt = last.is_some_and(|last| request.roles.get(last) == Some(&1));
+            if prompt_after_lifetime(&request.stamps, prompt, CACHE_LIFETIME_MS) {
                 book.after_cache_lifetime();
             }
             let fused = request.fused.iter().flatten().filter_map(|result| {

@@ -98,6 +98,11 @@ impl ReportedUsage {
     }
 }
 
+/// Whether a provider's report says anything of its cache.
+fn has_cache(reported: &ReportedUsage) -> bool {
+    reported.cache_read.saturating_add(reported.cache_write) > 0
+}
+
 /// A session's running account, fed with what the host saw.
 ///
 /// ```
@@ -135,8 +140,8 @@ pub struct Book {
     /// The fused commands' results in the request being recorded, each by its index with its
     /// form without the command's output: what the saved turn's request carried.
     fused_results: Vec<(usize, Part)>,
-    /// The last request recorded carried a compaction summary for the first time.
-    fresh_compaction: bool,
+    /// The cache read limit of the request being recorded (a break not of SoL-Pi's making).
+    read_limit: Option<u64>,
     /// The model that answered last, and whether the next request's differs.
     last_model: Option<String>,
     model_changed: bool,
@@ -274,7 +279,6 @@ impl Book {
         let fresh_summary = parts
             .iter()
             .any(|sent| sent.is_compaction() && !self.compactions.contains_key(&sent.part.key));
-        self.fresh_compaction = fresh_summary;
         let present: BTreeSet<u64> = if fresh_summary {
             parts
                 .iter()
@@ -339,6 +343,7 @@ impl Book {
         facts.push(RequestFacts {
             avoided_by,
             caused_by,
+            cache_read_limit: std::mem::take(&mut self.read_limit),
             ..RequestFacts::sent(forms)
         });
         let added = facts
@@ -421,10 +426,31 @@ impl Book {
         if usage.billed(failed) {
             let mut facts = self.break_facts(&parts);
             facts.after_lifetime = after_lifetime;
+            let observed = self.observed_break(usage.reported, &facts);
+            // A break with a visible cause of the provider's or the user's (an expired cache, a
+            // switch, a new system prompt) happens in every layer at the same point. SoL-Pi's
+            // placements and compactions do not exist in the layers below them, which the
+            // layers' prefixes already show; a break without a visible cause is shown, not
+            // carried (it may be the provider's way of counting).
+            let carried = |cause: super::BreakCause| {
+                matches!(
+                    cause,
+                    super::BreakCause::Lifetime
+                        | super::BreakCause::ModelSwitch
+                        | super::BreakCause::SystemPrompt
+                )
+            };
+            self.read_limit = match observed {
+                Some((cause, _, read)) => carried(cause).then_some(read),
+                // Without a report of the cache: an expired cache is read from nowhere.
+                None if after_lifetime && !usage.reported.is_some_and(|r| has_cache(&r)) => Some(0),
+                None => None,
+            };
             self.fused_results = fused;
             self.record(parts, None, super::request_cause(owners.iter().copied()));
-            facts.compaction = self.fresh_compaction;
-            self.judge_cache(usage.reported, &facts);
+            if let Some((cause, tokens, read)) = observed {
+                self.ledger.record_break(cause, tokens, read == 0);
+            }
             self.record_response(usage);
             for (mechanism, account) in steps {
                 self.ledger.record_step(mechanism, account);
@@ -445,7 +471,9 @@ impl Book {
             system_changed: first_before
                 .zip(parts.first())
                 .is_some_and(|(before, now)| before.key != now.part.key),
-            compaction: false,
+            compaction: parts
+                .iter()
+                .any(|sent| sent.is_compaction() && !self.compactions.contains_key(&sent.part.key)),
             placement: parts.iter().any(|part| {
                 !sent.contains(&part.part.key)
                     && part.changes.iter().any(|change| {
@@ -459,19 +487,22 @@ impl Book {
         }
     }
 
-    /// Books the cache break a request's report shows, if any: it read less than the
-    /// previous request's reported input. A provider that reports no cache at all is not
-    /// judged.
-    fn judge_cache(&mut self, reported: Option<ReportedUsage>, facts: &super::BreakFacts) {
-        let reported = reported
-            .filter(|reported| reported.cache_read.saturating_add(reported.cache_write) > 0);
-        if let (Some(previous), Some(now)) = (self.cached_input, reported)
-            && let Some(tokens) = super::rewritten_tokens(previous, now.cache_read)
-        {
-            self.ledger
-                .record_break(super::break_cause(facts), tokens, now.cache_read == 0);
-        }
-        self.cached_input = reported.map(|reported| reported.all_input());
+    /// The cache break a request's report shows, if any (its cause, the tokens written
+    /// again, the tokens read): it read less than the previous request's reported input. A
+    /// provider that reports no cache at all is not judged.
+    fn observed_break(
+        &mut self,
+        reported: Option<ReportedUsage>,
+        facts: &super::BreakFacts,
+    ) -> Option<(super::BreakCause, u64, u64)> {
+        let reported = reported.filter(has_cache);
+        let previous = std::mem::replace(
+            &mut self.cached_input,
+            reported.map(|reported| reported.all_input()),
+        );
+        let now = reported?;
+        let tokens = super::rewritten_tokens(previous?, now.cache_read)?;
+        Some((super::break_cause(facts), tokens, now.cache_read))
     }
 
     /// Records the response to the last request.

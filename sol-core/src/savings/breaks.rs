@@ -90,6 +90,35 @@ pub fn rewritten_tokens(previous_input: u64, cache_read: u64) -> Option<u64> {
     (cache_read.saturating_add(slack) < previous_input).then(|| previous_input - cache_read)
 }
 
+/// A provider's prompt cache lifetime when a request does not ask for longer (Anthropic's
+/// default, five minutes), in milliseconds.
+pub const CACHE_LIFETIME_MS: f64 = 5.0 * 60.0 * 1000.0;
+
+/// Whether a request whose messages carry these timestamps (milliseconds, NaN where a message
+/// has none) ends with a new user prompt (`ends_with_prompt`) sent more than `lifetime_ms`
+/// after the newest message before it (the previous response): the cache had expired.
+///
+/// ```
+/// use sol_core::savings::prompt_after_lifetime;
+///
+/// let minute = 60_000.0;
+/// assert!(prompt_after_lifetime(&[0.0, minute, 7.0 * minute], true, 5.0 * minute));
+/// assert!(!prompt_after_lifetime(&[0.0, minute, 3.0 * minute], true, 5.0 * minute));
+/// assert!(!prompt_after_lifetime(&[0.0, minute, 7.0 * minute], false, 5.0 * minute));
+/// assert!(!prompt_after_lifetime(&[f64::NAN, 7.0 * minute], true, 5.0 * minute));
+/// ```
+pub fn prompt_after_lifetime(stamps: &[f64], ends_with_prompt: bool, lifetime_ms: f64) -> bool {
+    let Some((&sent, before)) = stamps.split_last() else {
+        return false;
+    };
+    let newest = before
+        .iter()
+        .copied()
+        .filter(|stamp| !stamp.is_nan())
+        .fold(f64::NAN, f64::max);
+    ends_with_prompt && sent - newest > lifetime_ms
+}
+
 /// The breaks of one cause.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

@@ -98,6 +98,11 @@ pub struct RequestFacts {
     /// a request plain Pi makes too.
     #[serde(default)]
     pub caused_by: Option<Mechanism>,
+    /// The most the provider's cache gave this request in every layer: a cache that expired or
+    /// broke for a reason of its own (not SoL-Pi's) breaks it at the same point whatever was
+    /// sent. `None`: the prefix shared with the layer's previous request is read.
+    #[serde(default)]
+    pub cache_read_limit: Option<u64>,
 }
 
 impl RequestFacts {
@@ -108,6 +113,7 @@ impl RequestFacts {
             output_tokens: 0,
             avoided_by: None,
             caused_by: None,
+            cache_read_limit: None,
         }
     }
 
@@ -433,10 +439,14 @@ impl Ledger {
                     .iter()
                     .fold(0u64, |sum, part| sum.saturating_add(part.tokens))
             };
+            let (read, all) = (tokens(&parts[..shared]), tokens(&parts));
+            let read = request
+                .cache_read_limit
+                .map_or(read, |limit| read.min(limit));
             added[layer] = LayerTokens {
                 requests: 1,
-                cache_read: tokens(&parts[..shared]),
-                cache_write: tokens(&parts[shared..]),
+                cache_read: read,
+                cache_write: all - read,
                 output: request.output_tokens,
             };
             let keys = &mut self.previous[layer];

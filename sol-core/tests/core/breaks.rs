@@ -127,3 +127,90 @@ fn the_breaks_a_provider_reported_are_booked_with_their_cause_and_shown() {
     }
     assert!(quiet.savings().breaks.is_empty());
 }
+
+#[test]
+fn an_expired_cache_breaks_every_layer_an_unknown_break_none_and_a_placement_only_where_it_is() {
+    let part = |key, tokens| Part { key, tokens };
+    let (system, log, prompt) = (part(1, 2_000), part(2, 9_000), part(3, 50));
+    let placeholder = SentPart {
+        part: part(4, 200),
+        changes: vec![Change {
+            by: Mechanism::ObservationPack,
+            before: Some(log),
+        }],
+    };
+    // A book of three requests; the third as `third`, answered with `usage`, after the cache
+    // lifetime when `late`.
+    let run = |third: Vec<SentPart>, usage: ResponseUsage, late: bool| {
+        let mut book = Book::new();
+        book.begin_request(vec![SentPart::unchanged(system)]);
+        book.end_request(reported(0, 2_000), false);
+        book.begin_request(vec![SentPart::unchanged(system), SentPart::unchanged(log)]);
+        book.end_request(reported(2_000, 9_000), false);
+        book.begin_request(third);
+        if late {
+            book.after_cache_lifetime();
+        }
+        book.end_request(usage, false);
+        book.savings().clone()
+    };
+    let third_read = |savings: &sol_core::savings::Savings, layer: usize| {
+        savings.layers[layer].cache_read - 2_000
+    };
+    // The cache expired before a new prompt: no layer reads anything of the third request.
+    let expired = run(
+        [system, log, prompt].map(SentPart::unchanged).to_vec(),
+        reported(0, 11_050),
+        true,
+    );
+    assert_eq!((third_read(&expired, 0), third_read(&expired, 4)), (0, 0));
+    assert_eq!(expired.breaks.causes[&BreakCause::Lifetime].breaks, 1);
+    // No report of the cache: the lifetime alone says so.
+    let unreported = ResponseUsage {
+        estimated_output: 10,
+        reported: None,
+    };
+    let silent = run(
+        [system, log, prompt].map(SentPart::unchanged).to_vec(),
+        unreported,
+        true,
+    );
+    assert_eq!((third_read(&silent, 0), third_read(&silent, 4)), (0, 0));
+    assert!(silent.breaks.is_empty());
+    // In time, no report: the prefix is read.
+    let kept = run(
+        [system, log, prompt].map(SentPart::unchanged).to_vec(),
+        unreported,
+        false,
+    );
+    assert_eq!(
+        (third_read(&kept, 0), third_read(&kept, 4)),
+        (11_000, 11_000)
+    );
+    // A break without a visible cause is shown, not carried into the layers.
+    let unknown = run(
+        [system, log, prompt].map(SentPart::unchanged).to_vec(),
+        reported(500, 10_550),
+        false,
+    );
+    assert_eq!(
+        (third_read(&unknown, 0), third_read(&unknown, 4)),
+        (11_000, 11_000)
+    );
+    assert_eq!(unknown.breaks.causes[&BreakCause::Unknown].breaks, 1);
+    // A placeholder breaks the cache as sent only: plain Pi still reads the log.
+    let placed = run(
+        vec![
+            SentPart::unchanged(system),
+            placeholder,
+            SentPart::unchanged(prompt),
+        ],
+        reported(2_000, 250),
+        false,
+    );
+    assert_eq!(
+        (third_read(&placed, 0), third_read(&placed, 4)),
+        (11_000, 2_000)
+    );
+    assert_eq!(placed.breaks.causes[&BreakCause::Placement].breaks, 1);
+}

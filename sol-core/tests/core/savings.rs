@@ -41,6 +41,7 @@ fn request() -> impl Strategy<Value = RequestFacts> {
             output_tokens,
             avoided_by,
             caused_by: None,
+            cache_read_limit: None,
         })
 }
 
