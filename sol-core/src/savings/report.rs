@@ -276,6 +276,10 @@ impl fmt::Display for Report {
                 group_digits(u128::from(reported.cache_write)),
                 group_digits(u128::from(reported.output)),
             )?;
+            // The live table (priced per model) says how far the estimate is from the reports.
+            if !self.model_prices.is_empty() {
+                self.fmt_estimate(f)?;
+            }
         }
         let table = |p: &PriceTable| {
             format!(
@@ -337,6 +341,26 @@ impl Report {
             group_digits(u128::from(breaks.tokens)),
             self.breaks_cost,
             causes.join(", "),
+        )
+    }
+
+    /// Which figures are estimated, and how far the estimate of the requests as sent is
+    /// from what the provider reported for them.
+    fn fmt_estimate(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let reported = &self.reported;
+        if reported.requests < self.sent.requests {
+            return writeln!(
+                f,
+                "Every request is priced from Pi's estimate; the provider reported {} of the {} requests sent",
+                group_digits(u128::from(reported.requests)),
+                group_digits(u128::from(self.sent.requests)),
+            );
+        }
+        writeln!(
+            f,
+            "Every request is priced from Pi's estimate; against the provider's reports it is {} on input and {} on output",
+            change_tokens(self.sent.input(), reported.all_input()),
+            change_tokens(self.sent.output, reported.output),
         )
     }
 

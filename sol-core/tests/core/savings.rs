@@ -500,6 +500,13 @@ fn the_sol_pi_table_with_each_model_at_its_registry_prices() {
         "anthropic/claude-haiku-4-5",
         Some(reducer),
     );
+    ledger.record_reported(&sol_core::savings::ReportedUsage {
+        requests: 3,
+        input: 0,
+        cache_read: 16_300,
+        cache_write: 14_500,
+        output: 290,
+    });
     let report = ledger.savings().report_per_model(&PriceTable::default());
     assert_eq!(report.total_net(), report.plain_cost - report.sent_cost);
     assert_text_snapshot!("sol_pi_table_per_model", report.to_string());
