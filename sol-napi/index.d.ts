@@ -184,8 +184,12 @@ export declare class SavingsBook {
    * dropped with its request).
    */
   recordResponse(usage: SavingsUsage): void
-  /** A mechanism step's account (`mechanism` is its `sol-pi.json` key). */
-  recordStep(mechanismKey: string, account: StepAccount): void
+  /**
+   * A mechanism step's account (`mechanism` is its `sol-pi.json` key), with its model
+   * calls' model and reported usage where known: reported usage replaces the account's
+   * estimate of the calls' tokens, and the calls are priced at that model's prices.
+   */
+  recordStep(mechanismKey: string, account: StepAccount, call?: SavingsModelCall | undefined | null): void
   /**
    * The account of a step that changed the request being prepared (ObservationPack's
    * `context` step): it counts with that request when it is billed, and not at all for a
@@ -1118,6 +1122,33 @@ export interface SavingsEntry {
   data: Record<string, unknown>
 }
 
+/** The result of a fused call (an edit or write that ran a command) in the request. */
+export interface SavingsFused {
+  /** The result's index in the request. */
+  index: number
+  /** Its tokens without the command's output (the edit or write's own result). */
+  tokens: number
+}
+
+/**
+ * The model calls of one mechanism step: the model that answered them (with its prices
+ * from Pi's model registry) and the usage its provider reported, where known.
+ */
+export interface SavingsModelCall {
+  /** `provider/model`. */
+  model?: string
+  /** The model's `cost` in Pi's model registry (dollars per million tokens). */
+  prices?: SavingsPrices
+  /** Reported uncached input tokens. */
+  input?: number
+  /** Reported cache reads. */
+  cacheRead?: number
+  /** Reported cache writes. */
+  cacheWrite?: number
+  /** Reported output tokens. */
+  output?: number
+}
+
 /** The price table of `sol-pi.json` (`prices`), in dollars per million tokens. */
 export interface SavingsPrices {
   /** Uncached input. */
@@ -1148,6 +1179,32 @@ export interface SavingsRequest {
   unstamped?: Array<unknown>
   /** SoL-Pi's changes. */
   changes: Array<SavingsChange>
+  /** The messages that call SoL-Pi's tools or hold their results (absent: none). */
+  toolUses?: Array<SavingsToolUse>
+  /** The results of fused calls first seen in this request (absent: none). */
+  fused?: Array<SavingsFused>
+}
+
+/** One tool call (or tool result) of a message. */
+export interface SavingsToolCall {
+  /** The `sol-pi.json` key of the mechanism whose tool it is; absent for any other tool. */
+  mechanism?: string
+  /** The call's tokens in its message (Pi's estimate of its name and arguments). */
+  tokens: number
+}
+
+/**
+ * A message of the request that calls SoL-Pi's tools or holds a result of one: an
+ * assistant message lists all its tool calls (`mechanism` absent for another tool's), a
+ * tool result gives its one tool's mechanism.
+ */
+export interface SavingsToolUse {
+  /** The message's index in the request. */
+  index: number
+  /** Each tool call of an assistant message, or the result's tool. */
+  calls: Array<SavingsToolCall>
+  /** A tool result (else an assistant message's calls). */
+  result: boolean
 }
 
 /** The usage of one model response. */
@@ -1164,6 +1221,15 @@ export interface SavingsUsage {
   output?: number
   /** The message's `stopReason` was `aborted` or `error`. */
   failed: boolean
+  /**
+   * The response's tool calls: each the `sol-pi.json` key of the mechanism whose tool
+   * it called, or an empty string for any other tool (absent: none).
+   */
+  toolOwners?: Array<string>
+  /** The model that answered (`provider/model`). */
+  model?: string
+  /** Its `cost` in Pi's model registry (dollars per million tokens). */
+  prices?: SavingsPrices
 }
 
 /** What `/sol-pi` and the status line show. */

@@ -58,20 +58,27 @@
 //! ```
 
 mod book;
+mod breaks;
 mod entry;
 mod ledger;
 mod money;
+mod own;
 mod price;
 mod report;
 
 pub use book::{Book, ReportedUsage, ResponseUsage, SentPart};
+pub use breaks::{
+    BreakCause, BreakFacts, CACHE_LIFETIME_MS, CacheBreaks, CauseTotals, break_cause,
+    prompt_after_lifetime, rewritten_tokens,
+};
 pub use entry::{
     RestoredSavings, SAVINGS_ENTRY_TYPE, SAVINGS_ENTRY_VERSION, SavingsEntryError, restore_savings,
 };
 pub use ledger::{
-    ArchiveTotals, Change, LAYERS, LayerTokens, Ledger, Part, PartForms, RequestFacts, Savings,
-    TokenBasis, layer_of,
+    ArchiveTotals, CallTokens, Change, LAYERS, LayerTokens, Ledger, ModelPrices, ModelTotals, Part,
+    PartForms, RequestFacts, Savings, TokenBasis, layer_of,
 };
 pub use money::Money;
+pub use own::{ToolCall, own_changes, request_cause};
 pub use price::{MAX_PRICE, PriceError, PriceTable};
 pub use report::{Report, Row};

@@ -10,6 +10,8 @@ extern crate sol_testkit;
 mod account_props;
 #[path = "core/book.rs"]
 mod book;
+#[path = "core/breaks.rs"]
+mod breaks;
 #[path = "core/config.rs"]
 mod config;
 #[path = "core/fixtures.rs"]
@@ -18,6 +20,8 @@ mod fixtures;
 mod ids;
 #[path = "core/message.rs"]
 mod message;
+#[path = "core/own.rs"]
+mod own;
 #[path = "core/pi_shapes.rs"]
 mod pi_shapes;
 #[path = "core/props.rs"]

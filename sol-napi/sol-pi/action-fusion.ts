@@ -115,10 +115,12 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 				case "rethrowMutationError":
 					throw mutationError;
 				case "return":
+					options.savings?.fusedResult(toolCallId, mutation);
 					options.savings?.step("actionFusion", effect.account);
 					savings.showNotice(c, effect.notice);
 					return appended(mutation, effect.append);
 				case "returnError":
+					options.savings?.fusedResult(toolCallId, mutation);
 					options.savings?.step("actionFusion", effect.account);
 					return { ...appended(mutation, effect.append), isError: true };
 			}

@@ -37,7 +37,7 @@ export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
 			const outcome = addon.loadConfig({ cwd: ctx.cwd, agentDir, projectTrusted: ctx.isProjectTrusted() });
 			if (outcome.kind === "invalid") throw new Error(outcome.error.message);
 			const { config } = outcome;
-			const savings = new SavingsTracker(addon, config.prices);
+			const savings = new SavingsTracker(addon, config.prices, { provider: config.evidencePreservingReducerProvider, model: config.evidencePreservingReducerModel });
 			const register: Record<string, () => void> = {
 				actionFusion: () => registerActionFusion(pi, ctx, addon, { agentDir, bashOptions: options.bashOptions, savings }),
 				observationPack: () => registerObservationPack(pi, addon, savings, config.cacheAware ? config.cacheWriteReadRatio : undefined),

@@ -145,6 +145,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 			return result && wellFormed(result.blocks) ? [candidateOf(entry.message!, result.blocks)] : [];
 		});
 
+	tracker?.ownTool(texts.toolName, "observationPack", texts.promptSnippet);
 	pi.registerTool({
 		name: texts.toolName,
 		label: texts.toolLabel,

@@ -152,7 +152,7 @@ export function registerOnlineContextCompact(
 				c.compact({
 					customInstructions,
 					onComplete: (result) => {
-						options.savings?.summary(result.summary);
+						options.savings?.summary(result.summary, (result as { usage?: unknown }).usage);
 						finish({ kind: "completed", summary: result.summary });
 					},
 					onError: (error) => finish(failed(error)),
@@ -250,6 +250,7 @@ export function registerOnlineContextCompact(
 
 	restored(ctx, occ.sessionStart(branch(ctx), observe(sessionMessages(ctx))));
 
+	options.savings?.ownTool(texts.toolName, "onlineContextCompact", texts.promptSnippet, texts.promptGuidelines);
 	pi.registerTool({
 		name: texts.toolName,
 		label: texts.toolLabel,

@@ -14,7 +14,7 @@ import { VERSION } from "@earendil-works/pi-coding-agent";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 
 import type { NativeAddon } from "./native.ts";
-import { messageTokens, observedTokensOf } from "./online-context-compact-sizes.ts";
+import { jsonUnits, messageTokens, observedTokensOf } from "./online-context-compact-sizes.ts";
 import { OnceWarnings } from "./tui.ts";
 
 /** A mechanism's `sol-pi.json` key, as Rust names it. */
@@ -49,6 +49,14 @@ const systemIdentity = (message: Message): unknown[] => {
 	return [m.content ?? null, m.sections ?? null, m.toolsAdded ?? null];
 };
 
+type ToolCallBlock = { type?: unknown; name?: unknown; arguments?: unknown };
+
+/** The tool-call blocks of an assistant message's content. */
+const toolCallsOf = (content: unknown): ToolCallBlock[] => (Array.isArray(content) ? (content as ToolCallBlock[]).filter((block) => block?.type === "toolCall") : []);
+
+/** A tool call's tokens in its message, as Pi's estimate counts it (its name and arguments). */
+const callTokens = (call: ToolCallBlock): number => Math.ceil(((typeof call.name === "string" ? call.name.length : 0) + jsonUnits(call.arguments ?? null)) / 4);
+
 const number = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
 
 export class SavingsTracker {
@@ -62,6 +70,12 @@ export class SavingsTracker {
 	private readonly summaries = new TextSet<true>();
 	/** The custom message types of Online Context Compact's continuations. */
 	private readonly continuations = new Set<string>();
+	/** Fused calls' results by tool-call id, with their tokens without the command's output. */
+	private readonly fusedResults = new Map<string, number>();
+	/** SoL-Pi's own tools (`update_plan`, `obs_recall`), by name: plain Pi has none of their calls. */
+	private readonly ownTools = new Map<string, MechanismKey>();
+	/** The texts SoL-Pi's tools add to the system prompt, with their mechanism. */
+	private readonly ownPrompt: Array<[string, MechanismKey, number]> = [];
 	/** Each role's index in the book's list (no string crosses per message). */
 	private readonly roleCodes: Map<string, number>;
 	private changed = false;
@@ -69,8 +83,18 @@ export class SavingsTracker {
 
 	private readonly addon: typeof NativeAddon;
 
-	constructor(addon: typeof NativeAddon, prices: NativeAddon.SavingsPrices | undefined) {
+	/** The reducer's model (`provider/model`) when `sol-pi.json` names one; else it is the session's. */
+	private readonly reducerModel: string | undefined;
+	/** The model that answered the last response (`provider/model`): the one Pi's compaction summarizes with. */
+	private lastModel: string | undefined;
+	/** Pi's model registry, for each model's `cost`. */
+	private registry: { find?(provider: string, id: string): { cost?: Record<string, unknown> } | undefined } | undefined;
+	/** The usage Pi reported for the compaction summary OCC's next step accounts for. */
+	private summaryUsage: Record<string, unknown> | undefined;
+
+	constructor(addon: typeof NativeAddon, prices: NativeAddon.SavingsPrices | undefined, reducer?: { provider?: string; model?: string }) {
 		this.addon = addon;
+		this.reducerModel = reducer?.provider && reducer.model ? `${reducer.provider}/${reducer.model}` : undefined;
 		this.book = new addon.SavingsBook(prices);
 		this.roleCodes = new Map(this.book.roles.map((role, index) => [role, index]));
 	}
@@ -104,9 +128,95 @@ export class SavingsTracker {
 		this.step("evidencePreservingReducer", account);
 	}
 
-	/** Online Context Compact's compaction wrote `summary`. */
-	summary(summary: string | undefined): void {
+	/** Online Context Compact's compaction wrote `summary`; `usage` is what the provider reported for it. */
+	summary(summary: string | undefined, usage?: unknown): void {
 		if (summary) this.guard(undefined, () => this.summaries.add(summary, true));
+		if (usage && typeof usage === "object") this.summaryUsage = usage as Record<string, unknown>;
+	}
+
+	/** A model's `cost` in Pi's model registry, if it has one. */
+	private pricesOf(model: string | undefined): NativeAddon.SavingsPrices | undefined {
+		if (!model) return undefined;
+		const slash = model.indexOf("/");
+		const cost = this.registry?.find?.(model.slice(0, slash), model.slice(slash + 1))?.cost;
+		if (!cost) return undefined;
+		const [input, output, cacheRead, cacheWrite] = [cost.input, cost.output, cost.cacheRead, cost.cacheWrite].map(number);
+		if (input === undefined || output === undefined) return undefined;
+		return { input, output, cacheRead: cacheRead ?? 0, cacheWrite: cacheWrite ?? 0 };
+	}
+
+	/** The model calls of a mechanism's step: the model that answered them, and the usage reported for them. */
+	private callOf(mechanism: MechanismKey, account: NativeAddon.StepAccount): NativeAddon.SavingsModelCall | undefined {
+		if (account.modelCalls <= 0) return undefined;
+		if (mechanism === "evidencePreservingReducer") {
+			const model = this.reducerModel ?? this.lastModel;
+			return { model, prices: this.pricesOf(model) };
+		}
+		if (mechanism !== "onlineContextCompact") return undefined;
+		const usage = this.summaryUsage ?? {};
+		this.summaryUsage = undefined;
+		return {
+			model: this.lastModel,
+			prices: this.pricesOf(this.lastModel),
+			input: number(usage.input),
+			cacheRead: number(usage.cacheRead),
+			cacheWrite: number(usage.cacheWrite),
+			output: number(usage.output),
+		};
+	}
+
+	/** Action Fusion returns `mutation` (the edit or write's own result) with its command's output appended, for this call. */
+	fusedResult(toolCallId: string, mutation: unknown): void {
+		this.guard(undefined, () => {
+			const content = (mutation as { content?: unknown } | undefined)?.content;
+			this.fusedResults.set(toolCallId, messageTokens({ role: "toolResult", content: Array.isArray(content) ? content : [] }));
+		});
+	}
+
+	/**
+	 * `mechanism` registered a tool of this name: its calls and results are SoL-Pi's, not plain Pi's,
+	 * and so are the lines it adds to the system prompt: its snippet in Pi's tool list (`- name: snippet`)
+	 * and each of its guidelines (`- guideline`).
+	 */
+	ownTool(name: string, mechanism: MechanismKey, snippet?: string, guidelines: readonly string[] = []): void {
+		this.ownTools.set(name, mechanism);
+		if (snippet) this.ownPrompt.push([snippet, mechanism, name.length + 5]);
+		for (const text of guidelines) if (text) this.ownPrompt.push([text, mechanism, 3]);
+	}
+
+	/**
+	 * What SoL-Pi added to a system message (its tools' snippets and guidelines, their declarations,
+	 * Action Fusion's `then_run` parameter), per mechanism, as the book takes it; undefined when nothing.
+	 */
+	private systemUse(index: number, message: Message): NativeAddon.SavingsToolUse | undefined {
+		const m = message as Message & { sections?: unknown; toolsAdded?: unknown };
+		const texts = [typeof m.content === "string" ? m.content : (firstText(m.content) ?? "")];
+		if (m.sections && typeof m.sections === "object") for (const text of Object.values(m.sections)) if (typeof text === "string") texts.push(text);
+		const chars = new Map<MechanismKey, number>();
+		const add = (mechanism: MechanismKey, units: number) => chars.set(mechanism, (chars.get(mechanism) ?? 0) + units);
+		for (const [text, mechanism, around] of this.ownPrompt) if (texts.some((whole) => whole.includes(text))) add(mechanism, text.length + around);
+		for (const tool of Array.isArray(m.toolsAdded) ? (m.toolsAdded as Array<{ name?: unknown; parameters?: { properties?: Record<string, unknown> } }>) : []) {
+			const owner = this.ownTools.get(String(tool?.name));
+			if (owner) add(owner, jsonUnits(tool));
+			else if (tool?.parameters?.properties?.then_run !== undefined) add("actionFusion", jsonUnits(tool.parameters.properties.then_run) + 11);
+		}
+		if (chars.size === 0) return undefined;
+		const calls = [...chars].map(([mechanism, units]) => ({ mechanism, tokens: Math.ceil(units / 4) }));
+		// The rest of the prompt is plain Pi's: the message stays, smaller.
+		return { index, calls: [{ tokens: 0 }, ...calls], result: false };
+	}
+
+	/** A message's calls of SoL-Pi's tools or its result of one, as the book takes them; undefined for any other message. */
+	private toolUse(index: number, message: Message): NativeAddon.SavingsToolUse | undefined {
+		if (this.ownTools.size === 0) return undefined;
+		if (message.role === "toolResult") {
+			const owner = this.ownTools.get(String((message as { toolName?: unknown }).toolName));
+			return owner ? { index, calls: [{ mechanism: owner, tokens: 0 }], result: true } : undefined;
+		}
+		if (message.role !== "assistant") return undefined;
+		const calls = toolCallsOf(message.content);
+		if (!calls.some((call) => this.ownTools.has(String(call.name)))) return undefined;
+		return { index, calls: calls.map((call) => ({ mechanism: this.ownTools.get(String(call.name)), tokens: callTokens(call) })), result: false };
 	}
 
 	/** Online Context Compact sent a continuation of this custom type. */
@@ -118,7 +228,7 @@ export class SavingsTracker {
 	step(mechanism: MechanismKey, account: NativeAddon.StepAccount | undefined): void {
 		if (!account) return;
 		this.guard(undefined, () => {
-			this.book.recordStep(mechanism, account);
+			this.book.recordStep(mechanism, account, this.callOf(mechanism, account));
 			if (mechanism === "actionFusion" && account.requestsAvoided > 0) this.book.fusedCommand();
 			this.changed = true;
 		});
@@ -170,6 +280,8 @@ export class SavingsTracker {
 		const stamps = new Float64Array(count);
 		let unstamped: unknown[] | undefined;
 		const changes: NativeAddon.SavingsChange[] = [];
+		let toolUses: NativeAddon.SavingsToolUse[] | undefined;
+		let fused: NativeAddon.SavingsFused[] | undefined;
 		for (let index = 0; index < count; index++) {
 			const message = (messages[index] ?? {}) as Message;
 			roles[index] = (typeof message.role === "string" && this.roleCodes.get(message.role)) || 0;
@@ -184,9 +296,19 @@ export class SavingsTracker {
 			if (stamp === undefined) (unstamped ??= new Array<unknown>(count).fill(null))[index] = identity;
 			const marks = this.marks.get(message) ?? [...this.receiptMarks(message), ...this.addedMark(message)];
 			for (const mark of marks) changes.push({ index, mechanism: mark.mechanism, beforeTokens: mark.beforeTokens });
+			const used = message.role === "system" ? this.systemUse(index, message) : this.toolUse(index, message);
+			if (used) (toolUses ??= []).push(used);
+			if (this.fusedResults.size > 0 && message.role === "toolResult") {
+				const id = String((message as { toolCallId?: unknown }).toolCallId);
+				const without = this.fusedResults.get(id);
+				if (without !== undefined) {
+					(fused ??= []).push({ index, tokens: without });
+					this.fusedResults.delete(id);
+				}
+			}
 		}
 		this.marks = new WeakMap();
-		this.book.recordRequest({ roles, tokens, stamps, unstamped, changes });
+		this.book.recordRequest({ roles, tokens, stamps, unstamped, changes, toolUses, fused });
 		this.changed = true;
 	}
 
@@ -211,6 +333,7 @@ export class SavingsTracker {
 
 	/** Registers the handlers and the command; call after every mechanism registered its own. */
 	register(pi: ExtensionAPI, ctx: ExtensionContext): void {
+		this.registry = (ctx as { modelRegistry?: SavingsTracker["registry"] }).modelRegistry;
 		this.guard(ctx, () => this.restore(ctx));
 		pi.on("session_start", (_event, c) => this.guard(c, () => this.restore(c)));
 		pi.on("session_tree", (_event, c) => this.guard(c, () => this.restore(c)));
@@ -230,7 +353,14 @@ export class SavingsTracker {
 			if (message.role !== "assistant") return undefined;
 			this.guard(c, () => {
 				const usage = message.usage ?? {};
+				const calls = toolCallsOf(message.content);
+				const answered = message as { provider?: unknown; model?: unknown };
+				const model = typeof answered.provider === "string" && typeof answered.model === "string" ? `${answered.provider}/${answered.model}` : undefined;
+				if (model) this.lastModel = model;
 				this.book.recordResponse({
+					model,
+					prices: this.pricesOf(model),
+					toolOwners: calls.length > 0 ? calls.map((call) => this.ownTools.get(String(call.name)) ?? "") : undefined,
 					estimatedOutput: messageTokens(message),
 					input: number(usage.input),
 					cacheRead: number(usage.cacheRead),

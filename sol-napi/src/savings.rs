@@ -11,7 +11,8 @@ use napi_derive::napi;
 use serde_json::Value;
 use sol_core::Mechanism;
 use sol_core::savings::{
-    Book, Change, Part, PriceTable, ReportedUsage, ResponseUsage, SAVINGS_ENTRY_TYPE, SentPart,
+    Book, CACHE_LIFETIME_MS, Change, ModelPrices, Part, PriceTable, ReportedUsage, ResponseUsage,
+    SAVINGS_ENTRY_TYPE, SentPart, ToolCall, own_changes, prompt_after_lifetime, request_cause,
     restore_savings,
 };
 use sol_core::session::SessionEntry;
@@ -58,6 +59,37 @@ pub struct SavingsChange {
     pub before_tokens: Option<f64>,
 }
 
+/// A message of the request that calls SoL-Pi's tools or holds a result of one: an
+/// assistant message lists all its tool calls (`mechanism` absent for another tool's), a
+/// tool result gives its one tool's mechanism.
+#[napi(object)]
+pub struct SavingsToolUse {
+    /// The message's index in the request.
+    pub index: u32,
+    /// Each tool call of an assistant message, or the result's tool.
+    pub calls: Vec<SavingsToolCall>,
+    /// A tool result (else an assistant message's calls).
+    pub result: bool,
+}
+
+/// The result of a fused call (an edit or write that ran a command) in the request.
+#[napi(object)]
+pub struct SavingsFused {
+    /// The result's index in the request.
+    pub index: u32,
+    /// Its tokens without the command's output (the edit or write's own result).
+    pub tokens: f64,
+}
+
+/// One tool call (or tool result) of a message.
+#[napi(object)]
+pub struct SavingsToolCall {
+    /// The `sol-pi.json` key of the mechanism whose tool it is; absent for any other tool.
+    pub mechanism: Option<String>,
+    /// The call's tokens in its message (Pi's estimate of its name and arguments).
+    pub tokens: f64,
+}
+
 /// One provider request as sent: its messages' roles, sizes and identities, and SoL-Pi's
 /// changes to them, earliest first per message.
 #[napi(object)]
@@ -74,6 +106,28 @@ pub struct SavingsRequest {
     pub unstamped: Option<Vec<Value>>,
     /// SoL-Pi's changes.
     pub changes: Vec<SavingsChange>,
+    /// The messages that call SoL-Pi's tools or hold their results (absent: none).
+    pub tool_uses: Option<Vec<SavingsToolUse>>,
+    /// The results of fused calls first seen in this request (absent: none).
+    pub fused: Option<Vec<SavingsFused>>,
+}
+
+/// The model calls of one mechanism step: the model that answered them (with its prices
+/// from Pi's model registry) and the usage its provider reported, where known.
+#[napi(object)]
+pub struct SavingsModelCall {
+    /// `provider/model`.
+    pub model: Option<String>,
+    /// The model's `cost` in Pi's model registry (dollars per million tokens).
+    pub prices: Option<SavingsPrices>,
+    /// Reported uncached input tokens.
+    pub input: Option<f64>,
+    /// Reported cache reads.
+    pub cache_read: Option<f64>,
+    /// Reported cache writes.
+    pub cache_write: Option<f64>,
+    /// Reported output tokens.
+    pub output: Option<f64>,
 }
 
 /// The usage of one model response.
@@ -91,6 +145,31 @@ pub struct SavingsUsage {
     pub output: Option<f64>,
     /// The message's `stopReason` was `aborted` or `error`.
     pub failed: bool,
+    /// The response's tool calls: each the `sol-pi.json` key of the mechanism whose tool
+    /// it called, or an empty string for any other tool (absent: none).
+    pub tool_owners: Option<Vec<String>>,
+    /// The model that answered (`provider/model`).
+    pub model: Option<String>,
+    /// Its `cost` in Pi's model registry (dollars per million tokens).
+    pub prices: Option<SavingsPrices>,
+}
+
+/// A model's registry prices as the book keeps them: `None` for prices that are not valid
+/// or all zero (a registry entry without prices). A cache price of zero beside a paid input
+/// is a provider with no such premium or discount: those tokens are billed as input.
+fn registry_prices(prices: Option<&SavingsPrices>) -> Option<ModelPrices> {
+    let p = prices?;
+    let or_input = |price: f64| if price > 0.0 { price } else { p.input };
+    let table = PriceTable {
+        input: p.input,
+        cache_read: or_input(p.cache_read),
+        cache_write: or_input(p.cache_write),
+        output: p.output,
+    }
+    .validated()
+    .ok()?;
+    let prices = ModelPrices::of(&table);
+    (prices != ModelPrices::default()).then_some(prices)
 }
 
 /// The totals entry to append (`pi.appendEntry(customType, data)`).
@@ -173,28 +252,57 @@ const ROLES: [&str; 9] = [
     "branchSummary",
 ];
 
+/// The message at `index` of `request` in a form of `tokens`.
+fn part_of(request: &SavingsRequest, index: usize, tokens: u64) -> Part {
+    let role = request
+        .roles
+        .get(index)
+        .and_then(|&code| ROLES.get(usize::from(code)))
+        .copied()
+        .unwrap_or("");
+    let stamp = request.stamps.get(index).copied().unwrap_or(f64::NAN);
+    let unstamped = request.unstamped.as_ref().and_then(|list| list.get(index));
+    Part {
+        key: key_of(role, stamp, unstamped, tokens),
+        tokens,
+    }
+}
+
 fn sent_parts(request: &SavingsRequest) -> Vec<SentPart> {
-    // The message at `index` in a form of `tokens`.
-    let part_at = |index: usize, tokens: u64| {
-        let role = request
-            .roles
-            .get(index)
-            .and_then(|&code| ROLES.get(usize::from(code)))
-            .copied()
-            .unwrap_or("");
-        let stamp = request.stamps.get(index).copied().unwrap_or(f64::NAN);
-        let unstamped = request.unstamped.as_ref().and_then(|list| list.get(index));
-        Part {
-            key: key_of(role, stamp, unstamped, tokens),
-            tokens,
-        }
-    };
+    let part_at = |index: usize, tokens: u64| part_of(request, index, tokens);
     let mut parts: Vec<SentPart> = (0..request.roles.len())
         .map(|index| {
             let tokens = count(request.tokens.get(index).copied().unwrap_or(0.0));
             SentPart::unchanged(part_at(index, tokens))
         })
         .collect();
+    // SoL-Pi's own tool traffic: what each such message was in plain Pi, first.
+    for used in request.tool_uses.iter().flatten() {
+        let index = used.index as usize;
+        let Some(sent) = parts.get_mut(index) else {
+            continue;
+        };
+        let calls: Vec<ToolCall> = used
+            .calls
+            .iter()
+            .map(|call| ToolCall {
+                owner: call.mechanism.as_deref().and_then(mechanism),
+                tokens: count(call.tokens),
+            })
+            .collect();
+        let own = if used.result {
+            request_cause(calls.iter().map(|call| call.owner))
+                .map(|owner| vec![(owner, None)])
+                .unwrap_or_default()
+        } else {
+            own_changes(sent.part.tokens, &calls)
+        };
+        let earlier = own.into_iter().map(|(by, tokens)| Change {
+            by,
+            before: tokens.map(|tokens| part_at(index, tokens)),
+        });
+        sent.changes.splice(0..0, earlier);
+    }
     for change in &request.changes {
         let index = change.index as usize;
         let (Some(by), true) = (mechanism(&change.mechanism), index < parts.len()) else {
@@ -263,7 +371,20 @@ impl SavingsBook {
     #[napi(catch_unwind)]
     pub fn record_request(&self, request: SavingsRequest) {
         quiet(|| {
-            self.book().begin_request(sent_parts(&request));
+            let mut book = self.book();
+            book.begin_request(sent_parts(&request));
+            let last = request.roles.len().checked_sub(1);
+            // ROLES[1] is "user": the request ends with a new prompt.
+            let prompt = last.is_some_and(|last| request.roles.get(last) == Some(&1));
+            if prompt_after_lifetime(&request.stamps, prompt, CACHE_LIFETIME_MS) {
+                book.after_cache_lifetime();
+            }
+            let fused = request.fused.iter().flatten().filter_map(|result| {
+                let index = result.index as usize;
+                (index < request.roles.len())
+                    .then(|| (index, part_of(&request, index, count(result.tokens))))
+            });
+            book.fused_results(fused.collect());
         })
     }
 
@@ -283,16 +404,58 @@ impl SavingsBook {
                 estimated_output: count(usage.estimated_output),
                 reported: Some(reported),
             };
-            self.book().end_request(response, usage.failed);
+            let mut book = self.book();
+            if let Some(model) = &usage.model {
+                book.answered_by(model, registry_prices(usage.prices.as_ref()));
+            }
+            let owners: Vec<Option<Mechanism>> = usage
+                .tool_owners
+                .iter()
+                .flatten()
+                .map(|key| mechanism(key))
+                .collect();
+            book.end_request_with(response, usage.failed, &owners);
         })
     }
 
-    /// A mechanism step's account (`mechanism` is its `sol-pi.json` key).
+    /// A mechanism step's account (`mechanism` is its `sol-pi.json` key), with its model
+    /// calls' model and reported usage where known: reported usage replaces the account's
+    /// estimate of the calls' tokens, and the calls are priced at that model's prices.
     #[napi(catch_unwind)]
-    pub fn record_step(&self, mechanism_key: String, account: JsStepAccount) {
+    pub fn record_step(
+        &self,
+        mechanism_key: String,
+        account: JsStepAccount,
+        call: Option<SavingsModelCall>,
+    ) {
         quiet(|| {
-            if let Some(by) = mechanism(&mechanism_key) {
-                self.book().record_step(by, account.into());
+            let Some(by) = mechanism(&mechanism_key) else {
+                return;
+            };
+            let mut account: sol_core::StepAccount = account.into();
+            let Some(call) = call else {
+                self.book().record_step(by, account);
+                return;
+            };
+            let reported = ReportedUsage {
+                requests: 1,
+                input: call.input.map_or(0, count),
+                cache_read: call.cache_read.map_or(0, count),
+                cache_write: call.cache_write.map_or(0, count),
+                output: call.output.map_or(0, count),
+            };
+            if account.model_calls > 0 && !reported.is_empty() {
+                account.model_input_tokens = reported.all_input();
+                account.model_output_tokens = reported.output;
+            }
+            match &call.model {
+                Some(model) => self.book().record_step_by(
+                    by,
+                    account,
+                    model,
+                    registry_prices(call.prices.as_ref()),
+                ),
+                None => self.book().record_step(by, account),
             }
         })
     }
@@ -340,7 +503,14 @@ impl SavingsBook {
     #[napi(catch_unwind)]
     pub fn view(&self) -> SavingsView {
         quiet(|| {
-            let report = self.book().savings().report(&self.prices);
+            // Prices in `sol-pi.json` (any but the default) price every model; else each
+            // model is priced at its registry prices, and one without at the default.
+            let savings = self.book();
+            let report = if self.prices.is_default() {
+                savings.savings().report_per_model(&self.prices)
+            } else {
+                savings.savings().report(&self.prices)
+            };
             SavingsView {
                 table: report.to_string(),
                 status_line: report.status_line(),
@@ -359,7 +529,11 @@ pub fn savings_view_of_entry(
     quiet(|| {
         let savings = sol_core::savings::Savings::from_entry_data(&whole_numbers(data))
             .map_err(|error| napi::Error::from_reason(error.to_string()))?;
-        let report = savings.report(&price_table(prices)?);
+        // Without prices: each model at its registry prices, as `/sol-pi` shows it.
+        let report = match prices {
+            Some(prices) => savings.report(&price_table(Some(prices))?),
+            None => savings.report_per_model(&PriceTable::default()),
+        };
         Ok(SavingsView {
             table: report.to_string(),
             status_line: report.status_line(),

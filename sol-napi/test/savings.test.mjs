@@ -60,6 +60,26 @@ function layerOf(requests) {
 
 const withoutOutput = ({ requests, cacheRead, cacheWrite }) => ({ requests, cacheRead, cacheWrite });
 
+/** The request with these lines taken out of its system message (its content and, on Pi 1.x, its sections), and these tools out of its declarations. */
+function withoutPromptLines(messages, lines, tools = []) {
+	if (lines.length === 0 && tools.length === 0) return messages;
+	const strip = (text) => (typeof text === "string" ? text.split("\n").filter((line) => !lines.includes(line)).join("\n") : text);
+	return messages.map((m) => {
+		if (m.role !== "system") return m;
+		const content = Array.isArray(m.content) ? m.content.map((block) => (block.type === "text" ? { ...block, text: strip(block.text) } : block)) : strip(m.content);
+		const sections = m.sections && Object.fromEntries(Object.entries(m.sections).map(([key, text]) => [key, strip(text)]));
+		const toolsAdded = Array.isArray(m.toolsAdded) ? m.toolsAdded.filter((tool) => !tools.includes(tool.name)) : undefined;
+		return { ...m, content, ...(sections ? { sections } : {}), ...(toolsAdded ? { toolsAdded } : {}) };
+	});
+}
+
+/** Whether `counted` (a layer of the totals) is `plain`'s requests, each token figure within `slack`. */
+function assertPlain(counted, plain, slack, what) {
+	assert.equal(counted.requests, plain.requests, `${what}: requests`);
+	assert.ok(Math.abs(counted.cacheRead - plain.cacheRead) <= slack, `${what}: cache read ${counted.cacheRead}, plain Pi ${plain.cacheRead}`);
+	assert.ok(Math.abs(counted.cacheWrite - plain.cacheWrite) <= slack, `${what}: cache write ${counted.cacheWrite}, plain Pi ${plain.cacheWrite}`);
+}
+
 // With Online Context Compact on, the book takes each message's size from its walk of the same request.
 for (const [what, config] of [["ObservationPack", { observationPack: true }], ["ObservationPack and Online Context Compact", { observationPack: true, onlineContextCompact: true }]]) test(`Pi ${piVersion}: the totals entry matches an independent count of what the provider received, with and without placeholders (${what} on)`, async (t) => {
 	const ws = makeWorkspace(t);
@@ -73,14 +93,24 @@ for (const [what, config] of [["ObservationPack", { observationPack: true }], ["
 	assert.ok(data, "a totals entry was appended");
 	assert.equal(data.version, 1);
 
-	// What plain Pi would have sent: the same requests with every placeholder put back to the original.
+	// What plain Pi would have sent: the same requests with every placeholder put back to the original,
+	// and without the lines SoL-Pi's tools add to the system prompt (ObservationPack's below its layer, OCC's below its own).
 	const original = requests[1].find((m) => m.role === "toolResult" && m.toolCallId === "big");
-	const plain = requests.map((messages) => messages.map((m) => (m.role === "toolResult" && m.toolCallId === "big" ? original : m)));
-	assert.notDeepEqual(plain, requests, "placeholders were sent");
-	const [plainLayer, sentLayer] = [layerOf(plain), layerOf(requests)];
+	const withOriginal = requests.map((messages) => messages.map((m) => (m.role === "toolResult" && m.toolCallId === "big" ? original : m)));
+	assert.notDeepEqual(withOriginal, requests, "placeholders were sent");
+	const [obs, occ] = [addon.obsTexts(), addon.occTexts()];
+	const obsLines = [`- ${obs.toolName}: ${obs.promptSnippet}`];
+	const occLines = config.onlineContextCompact ? [`- ${occ.toolName}: ${occ.promptSnippet}`, ...occ.promptGuidelines.map((line) => `- ${line}`)] : [];
+	const sentLayer = layerOf(requests);
+	const occTools = config.onlineContextCompact ? [occ.toolName] : [];
+	const plainLayer = layerOf(withOriginal.map((messages) => withoutPromptLines(messages, [...obsLines, ...occLines], [obs.toolName, ...occTools])));
+	const packedLayer = layerOf(requests.map((messages) => withoutPromptLines(messages, occLines, occTools)));
 	assert.equal(sentLayer.requests, requests.length);
-	for (const layer of [0, 1]) assert.deepEqual(withoutOutput(data.layers[layer]), plainLayer, `layer ${layer} is plain Pi`);
-	for (const layer of [2, 3, 4]) assert.deepEqual(withoutOutput(data.layers[layer]), sentLayer, `layer ${layer} is as sent`);
+	assert.ok(plainLayer.cacheWrite < layerOf(withOriginal).cacheWrite, "SoL-Pi's prompt lines were sent");
+	// Each mechanism's share of the prompt rounds to whole tokens: up to one per mechanism and request.
+	for (const layer of [0, 1]) assertPlain(data.layers[layer], plainLayer, 2 * requests.length, `layer ${layer} is plain Pi`);
+	for (const layer of [2, 3]) assertPlain(data.layers[layer], packedLayer, requests.length, `layer ${layer} is as sent but for OCC's prompt lines`);
+	assert.deepEqual(withoutOutput(data.layers[4]), sentLayer, "layer 4 is as sent");
 	assert.ok(plainLayer.cacheRead + plainLayer.cacheWrite > sentLayer.cacheRead + sentLayer.cacheWrite);
 	// The placeholder made the provider write its suffix again: the sent layer has more cache writes than the text alone explains.
 	assert.ok(sentLayer.cacheWrite > 0);
@@ -96,15 +126,111 @@ for (const [what, config] of [["ObservationPack", { observationPack: true }], ["
 
 	// The table shows the figures of the entry; no mechanism row is missing.
 	const view = addon.savingsViewOfEntry(data);
-	const saved = sentLayer.cacheRead + sentLayer.cacheWrite - (plainLayer.cacheRead + plainLayer.cacheWrite);
+	const input = (layer) => layer.cacheRead + layer.cacheWrite;
 	const grouped = (n) => n.toLocaleString("en-US");
-	assert.match(view.table, new RegExp(`^ObservationPack +0 +${grouped(-saved)} `, "m"));
-	for (const label of ["Action Fusion", "Evidence-Preserving Reducer", "Online Context Compact"]) assert.match(view.table, new RegExp(`^${label} +0 +0 +\\$0\\.00`, "m"));
+	assert.match(view.table, new RegExp(`^ObservationPack +0 +${grouped(input(data.layers[1]) - input(data.layers[2]))} `, "m"));
+	for (const label of ["Action Fusion", "Evidence-Preserving Reducer"]) assert.match(view.table, new RegExp(`^${label} +0 +0 +\\$0\\.00`, "m"));
 	assert.match(view.table, new RegExp(`^SoL-Pi savings for this session: ${requests.length} provider requests sent, ${requests.length} without SoL-Pi$`, "m"));
 	assert.match(view.statusLine, /^SoL-Pi saved \$\d+\.\d+ \(-\d+\.\d % cost, -\d+\.\d % tokens\)$/);
 
+	// The faux provider's simulated cache is rewritten after the placeholder: a break put down to it,
+	// found here independently from the usage on the branch.
+	const usages = run.session.messages.filter((m) => m.role === "assistant").map((m) => m.usage);
+	let expected = 0;
+	for (let i = 1; i < usages.length; i++) {
+		const previous = usages[i - 1].input + usages[i - 1].cacheRead + usages[i - 1].cacheWrite;
+		if (usages[i].cacheRead + Math.max(Math.floor(previous / 20), 64) < previous) expected++;
+	}
+	assert.ok(expected >= 1, JSON.stringify(usages));
+	assert.equal(data.breaks?.breaks, expected, JSON.stringify(data.breaks));
+	assert.ok(data.breaks.causes.placement?.breaks >= 1, JSON.stringify(data.breaks));
+	assert.match(view.table, /^Cache rewrites the provider billed: \d+ \(\d+ full\), [\d,]+ tokens written again, \$[\d.]+ more than reading them; causes: .*\d+ a SoL-Pi placement/m);
+
 	// Never part of the model's context.
 	for (const messages of requests) assert.ok(!JSON.stringify(messages).includes(ENTRY));
+});
+
+/** The same steps in a session without SoL-Pi's mechanisms (plain Pi): what the provider received. */
+async function plainRun(t, replies) {
+	const ws = makeWorkspace(t);
+	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1 });
+	const recorded = recording(replies);
+	const run = await startSession({ ...ws, replies: recorded.replies });
+	t.after(() => run.close());
+	await run.session.prompt("go");
+	assert.deepEqual(run.errors, []);
+	return layerOf(recorded.requests);
+}
+
+test(`Pi ${piVersion}: the plain side is what plain Pi sent for the same steps: without SoL-Pi's prompt texts and tools, its plan-only turns, and its plan calls beside other work`, async (t) => {
+	const steps = (status) => ({ steps: [{ id: "a", goal: "Goal a", status }, { id: "b", goal: "Goal b", status: "pending" }] });
+	const work = [toolCalls(["bash", { command: "echo one" }, "b1"]), toolCalls(["bash", { command: "echo two" }, "b2"]), "done"];
+	const plain = await plainRun(t, work);
+
+	// Every mechanism that adds to the prompt or tools on, and no work of theirs: only their texts leave.
+	const quiet = makeWorkspace(t);
+	writeJson(path.join(quiet.cwd, ".pi", "sol-pi.json"), { version: 1, actionFusion: true, observationPack: true, onlineContextCompact: true });
+	const alone = recording(work);
+	const aloneRun = await startSession({ ...quiet, replies: alone.replies });
+	t.after(() => aloneRun.close());
+	await aloneRun.session.prompt("go");
+	assert.deepEqual(aloneRun.errors, []);
+	const aloneData = totals(aloneRun.session);
+	assert.deepEqual(withoutOutput(aloneData.layers[4]), layerOf(alone.requests));
+	assert.ok(aloneData.layers[4].cacheWrite > plain.cacheWrite + 100, "SoL-Pi's prompt texts were sent");
+	// Each mechanism's share of the prompt rounds to whole tokens: up to three per request.
+	assertPlain(aloneData.layers[0], plain, 3 * plain.requests, "prompt only");
+
+	const ws = makeWorkspace(t);
+	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, onlineContextCompact: true });
+	const { requests, replies } = recording([
+		// A turn plain Pi never makes: the response only calls update_plan.
+		toolCalls(["update_plan", steps("in_progress"), "p1"]),
+		// Other work in the same response: the request stays, the plan call and its result leave it.
+		toolCalls(["bash", { command: "echo one" }, "b1"], ["update_plan", steps("in_progress"), "p2"]),
+		...work.slice(1),
+	]);
+	const run = await startSession({ ...ws, replies });
+	t.after(() => run.close());
+	await run.session.prompt("go");
+	assert.deepEqual(run.errors, []);
+	const data = totals(run.session);
+	assert.equal(requests.length, 4);
+	assert.equal(data.layers[4].requests, 4);
+	assert.deepEqual(withoutOutput(data.layers[4]), layerOf(requests));
+	// The plan call's message is sized without the call, and the prompt without SoL-Pi's texts: each may round by a token.
+	for (const layer of [0, 1, 2, 3]) assertPlain(data.layers[layer], plain, 2 * plain.requests, `layer ${layer}`);
+	assert.ok(data.layers[0].output < data.layers[4].output, "the plan turn's output is not plain Pi's");
+	const view = addon.savingsViewOfEntry(data);
+	assert.match(view.table, /^SoL-Pi savings for this session: 4 provider requests sent, 3 without SoL-Pi$/m);
+	assert.match(view.table, /^Online Context Compact +-1 +-\d/m);
+});
+
+test(`Pi ${piVersion}: each request is priced at the prices of the model that answered it, from Pi's model registry`, async (t) => {
+	const ws = makeWorkspace(t);
+	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, observationPack: true });
+	const cost = { input: 10, output: 50, cacheRead: 1, cacheWrite: 12.5 };
+	const faux = ai.fauxProvider({ provider: "sol-faux", models: [{ id: "faux-1", contextWindow: 100000, cost }] });
+	const { replies } = recording(script(3));
+	faux.setResponses(replies);
+	const run = await startSession({ ...ws, faux });
+	t.after(() => run.close());
+	await run.session.prompt("go");
+	assert.deepEqual(run.errors, []);
+	const data = totals(run.session);
+	assert.deepEqual(Object.keys(data.models), ["sol-faux/faux-1"]);
+	const view = addon.savingsViewOfEntry(data);
+	assert.match(view.table, /^ {2}sol-faux\/faux-1: input \$10\.00, cache read \$1\.00, cache write \$12\.50, output \$50\.00$/m);
+	// Plain Pi's bill, priced here at the model's prices: the table's second figure.
+	const [plain] = data.layers;
+	const dollars = (plain.cacheRead * cost.cacheRead + plain.cacheWrite * cost.cacheWrite + plain.output * cost.output) / 1e6;
+	const bill = /^Priced bill: \$[\d.]+ instead of \$([\d.]+) /m.exec(view.table);
+	assert.ok(bill, view.table);
+	assert.equal(bill[1], dollars < 1 ? dollars.toFixed(4) : dollars.toFixed(2));
+	// Prices given (sol-pi.json's `prices`, replay's) price every model alike.
+	const flat = addon.savingsViewOfEntry(data, { input: 3, cacheRead: 0.3, cacheWrite: 3.75, output: 15 });
+	assert.doesNotMatch(flat.table, /faux-1/);
+	assert.match(flat.table, /^Prices per million tokens: input \$3\.00, cache read \$0\.30, cache write \$3\.75, output \$15\.00;/m);
 });
 
 test(`Pi ${piVersion}: a restarted session goes on from its own totals`, async (t) => {

@@ -9,7 +9,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Change, LAYERS, LayerTokens, Ledger, Part, PartForms, RequestFacts, Savings};
+use super::{
+    Change, LAYERS, LayerTokens, Ledger, ModelPrices, Part, PartForms, RequestFacts, Savings,
+};
 use crate::{Mechanism, StepAccount};
 
 /// One part of a request as sent, with what SoL-Pi changed in it.
@@ -96,6 +98,11 @@ impl ReportedUsage {
     }
 }
 
+/// Whether a provider's report says anything of its cache.
+fn has_cache(reported: &ReportedUsage) -> bool {
+    reported.cache_read.saturating_add(reported.cache_write) > 0
+}
+
 /// A session's running account, fed with what the host saw.
 ///
 /// ```
@@ -130,6 +137,17 @@ pub struct Book {
     compactions: BTreeMap<u64, Option<Vec<PartForms>>>,
     /// The last response's calls included a fused command: the model's next turn was saved.
     fused: bool,
+    /// The fused commands' results in the request being recorded, each by its index with its
+    /// form without the command's output: what the saved turn's request carried.
+    fused_results: Vec<(usize, Part)>,
+    /// The cache read limit of the request being recorded (a break not of SoL-Pi's making).
+    read_limit: Option<u64>,
+    /// The model that answered last, and whether the next request's differs.
+    last_model: Option<String>,
+    model_changed: bool,
+    /// The reported input of the last request with a report of its cache: what a provider
+    /// had cached for the next one.
+    cached_input: Option<u64>,
     /// A request begun and not answered yet.
     pending: Option<Pending>,
     /// The steps of the request being prepared, by mechanism (the latest of each), taken
@@ -142,6 +160,11 @@ pub struct Book {
 struct Pending {
     parts: Vec<SentPart>,
     steps: BTreeMap<Mechanism, StepAccount>,
+    /// The results of fused commands in `parts`, each by its index with its form without
+    /// the command's output ([`Book::fused_results`]).
+    fused: Vec<(usize, Part)>,
+    /// It starts with a new user prompt sent after the cache lifetime.
+    after_lifetime: bool,
 }
 
 impl Book {
@@ -170,6 +193,30 @@ impl Book {
         self.ledger.record_step(mechanism, account);
     }
 
+    /// Adds one mechanism step's account whose model calls the model `key`
+    /// (`provider/model`) answered, at `prices` from Pi's model registry when it has them:
+    /// the reducer's calls at the reducer model's prices, a compaction summary at the
+    /// summarizing model's.
+    pub fn record_step_by(
+        &mut self,
+        mechanism: Mechanism,
+        account: StepAccount,
+        key: &str,
+        prices: Option<ModelPrices>,
+    ) {
+        self.ledger.record_step_by(mechanism, account, key, prices);
+    }
+
+    /// The requests recorded from now on (the one begun last included) are answered by the
+    /// model `key` (`provider/model`), at `prices` from Pi's model registry when it has them.
+    pub fn answered_by(&mut self, key: &str, prices: Option<ModelPrices>) {
+        self.ledger.set_model(key, prices);
+        if self.last_model.as_deref() != Some(key) {
+            self.model_changed = self.last_model.is_some();
+            self.last_model = Some(key.to_owned());
+        }
+    }
+
     /// ObservationPack archived one output of `bytes`.
     pub fn record_archived(&mut self, bytes: u64) {
         self.ledger.record_archived(bytes);
@@ -195,7 +242,18 @@ impl Book {
     /// follows it, which is what the model would have been sent then, up to the command's
     /// own result.
     pub fn record_request(&mut self, parts: Vec<SentPart>) -> Vec<[LayerTokens; LAYERS]> {
-        self.record(parts, None)
+        self.record(parts, None, None)
+    }
+
+    /// Records a request that `mechanism` caused (its response only called SoL-Pi's own
+    /// tools, [`super::request_cause`]): it counts only from that mechanism's layer up, as
+    /// does its response ([`Book::record_response`]).
+    pub fn record_caused_request(
+        &mut self,
+        mechanism: Mechanism,
+        parts: Vec<SentPart>,
+    ) -> Vec<[LayerTokens; LAYERS]> {
+        self.record(parts, None, Some(mechanism))
     }
 
     /// Records a request that was sent but that `mechanism` would have made unnecessary (a
@@ -206,13 +264,14 @@ impl Book {
         mechanism: Mechanism,
         parts: Vec<SentPart>,
     ) -> Vec<[LayerTokens; LAYERS]> {
-        self.record(parts, Some(mechanism))
+        self.record(parts, Some(mechanism), None)
     }
 
     fn record(
         &mut self,
         parts: Vec<SentPart>,
         avoided_by: Option<Mechanism>,
+        caused_by: Option<Mechanism>,
     ) -> Vec<[LayerTokens; LAYERS]> {
         // Every form of the parts sent: a part the previous request carried in another form
         // (before its placeholder) is still there, not compacted away.
@@ -236,7 +295,12 @@ impl Book {
         // The history a new summary stands for is claimed once: a continuation first seen in
         // the same request stands for nothing of it.
         let mut claimed = false;
-        for mut sent in parts {
+        let fused_results = std::mem::take(&mut self.fused_results);
+        let mut fused_forms = Vec::new();
+        for (index, mut sent) in parts.into_iter().enumerate() {
+            if let Some(&(_, without)) = fused_results.iter().find(|(at, _)| *at == index) {
+                fused_forms.push((forms.len(), without));
+            }
             if sent.is_compaction() {
                 if !self.compactions.contains_key(&sent.part.key) {
                     // A summary first seen with no request before it in this book (a resumed
@@ -264,13 +328,22 @@ impl Book {
         }
         let mut facts = Vec::with_capacity(2);
         if std::mem::take(&mut self.fused) {
+            // The saved turn's request: the fused results did not hold the commands' output yet.
+            let mut avoided = forms.clone();
+            for &(at, without) in &fused_forms {
+                if let Some(slot) = avoided.get_mut(at) {
+                    *slot = PartForms::unchanged(without);
+                }
+            }
             facts.push(RequestFacts {
                 avoided_by: Some(Mechanism::ActionFusion),
-                ..RequestFacts::sent(forms.clone())
+                ..RequestFacts::sent(avoided)
             });
         }
         facts.push(RequestFacts {
             avoided_by,
+            caused_by,
+            cache_read_limit: std::mem::take(&mut self.read_limit),
             ..RequestFacts::sent(forms)
         });
         let added = facts
@@ -291,7 +364,28 @@ impl Book {
         self.pending = Some(Pending {
             parts,
             steps: std::mem::take(&mut self.upcoming),
+            fused: Vec::new(),
+            after_lifetime: false,
         });
+    }
+
+    /// The request begun last starts with a new user prompt sent after the provider's cache
+    /// lifetime: a cache break it shows is put down to that.
+    pub fn after_cache_lifetime(&mut self) {
+        if let Some(pending) = &mut self.pending {
+            pending.after_lifetime = true;
+        }
+    }
+
+    /// The request begun last holds the results of fused commands: each by its index in the
+    /// request, with its form without the command's output. The model turn the fused command
+    /// saved ([`Book::fused_command`]) is counted with that form: in plain Pi the command's
+    /// output came only after that turn. Without this, the saved turn is counted with the
+    /// output.
+    pub fn fused_results(&mut self, results: Vec<(usize, Part)>) {
+        if let Some(pending) = &mut self.pending {
+            pending.fused = results;
+        }
     }
 
     /// The account of a step that changed the request being prepared (ObservationPack's
@@ -307,16 +401,108 @@ impl Book {
     /// error: both are recorded, unless the request was not billed
     /// ([`ResponseUsage::billed`]), which is dropped. Nothing happens without a begun request.
     pub fn end_request(&mut self, usage: ResponseUsage, failed: bool) {
-        let Some(Pending { parts, steps }) = self.pending.take() else {
+        self.end_request_with(usage, failed, &[]);
+    }
+
+    /// [`Book::end_request`] for a response that made tool calls of these `owners` (each the
+    /// mechanism whose tool it called, `None` for any other tool): a response that called
+    /// only SoL-Pi's tools makes its request one that plain Pi never sent
+    /// ([`super::request_cause`]).
+    pub fn end_request_with(
+        &mut self,
+        usage: ResponseUsage,
+        failed: bool,
+        owners: &[Option<Mechanism>],
+    ) {
+        let Some(Pending {
+            parts,
+            steps,
+            fused,
+            after_lifetime,
+        }) = self.pending.take()
+        else {
             return;
         };
         if usage.billed(failed) {
-            self.record_request(parts);
+            let mut facts = self.break_facts(&parts);
+            facts.after_lifetime = after_lifetime;
+            let observed = self.observed_break(usage.reported, &facts);
+            // A break with a visible cause of the provider's or the user's (an expired cache, a
+            // switch, a new system prompt) happens in every layer at the same point. SoL-Pi's
+            // placements and compactions do not exist in the layers below them, which the
+            // layers' prefixes already show; a break without a visible cause is shown, not
+            // carried (it may be the provider's way of counting).
+            let carried = |cause: super::BreakCause| {
+                matches!(
+                    cause,
+                    super::BreakCause::Lifetime
+                        | super::BreakCause::ModelSwitch
+                        | super::BreakCause::SystemPrompt
+                )
+            };
+            self.read_limit = match observed {
+                Some((cause, _, read)) => carried(cause).then_some(read),
+                // Without a report of the cache: an expired cache is read from nowhere.
+                None if after_lifetime && !usage.reported.is_some_and(|r| has_cache(&r)) => Some(0),
+                None => None,
+            };
+            self.fused_results = fused;
+            self.record(parts, None, super::request_cause(owners.iter().copied()));
+            if let Some((cause, tokens, read)) = observed {
+                self.ledger.record_break(cause, tokens, read == 0);
+            }
             self.record_response(usage);
             for (mechanism, account) in steps {
                 self.ledger.record_step(mechanism, account);
             }
         }
+    }
+
+    /// What a request about to be recorded shows that can explain a cache break.
+    fn break_facts(&mut self, parts: &[SentPart]) -> super::BreakFacts {
+        let sent: BTreeSet<u64> = self
+            .previous
+            .iter()
+            .filter_map(|forms| forms.sent.map(|part| part.key))
+            .collect();
+        let first_before = self.previous.iter().find_map(|forms| forms.sent);
+        super::BreakFacts {
+            model_changed: std::mem::take(&mut self.model_changed),
+            system_changed: first_before
+                .zip(parts.first())
+                .is_some_and(|(before, now)| before.key != now.part.key),
+            compaction: parts
+                .iter()
+                .any(|sent| sent.is_compaction() && !self.compactions.contains_key(&sent.part.key)),
+            placement: parts.iter().any(|part| {
+                !sent.contains(&part.part.key)
+                    && part.changes.iter().any(|change| {
+                        change.by != Mechanism::OnlineContextCompact
+                            && change
+                                .before
+                                .is_some_and(|before| sent.contains(&before.key))
+                    })
+            }),
+            after_lifetime: false,
+        }
+    }
+
+    /// The cache break a request's report shows, if any (its cause, the tokens written
+    /// again, the tokens read): it read less than the previous request's reported input. A
+    /// provider that reports no cache at all is not judged.
+    fn observed_break(
+        &mut self,
+        reported: Option<ReportedUsage>,
+        facts: &super::BreakFacts,
+    ) -> Option<(super::BreakCause, u64, u64)> {
+        let reported = reported.filter(has_cache);
+        let previous = std::mem::replace(
+            &mut self.cached_input,
+            reported.map(|reported| reported.all_input()),
+        );
+        let now = reported?;
+        let tokens = super::rewritten_tokens(previous?, now.cache_read)?;
+        Some((super::break_cause(facts), tokens, now.cache_read))
     }
 
     /// Records the response to the last request.

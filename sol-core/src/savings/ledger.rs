@@ -1,5 +1,7 @@
 //! The per-request facts and the ledger that folds them into per-layer totals.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::ReportedUsage;
@@ -91,6 +93,16 @@ pub struct RequestFacts {
     /// The mechanism that made this request unnecessary: it exists only in the layers below
     /// that mechanism's (a fused command's turn). `None` for a request that was sent.
     pub avoided_by: Option<Mechanism>,
+    /// The mechanism that caused this request: it exists only from that mechanism's layer
+    /// up (a turn that only calls SoL-Pi's own tools, [`super::request_cause`]). `None` for
+    /// a request plain Pi makes too.
+    #[serde(default)]
+    pub caused_by: Option<Mechanism>,
+    /// The most the provider's cache gave this request in every layer: a cache that expired or
+    /// broke for a reason of its own (not SoL-Pi's) breaks it at the same point whatever was
+    /// sent. `None`: the prefix shared with the layer's previous request is read.
+    #[serde(default)]
+    pub cache_read_limit: Option<u64>,
 }
 
 impl RequestFacts {
@@ -100,12 +112,16 @@ impl RequestFacts {
             parts,
             output_tokens: 0,
             avoided_by: None,
+            caused_by: None,
+            cache_read_limit: None,
         }
     }
 
-    /// Whether the request exists in `layer`.
+    /// Whether the request exists in `layer`: below the mechanism that avoided it, from
+    /// the mechanism that caused it up.
     pub fn exists_in(&self, layer: usize) -> bool {
         self.avoided_by.is_none_or(|by| layer < layer_of(by))
+            && self.caused_by.is_none_or(|by| layer >= layer_of(by))
     }
 }
 
@@ -169,6 +185,94 @@ pub struct Savings {
     pub reported: ReportedUsage,
     /// ObservationPack's archive: what it stored and what the model read back.
     pub archive: ArchiveTotals,
+    /// Each model's share of the figures above, by `provider/model`, with its prices from
+    /// Pi's model registry (empty where the host named no model, as replay does).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub models: BTreeMap<String, ModelTotals>,
+    /// The cache breaks the provider billed for the requests as sent.
+    #[serde(skip_serializing_if = "super::CacheBreaks::is_empty")]
+    pub breaks: super::CacheBreaks,
+}
+
+/// Prices of one model in picodollars per token (dollars per million tokens × 1,000,000):
+/// exact, and comparable.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ModelPrices {
+    /// Uncached input.
+    pub input: u64,
+    /// Cache reads.
+    pub cache_read: u64,
+    /// Cache writes (a provider with no write premium gives the input price).
+    pub cache_write: u64,
+    /// Output.
+    pub output: u64,
+}
+
+impl ModelPrices {
+    /// The prices of a table.
+    pub fn of(table: &super::PriceTable) -> ModelPrices {
+        ModelPrices {
+            input: super::price::per_token(table.input),
+            cache_read: super::price::per_token(table.cache_read),
+            cache_write: super::price::per_token(table.cache_write),
+            output: super::price::per_token(table.output),
+        }
+    }
+
+    /// The prices as a table (dollars per million tokens).
+    #[allow(
+        clippy::cast_precision_loss,
+        reason = "validated prices are far below 2^52"
+    )]
+    pub fn table(&self) -> super::PriceTable {
+        let dollars = |picodollars: u64| picodollars as f64 / 1_000_000.0;
+        super::PriceTable {
+            input: dollars(self.input),
+            cache_read: dollars(self.cache_read),
+            cache_write: dollars(self.cache_write),
+            output: dollars(self.output),
+        }
+    }
+}
+
+/// The input and output tokens of model calls a mechanism made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CallTokens {
+    /// Input tokens.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+}
+
+/// One model's share of a session's figures.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ModelTotals {
+    /// Its prices from Pi's model registry; `None` where the registry had none (it is priced
+    /// at the report's table).
+    pub prices: Option<ModelPrices>,
+    /// The tokens of the requests it answered, per layer.
+    pub layers: [LayerTokens; LAYERS],
+    /// The tokens of the mechanisms' calls it answered, per mechanism in
+    /// [`Mechanism::ALL`]'s order.
+    pub own: [CallTokens; 4],
+}
+
+impl ModelTotals {
+    fn add(&mut self, other: &ModelTotals) {
+        if other.prices.is_some() {
+            self.prices = other.prices;
+        }
+        for (layer, added) in self.layers.iter_mut().zip(&other.layers) {
+            layer.add(added);
+        }
+        for (own, added) in self.own.iter_mut().zip(&other.own) {
+            own.input = own.input.saturating_add(added.input);
+            own.output = own.output.saturating_add(added.output);
+        }
+    }
 }
 
 /// Two accounts together, field by field (saturating): the totals over several sessions or
@@ -203,6 +307,10 @@ impl std::ops::AddAssign<&Savings> for Savings {
         archive.archived_bytes = archive.archived_bytes.saturating_add(added.archived_bytes);
         archive.recalls = archive.recalls.saturating_add(added.recalls);
         archive.recalled_bytes = archive.recalled_bytes.saturating_add(added.recalled_bytes);
+        self.breaks.add(&other.breaks);
+        for (key, added) in &other.models {
+            self.models.entry(key.clone()).or_default().add(added);
+        }
     }
 }
 
@@ -230,6 +338,8 @@ pub struct Ledger {
     last: [bool; LAYERS],
     /// Per layer: its previous request was the very request of the layer below.
     same_as_below: [bool; LAYERS],
+    /// The model that answers the requests recorded from now on (`provider/model`).
+    model: Option<String>,
 }
 
 impl Ledger {
@@ -257,6 +367,36 @@ impl Ledger {
     pub fn record_step(&mut self, mechanism: Mechanism, account: StepAccount) {
         let slot = &mut self.savings.steps[layer_of(mechanism) - 1];
         *slot += account;
+    }
+
+    /// The requests recorded from now on are answered by the model `key` (`provider/model`),
+    /// at `prices` when Pi's model registry has them.
+    pub fn set_model(&mut self, key: &str, prices: Option<ModelPrices>) {
+        self.note_model(key, prices);
+        self.model = Some(key.to_owned());
+    }
+
+    fn note_model(&mut self, key: &str, prices: Option<ModelPrices>) -> &mut ModelTotals {
+        let totals = self.savings.models.entry(key.to_owned()).or_default();
+        if prices.is_some() {
+            totals.prices = prices;
+        }
+        totals
+    }
+
+    /// Adds one mechanism step's account whose model calls the model `key` answered, at
+    /// `prices` when known.
+    pub fn record_step_by(
+        &mut self,
+        mechanism: Mechanism,
+        account: StepAccount,
+        key: &str,
+        prices: Option<ModelPrices>,
+    ) {
+        self.record_step(mechanism, account);
+        let own = &mut self.note_model(key, prices).own[layer_of(mechanism) - 1];
+        own.input = own.input.saturating_add(account.model_input_tokens);
+        own.output = own.output.saturating_add(account.model_output_tokens);
     }
 
     /// Adds one request, in every layer it exists in, and returns what it added per layer
@@ -299,10 +439,14 @@ impl Ledger {
                     .iter()
                     .fold(0u64, |sum, part| sum.saturating_add(part.tokens))
             };
+            let (read, all) = (tokens(&parts[..shared]), tokens(&parts));
+            let read = request
+                .cache_read_limit
+                .map_or(read, |limit| read.min(limit));
             added[layer] = LayerTokens {
                 requests: 1,
-                cache_read: tokens(&parts[..shared]),
-                cache_write: tokens(&parts[shared..]),
+                cache_read: read,
+                cache_write: all - read,
                 output: request.output_tokens,
             };
             let keys = &mut self.previous[layer];
@@ -313,15 +457,30 @@ impl Ledger {
                 && self.previous[layer] == self.previous[layer - 1];
             self.savings.layers[layer].add(&added[layer]);
         }
+        if let Some(model) = &self.model
+            && let Some(totals) = self.savings.models.get_mut(model)
+        {
+            for (layer, tokens) in totals.layers.iter_mut().zip(&added) {
+                layer.add(tokens);
+            }
+        }
         added
     }
 
     /// Adds the output of the last recorded request's response, in every layer that
     /// request exists in.
     pub fn record_output(&mut self, tokens: u64) {
+        let model = self
+            .model
+            .as_ref()
+            .and_then(|model| self.savings.models.get_mut(model));
+        let mut by_model = model.map(|totals| &mut totals.layers);
         for (layer, totals) in self.savings.layers.iter_mut().enumerate() {
             if self.last[layer] {
                 totals.output = totals.output.saturating_add(tokens);
+                if let Some(layers) = by_model.as_mut() {
+                    layers[layer].output = layers[layer].output.saturating_add(tokens);
+                }
             }
         }
     }
@@ -343,5 +502,10 @@ impl Ledger {
     /// Adds what a provider reported for a request as sent.
     pub fn record_reported(&mut self, usage: &ReportedUsage) {
         self.savings.reported.add(usage);
+    }
+
+    /// Adds a cache break the provider billed.
+    pub fn record_break(&mut self, cause: super::BreakCause, tokens: u64, full: bool) {
+        self.savings.breaks.record(cause, tokens, full);
     }
 }

@@ -23,6 +23,11 @@ impl Money {
         Money(i128::from(tokens) * i128::from(picodollars_per_token))
     }
 
+    /// Whether the amount is nothing.
+    pub fn is_zero(&self) -> bool {
+        self.0 == 0
+    }
+
     /// Whether the amount is above zero.
     pub fn is_positive(self) -> bool {
         self.0 > 0

@@ -102,7 +102,7 @@ impl PriceTable {
     clippy::cast_sign_loss,
     reason = "rounded, clamped to the validated range first"
 )]
-fn per_token(dollars_per_million: f64) -> u64 {
+pub(crate) fn per_token(dollars_per_million: f64) -> u64 {
     let clamped = if dollars_per_million.is_finite() {
         dollars_per_million.clamp(0.0, MAX_PRICE)
     } else {

@@ -5,7 +5,8 @@ use std::fmt;
 use serde::Serialize;
 
 use super::{
-    ArchiveTotals, LAYERS, LayerTokens, Money, PriceTable, ReportedUsage, Savings, TokenBasis,
+    ArchiveTotals, LAYERS, LayerTokens, ModelPrices, ModelTotals, Money, PriceTable, ReportedUsage,
+    Savings, TokenBasis,
 };
 use crate::tui::group_digits;
 use crate::{Mechanism, StepAccount};
@@ -44,32 +45,85 @@ pub struct Report {
     pub plain_cost: Money,
     /// What the requests as sent cost, with the mechanisms' own model calls.
     pub sent_cost: Money,
-    /// The prices used.
+    /// The prices used (for every model when `model_prices` is empty, else for a model
+    /// without prices of its own).
     pub prices: PriceTable,
+    /// Each model the session named, by `provider/model`, with its prices from Pi's model
+    /// registry (`None`: it had none); empty when every model is priced at `prices`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub model_prices: Vec<(String, Option<PriceTable>)>,
     /// How the tokens were counted.
     pub basis: TokenBasis,
     /// What the providers reported for the requests as sent.
     pub reported: ReportedUsage,
     /// ObservationPack's archive.
     pub archive: ArchiveTotals,
+    /// The cache breaks the provider billed for the requests as sent.
+    #[serde(skip_serializing_if = "super::CacheBreaks::is_empty")]
+    pub breaks: super::CacheBreaks,
+    /// What they cost beyond reading the same tokens from the cache, at `prices`.
+    #[serde(skip_serializing_if = "Money::is_zero")]
+    pub breaks_cost: Money,
 }
 
 impl Savings {
-    /// The savings priced at `prices`.
+    /// The savings priced at `prices`, every model alike (`prices` in `sol-pi.json`,
+    /// replay's `--price-*`).
     pub fn report(&self, prices: &PriceTable) -> Report {
-        let cost =
-            |layer: &LayerTokens| prices.cost(layer.cache_read, layer.cache_write, 0, layer.output);
-        let costs: [Money; LAYERS] = self.layers.each_ref().map(cost);
+        self.priced(prices, false)
+    }
+
+    /// The savings with each model's requests and calls at that model's prices from Pi's
+    /// model registry, and those of a model without registry prices (or of no named model)
+    /// at `prices`.
+    pub fn report_per_model(&self, prices: &PriceTable) -> Report {
+        self.priced(prices, true)
+    }
+
+    fn priced(&self, prices: &PriceTable, per_model: bool) -> Report {
+        let default = ModelPrices::of(prices);
+        let at = |p: &ModelPrices, read: u64, write: u64, input: u64, output: u64| {
+            Money::of_tokens(read, p.cache_read)
+                + Money::of_tokens(write, p.cache_write)
+                + Money::of_tokens(input, p.input)
+                + Money::of_tokens(output, p.output)
+        };
+        // The models with their own prices; the rest of every figure is at `prices`.
+        let priced: Vec<(&ModelTotals, ModelPrices)> = if per_model {
+            self.models
+                .values()
+                .filter_map(|totals| totals.prices.map(|p| (totals, p)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let costs: [Money; LAYERS] = std::array::from_fn(|index| {
+            let whole = &self.layers[index];
+            let (mut read, mut write, mut output) =
+                (whole.cache_read, whole.cache_write, whole.output);
+            let mut cost = Money::ZERO;
+            for (totals, p) in &priced {
+                let part = &totals.layers[index];
+                cost = cost + at(p, part.cache_read, part.cache_write, 0, part.output);
+                read = read.saturating_sub(part.cache_read);
+                write = write.saturating_sub(part.cache_write);
+                output = output.saturating_sub(part.output);
+            }
+            cost + at(&default, read, write, 0, output)
+        });
         let rows = Mechanism::ALL.map(|mechanism| {
             let index = super::layer_of(mechanism);
             let (before, with) = (&self.layers[index - 1], &self.layers[index]);
             let account = self.steps[index - 1];
-            let own_cost = prices.cost(
-                0,
-                0,
-                account.model_input_tokens,
-                account.model_output_tokens,
-            );
+            let (mut input, mut output) = (account.model_input_tokens, account.model_output_tokens);
+            let mut own_cost = Money::ZERO;
+            for (totals, p) in &priced {
+                let calls = &totals.own[index - 1];
+                own_cost = own_cost + at(p, 0, 0, calls.input, calls.output);
+                input = input.saturating_sub(calls.input);
+                output = output.saturating_sub(calls.output);
+            }
+            let own_cost = own_cost + at(&default, 0, 0, input, output);
             let gross = costs[index - 1] - costs[index];
             Row {
                 mechanism,
@@ -89,9 +143,20 @@ impl Savings {
             sent_cost: costs[LAYERS - 1] + own,
             rows,
             prices: *prices,
+            model_prices: if per_model {
+                self.models
+                    .iter()
+                    .map(|(key, totals)| (key.clone(), totals.prices.map(|p| p.table())))
+                    .collect()
+            } else {
+                Vec::new()
+            },
             basis: self.basis,
             reported: self.reported,
             archive: self.archive,
+            breaks: self.breaks.clone(),
+            breaks_cost: Money::of_tokens(self.breaks.tokens, default.cache_write)
+                - Money::of_tokens(self.breaks.tokens, default.cache_read),
         }
     }
 }
@@ -199,6 +264,7 @@ impl fmt::Display for Report {
             group_digits(u128::from(self.plain.cache_read)),
             group_digits(u128::from(self.plain.cache_write)),
         )?;
+        self.fmt_breaks(f)?;
         let reported = &self.reported;
         if reported.requests > 0 {
             writeln!(
@@ -210,21 +276,94 @@ impl fmt::Display for Report {
                 group_digits(u128::from(reported.cache_write)),
                 group_digits(u128::from(reported.output)),
             )?;
+            // The live table (priced per model) says how far the estimate is from the reports.
+            if !self.model_prices.is_empty() {
+                self.fmt_estimate(f)?;
+            }
         }
-        let p = &self.prices;
+        let table = |p: &PriceTable| {
+            format!(
+                "input ${:.2}, cache read ${:.2}, cache write ${:.2}, output ${:.2}",
+                p.input, p.cache_read, p.cache_write, p.output
+            )
+        };
+        if self.model_prices.is_empty() {
+            return write!(
+                f,
+                "Prices per million tokens: {}; tokens: {}",
+                table(&self.prices),
+                self.basis.label()
+            );
+        }
+        writeln!(
+            f,
+            "Prices per million tokens, per model from Pi's model registry:"
+        )?;
+        for (model, prices) in &self.model_prices {
+            match prices {
+                Some(prices) => writeln!(f, "  {model}: {}", table(prices))?,
+                None => writeln!(f, "  {model}: none in the registry, priced at the default")?,
+            }
+        }
         write!(
             f,
-            "Prices per million tokens: input ${:.2}, cache read ${:.2}, cache write ${:.2}, output ${:.2}; tokens: {}",
-            p.input,
-            p.cache_read,
-            p.cache_write,
-            p.output,
+            "  default: {}; tokens: {}",
+            table(&self.prices),
             self.basis.label()
         )
     }
 }
 
 impl Report {
+    /// The cache rewrites the provider billed, with their causes (nothing without one).
+    fn fmt_breaks(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let breaks = &self.breaks;
+        if breaks.is_empty() {
+            return Ok(());
+        }
+        let causes: Vec<String> = breaks
+            .causes
+            .iter()
+            .map(|(cause, totals)| {
+                format!(
+                    "{} {} ({} tokens)",
+                    group_digits(u128::from(totals.breaks)),
+                    cause.label(),
+                    group_digits(u128::from(totals.tokens))
+                )
+            })
+            .collect();
+        writeln!(
+            f,
+            "Cache rewrites the provider billed: {} ({} full), {} tokens written again, {} more than reading them; causes: {}",
+            group_digits(u128::from(breaks.breaks)),
+            group_digits(u128::from(breaks.full)),
+            group_digits(u128::from(breaks.tokens)),
+            self.breaks_cost,
+            causes.join(", "),
+        )
+    }
+
+    /// Which figures are estimated, and how far the estimate of the requests as sent is
+    /// from what the provider reported for them.
+    fn fmt_estimate(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let reported = &self.reported;
+        if reported.requests < self.sent.requests {
+            return writeln!(
+                f,
+                "Every request is priced from Pi's estimate; the provider reported {} of the {} requests sent",
+                group_digits(u128::from(reported.requests)),
+                group_digits(u128::from(self.sent.requests)),
+            );
+        }
+        writeln!(
+            f,
+            "Every request is priced from Pi's estimate; against the provider's reports it is {} on input and {} on output",
+            change_tokens(self.sent.input(), reported.all_input()),
+            change_tokens(self.sent.output, reported.output),
+        )
+    }
+
     /// One line per mechanism: what it did, in its own terms.
     fn fmt_details(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let count = |value: u64| group_digits(u128::from(value));

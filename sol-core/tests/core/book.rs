@@ -367,3 +367,36 @@ fn a_request_step_counts_with_its_request_and_not_for_one_that_never_went_out() 
     book.end_request(answered, false);
     assert_eq!(pack(&book), 300);
 }
+
+#[test]
+fn the_turn_a_fused_command_saved_is_counted_without_the_commands_output() {
+    let part = |key, tokens| Part { key, tokens };
+    let (system, task, edit, result) = (part(1, 2_000), part(2, 100), part(3, 50), part(4, 9_000));
+    let usage = ResponseUsage {
+        estimated_output: 20,
+        reported: None,
+    };
+    let mut book = Book::new();
+    book.begin_request(vec![SentPart::unchanged(system), SentPart::unchanged(task)]);
+    book.end_request(usage, false);
+    book.fused_command();
+    book.begin_request(
+        [system, task, edit, result]
+            .into_iter()
+            .map(SentPart::unchanged)
+            .collect(),
+    );
+    // The edit's own result, before the command's output was appended to it.
+    book.fused_results(vec![(3, part(5, 30))]);
+    book.end_request(usage, false);
+    let plain = book.savings().layers[0];
+    assert_eq!(plain.requests, 3);
+    // The saved turn wrote the edit and its short result; the next request, the output.
+    assert_eq!(plain.cache_write, 2_100 + 50 + 30 + 9_000);
+    assert_eq!(plain.cache_read, 2 * 2_100 + 50);
+    let sent = book.savings().layers[4];
+    assert_eq!(
+        (sent.requests, sent.cache_read, sent.cache_write),
+        (2, 2_100, 2_100 + 50 + 9_000)
+    );
+}

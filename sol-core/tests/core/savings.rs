@@ -40,6 +40,8 @@ fn request() -> impl Strategy<Value = RequestFacts> {
             parts,
             output_tokens,
             avoided_by,
+            caused_by: None,
+            cache_read_limit: None,
         })
 }
 
@@ -440,4 +442,72 @@ fn a_branch_restores_its_newest_readable_totals_and_names_the_rest() {
         sol_core::savings::restore_savings(&[]),
         sol_core::savings::RestoredSavings::default()
     );
+}
+
+#[test]
+fn the_sol_pi_table_with_each_model_at_its_registry_prices() {
+    use sol_core::savings::ModelPrices;
+    let agent = ModelPrices::of(&PriceTable {
+        input: 5.0,
+        cache_read: 0.5,
+        cache_write: 6.25,
+        output: 25.0,
+    });
+    let reducer = ModelPrices::of(&PriceTable {
+        input: 1.0,
+        cache_read: 0.1,
+        cache_write: 1.25,
+        output: 5.0,
+    });
+    let mut ledger = Ledger::new();
+    ledger.set_model("anthropic/claude-opus-4-5", Some(agent));
+    let log = Part {
+        key: 2,
+        tokens: 12_000,
+    };
+    let system = Part {
+        key: 1,
+        tokens: 2_000,
+    };
+    for _ in 0..2 {
+        ledger.record_request(&RequestFacts::sent(vec![
+            PartForms::unchanged(system),
+            PartForms::unchanged(log),
+        ]));
+        ledger.record_output(100);
+    }
+    ledger.set_model("local/qwen", None);
+    ledger.record_request(&RequestFacts::sent(vec![
+        PartForms::unchanged(system),
+        PartForms::changed(
+            Some(log),
+            Mechanism::EvidencePreservingReducer,
+            Some(Part {
+                key: 3,
+                tokens: 400,
+            }),
+        ),
+    ]));
+    ledger.record_output(100);
+    ledger.record_step_by(
+        Mechanism::EvidencePreservingReducer,
+        StepAccount {
+            model_calls: 1,
+            model_input_tokens: 12_500,
+            model_output_tokens: 300,
+            ..StepAccount::default()
+        },
+        "anthropic/claude-haiku-4-5",
+        Some(reducer),
+    );
+    ledger.record_reported(&sol_core::savings::ReportedUsage {
+        requests: 3,
+        input: 0,
+        cache_read: 16_300,
+        cache_write: 14_500,
+        output: 290,
+    });
+    let report = ledger.savings().report_per_model(&PriceTable::default());
+    assert_eq!(report.total_net(), report.plain_cost - report.sent_cost);
+    assert_text_snapshot!("sol_pi_table_per_model", report.to_string());
 }
