@@ -12,6 +12,7 @@
 //
 // Exit codes: 0 compatible (warnings allowed unless --strict), 1 incompatible, 2 bad
 // arguments or no Pi at the given path.
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -123,7 +124,7 @@ const isExternal = (spec) => !spec.startsWith(".") && !spec.startsWith("node:") 
  * calls unconditionally. Members read behind `typeof` or `?.` are feature detection and are
  * listed as optional instead.
  */
-export function deriveRequirements() {
+export function deriveRequirements({ cacheDir = defaultCacheDir, fresh = false, cacheOnly = false } = {}) {
 	const files = fs
 		.readdirSync(extensionDir)
 		.filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))
@@ -136,6 +137,57 @@ export function deriveRequirements() {
 		return { ...deriveWithoutTypeScript(files), typescript: false };
 	}
 	const configPath = path.join(repoRoot, "sol-napi", "tsconfig.json");
+	const cacheFile = path.join(cacheDir, `${cacheKey(ts, [fileURLToPath(import.meta.url), configPath, path.join(repoRoot, "package-lock.json"), ...files])}.json`);
+	if (!fresh) {
+		const cached = readCache(cacheFile);
+		if (cached || cacheOnly) return cached;
+	}
+	const { program, requirements } = deriveWithTypeScript(ts, files, configPath);
+	writeCache(cacheFile, program.getSourceFiles().map((source) => source.fileName), requirements);
+	return requirements;
+}
+
+// The derivation type-checks the extension (seconds of CPU), and its result depends only on
+// the files the TypeScript program read. So it is kept in node_modules/.cache under a key made
+// from this script, the TypeScript version, the config, the lock file and the extension's files,
+// with the digest of every file the program read; an entry is used only while every one of
+// those files still has its digest, else the derivation runs again (`fresh` skips the cache,
+// `cacheOnly` returns undefined instead of deriving).
+const defaultCacheDir = path.join(repoRoot, "node_modules", ".cache", "sol-pi-check-pi-compat");
+const digest = (file) => createHash("sha256").update(fs.readFileSync(file)).digest("hex");
+
+function cacheKey(ts, keyFiles) {
+	const hash = createHash("sha256").update(`typescript ${ts.version}\n`);
+	for (const file of keyFiles) hash.update(`${path.relative(repoRoot, file)}\n${fs.existsSync(file) ? digest(file) : "-"}\n`);
+	return hash.digest("hex");
+}
+
+/** The cached requirements, or undefined when there are none or any file they came from changed. */
+function readCache(cacheFile) {
+	try {
+		const entry = JSON.parse(fs.readFileSync(cacheFile, "utf8"));
+		if (!Array.isArray(entry.inputs) || entry.inputs.length === 0 || !entry.requirements) return undefined;
+		for (const [file, sha] of entry.inputs) if (digest(file) !== sha) return undefined;
+		return entry.requirements;
+	} catch {
+		return undefined;
+	}
+}
+
+/** Writes the entry whole or not at all (a rename), so parallel runs never read half of one. */
+function writeCache(cacheFile, inputs, requirements) {
+	const tmp = `${cacheFile}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+	try {
+		fs.mkdirSync(path.dirname(cacheFile), { recursive: true });
+		fs.writeFileSync(tmp, JSON.stringify({ inputs: inputs.map((file) => [file, digest(file)]), requirements }));
+		fs.renameSync(tmp, cacheFile);
+	} catch {
+		// A cache that cannot be written only means the next run derives again.
+		fs.rmSync(tmp, { force: true });
+	}
+}
+
+function deriveWithTypeScript(ts, files, configPath) {
 	const parsed = ts.parseJsonConfigFileContent(ts.readConfigFile(configPath, ts.sys.readFile).config, ts.sys, path.dirname(configPath));
 	const program = ts.createProgram({ rootNames: files, options: { ...parsed.options, noEmit: true } });
 	const checker = program.getTypeChecker();
@@ -213,7 +265,7 @@ export function deriveRequirements() {
 	const classMembers = [...methods.values()].sort((a, b) =>
 		`${a.module}${a.className}${a.member}`.localeCompare(`${b.module}${b.className}${b.member}`),
 	);
-	return { typescript: true, files: files.map((f) => path.relative(repoRoot, f)), values, classMembers, optional: [...optional].sort() };
+	return { program, requirements: { typescript: true, files: files.map((f) => path.relative(repoRoot, f)), values, classMembers, optional: [...optional].sort() } };
 }
 
 /** Without TypeScript: every name in every external import, type-only ones included. */

@@ -5,51 +5,83 @@
 #   Addon: the committed generated loader (index.js / index.d.ts) matches the build
 #   TypeScript: type check of the extension
 #   Per version of the Pi matrix: type check of the extension against that version's types,
-#   check-pi-compat --strict against that install, and the complete JS integration suite
+#   and the complete JS integration suite, whose check-pi-compat.test.mjs runs
+#   `check-pi-compat --strict` against that install (the one run of it per version)
+# At the end it prints the seconds each step took (scripts/test-times.sh times each JS file).
+# SOL_PI_TEST_JOBS=2 runs the Pi versions' JS suites two at a time (opt-in, see README).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$root"
 start=$(date +%s)
+times=()
+# lap NAME: closes the timing of the step before and starts step NAME.
+step_start=$start step_name="setup.sh --matrix"
+lap() { local t; t=$(date +%s); times+=("$((t - step_start)) s  $step_name"); step_start=$t step_name="$1"; echo "== $1"; }
 bash scripts/setup.sh --matrix
 
-echo "== cargo fmt --check"
+lap "cargo fmt --check"
 cargo fmt --all -- --check
-echo "== cargo clippy"
+lap "cargo clippy"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
-echo "== cargo test"
+lap "cargo test"
 # Property tests run from a fixed seed here, so that the test command gives the same
 # outcome on every machine and every run; scripts/proptest-explore.sh runs them from fresh
 # random seeds with more cases, to look for new failures (commit what it finds to the
 # crate's proptest-regressions/).
 INSTA_UPDATE=no PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261201}" cargo test --workspace --all-features
 
+# The `sol-pi` debug binary replay-cli.test.mjs compares with `npm run replay`, built once here
+# as that test builds it (there, then, a no-op), not inside each Pi version's suite.
+lap "cargo build -p sol-pi-cli"
+cargo build -q -p sol-pi-cli
+
+lap "check-crates.sh"
 bash scripts/check-crates.sh
 
-echo "== generated addon loader is committed as built"
+lap "generated addon loader is committed as built"
 if ! git diff --exit-code -- sol-napi/index.js sol-napi/index.d.ts; then
 	echo "sol-napi/index.js or index.d.ts differs from what the build generates; commit the regenerated files" >&2
 	exit 1
 fi
 
-echo "== TypeScript"
+lap "TypeScript"
 npm run --silent typecheck
 
 passed=0 failed=0 bad_versions=()
-log="$(mktemp)"
+logs="$(mktemp -d)"
+trap 'rm -rf "$logs"' EXIT
 for v in "${PI_MATRIX_VERSIONS[@]}"; do
-	echo "== TypeScript against Pi $v's types"
+	lap "TypeScript against Pi $v's types"
 	if ! bash scripts/typecheck-pi.sh "$v"; then bad_versions+=("$v"); fi
-	echo "== check-pi-compat --strict on Pi $v"
-	if ! node scripts/check-pi-compat.mjs --strict --pi-root "$(pi_root_for "$v")"; then bad_versions+=("$v"); fi
-	echo "== JS integration suite on Pi $v"
-	if ! bash scripts/test-js.sh "$v" 2>&1 | tee "$log"; then bad_versions+=("$v"); fi
-	p=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$log" | tail -1)
-	f=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$log" | tail -1)
+done
+# One Pi version's JS suite, its output in $logs/<v>.log and its exit code in $logs/<v>.rc.
+suite() { set +e; bash scripts/test-js.sh "$1" >"$logs/$1.log" 2>&1; echo $? >"$logs/$1.rc"; }
+jobs_max="${SOL_PI_TEST_JOBS:-1}"
+if [ "$jobs_max" -le 1 ]; then
+	for v in "${PI_MATRIX_VERSIONS[@]}"; do
+		lap "JS integration suite on Pi $v"
+		set +e; bash scripts/test-js.sh "$v" 2>&1 | tee "$logs/$v.log"; echo "${PIPESTATUS[0]}" >"$logs/$v.rc"; set -e
+	done
+else
+	lap "JS integration suites, $jobs_max Pi versions at a time (SOL_PI_TEST_JOBS)"
+	for v in "${PI_MATRIX_VERSIONS[@]}"; do
+		while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+		suite "$v" &
+	done
+	wait
+	for v in "${PI_MATRIX_VERSIONS[@]}"; do echo "== JS integration suite on Pi $v"; cat "$logs/$v.log"; done
+fi
+for v in "${PI_MATRIX_VERSIONS[@]}"; do
+	[ "$(cat "$logs/$v.rc" 2>/dev/null)" = 0 ] || bad_versions+=("$v")
+	p=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$logs/$v.log" | tail -1)
+	f=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$logs/$v.log" | tail -1)
 	# A run that died before reporting counts as a failure.
 	[ -n "$p" ] || { p=0; f=$(( ${f:-0} + 1 )); }
+	echo "js on Pi $v: $p passed, ${f:-0} failed"
 	passed=$((passed + p)) failed=$((failed + ${f:-0}))
 done
-rm -f "$log"
+lap "done"
+printf '%s\n' "step times:" "${times[@]/#/  }"
 echo "test command took $(( $(date +%s) - start )) s; Pi versions with failures: ${bad_versions[*]:-none}"
 echo "js: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ ${#bad_versions[@]} -eq 0 ]

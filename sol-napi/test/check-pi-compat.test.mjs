@@ -13,10 +13,12 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), ".."
 const script = path.join(repoRoot, "scripts", "check-pi-compat.mjs");
 const piRoot = path.resolve(process.env.SOL_PI_TEST_PI_ROOT ?? repoRoot);
 const { checkPi, deriveRequirements, formatApiSurface, TESTED_VERSIONS } = await import(script);
-const requirements = deriveRequirements();
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sol-pi-compat-test-"));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+// Derived afresh here (never from a cache), into a cache of this run's own.
+const cacheDir = path.join(tmp, "requirements-cache");
+const requirements = deriveRequirements({ cacheDir, fresh: true });
 
 function runCli(...args) {
 	const r = spawnSync(process.execPath, [script, ...args], { encoding: "utf8", timeout: 120_000 });
@@ -98,6 +100,25 @@ test("the derived requirements are the extension's value imports, not its type-o
 	for (const m of ["SettingsManager.create", "SettingsManager#getShellPath", "SettingsManager#getShellCommandPrefix", "SettingsManager#drainErrors"]) {
 		assert.ok(members.includes(m), m);
 	}
+});
+
+test("the derived requirements are reused only while every file they came from is unchanged", () => {
+	const [entryName] = fs.readdirSync(cacheDir).filter((name) => name.endsWith(".json"));
+	const entryFile = path.join(cacheDir, entryName);
+	const entry = JSON.parse(fs.readFileSync(entryFile, "utf8"));
+	assert.ok(entry.inputs.some(([file]) => file.endsWith(path.join("sol-pi", "index.ts"))), "the extension's entry is among the recorded files");
+	assert.deepEqual(deriveRequirements({ cacheDir }), requirements);
+	// The entry is what a second derivation returns while the recorded files are as they were...
+	fs.writeFileSync(entryFile, JSON.stringify({ ...entry, requirements: { ...requirements, optional: ["marker"] } }));
+	assert.deepEqual(deriveRequirements({ cacheDir }).optional, ["marker"]);
+	// ...and is not used once one of them differs from its recorded digest (the derivation runs again).
+	const changed = entry.inputs.map(([file, sha], i) => [file, i === entry.inputs.length - 1 ? "0".repeat(64) : sha]);
+	fs.writeFileSync(entryFile, JSON.stringify({ ...entry, inputs: changed }));
+	assert.equal(deriveRequirements({ cacheDir, cacheOnly: true }), undefined);
+	fs.writeFileSync(entryFile, "{");
+	assert.equal(deriveRequirements({ cacheDir, cacheOnly: true }), undefined);
+	fs.writeFileSync(entryFile, JSON.stringify(entry));
+	assert.deepEqual(deriveRequirements({ cacheDir, cacheOnly: true }), requirements);
 });
 
 test("docs/compatibility.md lists the API surface the code derives", () => {
