@@ -21,16 +21,18 @@ const REPLAY: &str = "sol-replay";
 const CLI: &str = "sol-cli";
 /// The CLI's package name, as other manifests name it.
 const CLI_PACKAGE: &str = "sol-pi-cli";
-/// What the CLI may depend on: the replay, the price table, argument parsing, a progress bar.
-const CLI_DEPENDENCIES: [&str; 4] = ["sol-core", "sol-replay", "clap", "indicatif"];
+/// What the CLI may depend on: the replay, the price table, argument parsing, a progress bar, and
+/// the platform's open flags (a FIFO or a terminal given as a session file is refused, not waited on).
+const CLI_DEPENDENCIES: [&str; 5] = ["sol-core", "sol-replay", "clap", "indicatif", "libc"];
 /// Test support: a dev-dependency of the crates above, never a normal one.
 const TEST_SUPPORT: &str = "sol-testkit";
 /// The fuzz targets' bodies: pure, never published, built on the pure crates only (the
 /// cargo-fuzz project in `fuzz/` is outside the workspace).
 const FUZZ: &str = "sol-fuzz";
 
-/// What a mechanism crate may depend on.
-const MECHANISM_DEPENDENCIES: [&str; 8] = [
+/// What a mechanism crate may depend on (`base64` and `unicode-security`: the reducer's secret
+/// gate decodes encoded credentials and folds lookalike letters).
+const MECHANISM_DEPENDENCIES: [&str; 10] = [
     "sol-core",
     "sol-host",
     "serde",
@@ -39,6 +41,8 @@ const MECHANISM_DEPENDENCIES: [&str; 8] = [
     "regex",
     "camino",
     "thiserror",
+    "base64",
+    "unicode-security",
 ];
 /// What sol-core may depend on.
 const CORE_DEPENDENCIES: [&str; 6] = [
