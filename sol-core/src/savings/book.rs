@@ -9,9 +9,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{
-    Change, LAYERS, LayerTokens, Ledger, ModelPrices, Part, PartForms, RequestFacts, Savings,
-};
+use super::ledger::RequestTerms;
+use super::{Change, LAYERS, LayerTokens, Ledger, ModelPrices, Part, PartForms, Savings};
 use crate::{Mechanism, StepAccount};
 
 /// One part of a request as sent, with what SoL-Pi changed in it.
@@ -132,6 +131,9 @@ pub struct Book {
     ledger: Ledger,
     /// The previous request's parts in every form.
     previous: Vec<PartForms>,
+    /// `part_starts[i]`: where the forms of the previous request's part `i` begin in
+    /// `previous` (a summary's first: the parts it stands for), one more entry than parts.
+    part_starts: Vec<usize>,
     /// Each compaction summary's key, with the parts it stands for (`None`: unknown, it
     /// counts as Pi's own).
     compactions: BTreeMap<u64, Option<Vec<PartForms>>>,
@@ -242,7 +244,19 @@ impl Book {
     /// follows it, which is what the model would have been sent then, up to the command's
     /// own result.
     pub fn record_request(&mut self, parts: Vec<SentPart>) -> Vec<[LayerTokens; LAYERS]> {
-        self.record(parts, None, None)
+        self.record(0, parts, None, None)
+    }
+
+    /// [`Book::record_request`] for a request whose first `kept` parts are the previous
+    /// request's, unchanged, followed by `tail`: the book and its ledger work on the tail only,
+    /// so a host that knows what changed (a replay) records a long session in time linear in
+    /// what each request adds. The figures are those of the whole request.
+    pub fn record_request_from(
+        &mut self,
+        kept: usize,
+        tail: Vec<SentPart>,
+    ) -> Vec<[LayerTokens; LAYERS]> {
+        self.record(kept, tail, None, None)
     }
 
     /// Records a request that `mechanism` caused (its response only called SoL-Pi's own
@@ -253,7 +267,7 @@ impl Book {
         mechanism: Mechanism,
         parts: Vec<SentPart>,
     ) -> Vec<[LayerTokens; LAYERS]> {
-        self.record(parts, None, Some(mechanism))
+        self.record(0, parts, None, Some(mechanism))
     }
 
     /// Records a request that was sent but that `mechanism` would have made unnecessary (a
@@ -264,42 +278,76 @@ impl Book {
         mechanism: Mechanism,
         parts: Vec<SentPart>,
     ) -> Vec<[LayerTokens; LAYERS]> {
-        self.record(parts, Some(mechanism), None)
+        self.record(0, parts, Some(mechanism), None)
     }
 
+    /// [`Book::record_avoidable_request`] as [`Book::record_request_from`] takes a request.
+    pub fn record_avoidable_request_from(
+        &mut self,
+        mechanism: Mechanism,
+        kept: usize,
+        tail: Vec<SentPart>,
+    ) -> Vec<[LayerTokens; LAYERS]> {
+        self.record(kept, tail, Some(mechanism), None)
+    }
+
+    /// Records the request made of the previous request's first `kept` parts and `tail`.
     fn record(
         &mut self,
-        parts: Vec<SentPart>,
+        kept: usize,
+        tail: Vec<SentPart>,
         avoided_by: Option<Mechanism>,
         caused_by: Option<Mechanism>,
     ) -> Vec<[LayerTokens; LAYERS]> {
+        let fused_results = std::mem::take(&mut self.fused_results);
+        // A fused result is recorded in a form of its own: it is never among the kept parts.
+        let kept = fused_results
+            .iter()
+            .map(|(at, _)| *at)
+            .fold(kept.min(self.part_starts.len().saturating_sub(1)), usize::min);
+        let kept_forms = self.part_starts.get(kept).copied().unwrap_or(0);
+        // A kept part was in the previous request, so every summary among them is known.
         // Every form of the parts sent: a part the previous request carried in another form
-        // (before its placeholder) is still there, not compacted away.
-        // Only a summary seen for the first time needs them (most requests have none).
-        let fresh_summary = parts
+        // (before its placeholder) is still there, not compacted away. Only a summary seen for
+        // the first time needs them (most requests have none).
+        let fresh_summary = tail
             .iter()
             .any(|sent| sent.is_compaction() && !self.compactions.contains_key(&sent.part.key));
         let present: BTreeSet<u64> = if fresh_summary {
-            parts
+            let earlier = |changes: &[Change]| {
+                changes
+                    .iter()
+                    .filter_map(|change| change.before)
+                    .map(|part| part.key)
+                    .collect::<Vec<_>>()
+            };
+            let kept_keys = self.previous[..kept_forms].iter().flat_map(|forms| {
+                let own = forms.sent.map(|part| part.key);
+                let before = if own.is_some() {
+                    earlier(&forms.changes)
+                } else {
+                    Vec::new()
+                };
+                own.into_iter().chain(before)
+            });
+            let tail_keys = tail
                 .iter()
-                .flat_map(|sent| {
-                    let earlier = sent.changes.iter().filter_map(|change| change.before);
-                    std::iter::once(sent.part).chain(earlier)
-                })
-                .map(|part| part.key)
-                .collect()
+                .flat_map(|sent| std::iter::once(sent.part.key).chain(earlier(&sent.changes)));
+            kept_keys.chain(tail_keys).collect()
         } else {
             BTreeSet::new()
         };
-        let mut forms = Vec::with_capacity(parts.len());
+        let mut forms = Vec::with_capacity(tail.len());
+        let mut starts = Vec::with_capacity(tail.len());
         // The history a new summary stands for is claimed once: a continuation first seen in
         // the same request stands for nothing of it.
         let mut claimed = false;
-        let fused_results = std::mem::take(&mut self.fused_results);
         let mut fused_forms = Vec::new();
-        for (index, mut sent) in parts.into_iter().enumerate() {
-            if let Some(&(_, without)) = fused_results.iter().find(|(at, _)| *at == index) {
-                fused_forms.push((forms.len(), without));
+        for (offset, mut sent) in tail.into_iter().enumerate() {
+            starts.push(kept_forms + forms.len());
+            if let Some(&(_, without)) = fused_results.iter().find(|(at, _)| *at == kept + offset)
+            {
+                fused_forms.push((kept_forms + forms.len(), without));
             }
             if sent.is_compaction() {
                 if !self.compactions.contains_key(&sent.part.key) {
@@ -326,34 +374,39 @@ impl Book {
                 changes: sent.changes,
             });
         }
-        let mut facts = Vec::with_capacity(2);
-        if std::mem::take(&mut self.fused) {
-            // The saved turn's request: the fused results did not hold the commands' output yet.
-            let mut avoided = forms.clone();
-            for &(at, without) in &fused_forms {
-                if let Some(slot) = avoided.get_mut(at) {
-                    *slot = PartForms::unchanged(without);
-                }
-            }
-            facts.push(RequestFacts {
-                avoided_by: Some(Mechanism::ActionFusion),
-                ..RequestFacts::sent(avoided)
-            });
-        }
-        facts.push(RequestFacts {
+        // The request just sent becomes the next one's previous request, in place.
+        self.previous.truncate(kept_forms);
+        self.previous.append(&mut forms);
+        self.part_starts.truncate(kept);
+        self.part_starts.extend(starts);
+        self.part_starts.push(self.previous.len());
+        let terms = |avoided_by, caused_by, cache_read_limit| RequestTerms {
+            output_tokens: 0,
             avoided_by,
             caused_by,
-            cache_read_limit: std::mem::take(&mut self.read_limit),
-            ..RequestFacts::sent(forms)
-        });
-        let added = facts
-            .iter()
-            .map(|request| self.ledger.record_request(request))
-            .collect();
-        // The request just sent is the next one's previous request.
-        if let Some(last) = facts.pop() {
-            self.previous = last.parts;
+            cache_read_limit,
+        };
+        let mut added = Vec::with_capacity(2);
+        let mut unchanged = kept_forms;
+        if std::mem::take(&mut self.fused) {
+            // The saved turn's request: the fused results did not hold the commands' output
+            // yet. It is the request with those forms swapped, recorded and swapped back.
+            let mut swapped = Vec::with_capacity(fused_forms.len());
+            for &(at, without) in &fused_forms {
+                if let Some(slot) = self.previous.get_mut(at) {
+                    swapped.push((at, std::mem::replace(slot, PartForms::unchanged(without))));
+                    unchanged = unchanged.min(at);
+                }
+            }
+            let avoided = terms(Some(Mechanism::ActionFusion), None, None);
+            added.push(self.ledger.record_forms(&self.previous, avoided, unchanged));
+            for (at, forms) in swapped {
+                self.previous[at] = forms;
+            }
         }
+        let limit = std::mem::take(&mut self.read_limit);
+        let sent = terms(avoided_by, caused_by, limit);
+        added.push(self.ledger.record_forms(&self.previous, sent, unchanged));
         added
     }
 
@@ -447,7 +500,7 @@ impl Book {
                 None => None,
             };
             self.fused_results = fused;
-            self.record(parts, None, super::request_cause(owners.iter().copied()));
+            self.record(0, parts, None, super::request_cause(owners.iter().copied()));
             if let Some((cause, tokens, read)) = observed {
                 self.ledger.record_break(cause, tokens, read == 0);
             }

@@ -120,8 +120,7 @@ impl RequestFacts {
     /// Whether the request exists in `layer`: below the mechanism that avoided it, from
     /// the mechanism that caused it up.
     pub fn exists_in(&self, layer: usize) -> bool {
-        self.avoided_by.is_none_or(|by| layer < layer_of(by))
-            && self.caused_by.is_none_or(|by| layer >= layer_of(by))
+        RequestTerms::of(self).exists_in(layer)
     }
 }
 
@@ -333,13 +332,63 @@ pub struct ArchiveTotals {
 #[derive(Debug, Clone, Default)]
 pub struct Ledger {
     savings: Savings,
-    previous: [Vec<u64>; LAYERS],
+    previous: [LayerPrevious; LAYERS],
     /// The layers the last request exists in: its output is counted there.
     last: [bool; LAYERS],
-    /// Per layer: its previous request was the very request of the layer below.
-    same_as_below: [bool; LAYERS],
     /// The model that answers the requests recorded from now on (`provider/model`).
     model: Option<String>,
+}
+
+/// One layer's previous request, kept so that the next request is compared with it from
+/// where the two can differ only.
+#[derive(Debug, Clone)]
+struct LayerPrevious {
+    /// Its parts' keys, in order.
+    keys: Vec<u64>,
+    /// `sums[i]`: the tokens of its first `i` parts (one more entry than `keys`).
+    sums: Vec<u64>,
+    /// `starts[f]`: how many of its parts the first `f` part forms of its request gave
+    /// (one more entry than the request's forms).
+    starts: Vec<usize>,
+    /// How many leading part forms its request shares with the request recorded last (a
+    /// layer a request does not exist in keeps an older one).
+    same_forms: usize,
+}
+
+impl Default for LayerPrevious {
+    fn default() -> LayerPrevious {
+        LayerPrevious {
+            keys: Vec::new(),
+            sums: vec![0],
+            starts: vec![0],
+            same_forms: 0,
+        }
+    }
+}
+
+/// What a request is besides its parts.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RequestTerms {
+    pub(crate) output_tokens: u64,
+    pub(crate) avoided_by: Option<Mechanism>,
+    pub(crate) caused_by: Option<Mechanism>,
+    pub(crate) cache_read_limit: Option<u64>,
+}
+
+impl RequestTerms {
+    fn of(request: &RequestFacts) -> RequestTerms {
+        RequestTerms {
+            output_tokens: request.output_tokens,
+            avoided_by: request.avoided_by,
+            caused_by: request.caused_by,
+            cache_read_limit: request.cache_read_limit,
+        }
+    }
+
+    fn exists_in(self, layer: usize) -> bool {
+        self.avoided_by.is_none_or(|by| layer < layer_of(by))
+            && self.caused_by.is_none_or(|by| layer >= layer_of(by))
+    }
 }
 
 impl Ledger {
@@ -401,60 +450,70 @@ impl Ledger {
 
     /// Adds one request, in every layer it exists in, and returns what it added per layer
     /// (the totals are exactly the sum of these).
-    ///
-    /// A layer whose mechanism changed nothing in this request, and whose previous request
-    /// was the layer below's, sends what the layer below sends: its figures are copied, not
-    /// counted again (most requests leave most layers alike).
     pub fn record_request(&mut self, request: &RequestFacts) -> [LayerTokens; LAYERS] {
-        let mut changed = [false; LAYERS];
-        for change in request.parts.iter().flat_map(|part| &part.changes) {
-            changed[layer_of(change.by)] = true;
-        }
+        self.record_request_from(request, 0)
+    }
+
+    /// [`Ledger::record_request`] for a request whose first `unchanged` part forms are those
+    /// of the request recorded last, in every form: each layer compares only the rest with
+    /// its previous request, so a request that adds to the one before costs what it adds,
+    /// not its whole length. Any `unchanged` gives the same figures as 0 when it is true.
+    pub fn record_request_from(
+        &mut self,
+        request: &RequestFacts,
+        unchanged: usize,
+    ) -> [LayerTokens; LAYERS] {
+        self.record_forms(&request.parts, RequestTerms::of(request), unchanged)
+    }
+
+    pub(crate) fn record_forms(
+        &mut self,
+        forms: &[PartForms],
+        terms: RequestTerms,
+        unchanged: usize,
+    ) -> [LayerTokens; LAYERS] {
+        let unchanged = unchanged.min(forms.len());
         let mut added = [LayerTokens::default(); LAYERS];
-        let mut parts: Vec<Part> = Vec::with_capacity(request.parts.len());
-        for layer in 0..LAYERS {
-            let exists = request.exists_in(layer);
+        let mut tail: Vec<Part> = Vec::new();
+        for (layer, previous) in self.previous.iter_mut().enumerate() {
+            previous.same_forms = previous.same_forms.min(unchanged);
+            let exists = terms.exists_in(layer);
             self.last[layer] = exists;
             if !exists {
-                self.same_as_below[layer] = false;
                 continue;
             }
-            if layer > 0 && self.last[layer - 1] && !changed[layer] && self.same_as_below[layer] {
-                added[layer] = added[layer - 1];
-                let (below, this) = self.previous.split_at_mut(layer);
-                this[0].clone_from(&below[layer - 1]);
-                self.savings.layers[layer].add(&added[layer]);
-                continue;
+            // The parts of the first `same_forms` forms are the previous request's; compare
+            // the rest.
+            let from_form = previous.same_forms;
+            let base = previous.starts[from_form];
+            tail.clear();
+            previous.starts.truncate(from_form + 1);
+            for form in &forms[from_form..] {
+                tail.extend(form.at(layer));
+                previous.starts.push(base + tail.len());
             }
-            parts.clear();
-            parts.extend(request.parts.iter().filter_map(|p| p.at(layer)));
-            let previous = &self.previous[layer];
-            let shared = parts
+            let matched = tail
                 .iter()
-                .zip(previous)
+                .zip(&previous.keys[base..])
                 .take_while(|(part, key)| part.key == **key)
                 .count();
-            let tokens = |slice: &[Part]| {
-                slice
-                    .iter()
-                    .fold(0u64, |sum, part| sum.saturating_add(part.tokens))
-            };
-            let (read, all) = (tokens(&parts[..shared]), tokens(&parts));
-            let read = request
-                .cache_read_limit
-                .map_or(read, |limit| read.min(limit));
+            previous.keys.truncate(base);
+            previous.keys.extend(tail.iter().map(|part| part.key));
+            previous.sums.truncate(base + 1);
+            let mut sum = previous.sums[base];
+            for part in &tail {
+                sum = sum.saturating_add(part.tokens);
+                previous.sums.push(sum);
+            }
+            previous.same_forms = forms.len();
+            let read = previous.sums[base + matched];
+            let read = terms.cache_read_limit.map_or(read, |limit| read.min(limit));
             added[layer] = LayerTokens {
                 requests: 1,
                 cache_read: read,
-                cache_write: all - read,
-                output: request.output_tokens,
+                cache_write: sum - read,
+                output: terms.output_tokens,
             };
-            let keys = &mut self.previous[layer];
-            keys.clear();
-            keys.extend(parts.iter().map(|part| part.key));
-            self.same_as_below[layer] = layer > 0
-                && self.last[layer - 1]
-                && self.previous[layer] == self.previous[layer - 1];
             self.savings.layers[layer].add(&added[layer]);
         }
         if let Some(model) = &self.model

@@ -77,6 +77,9 @@ struct Model {
     unfused: Vec<Vec<Part>>,
     packed: Vec<Vec<Part>>,
     sent: Vec<Vec<Part>>,
+    /// A second book fed each request as what it adds to the previous one
+    /// ([`Book::record_request_from`]), with the parts it was given last.
+    incremental: Option<(Book, Vec<SentPart>)>,
 }
 
 impl Model {
@@ -123,15 +126,29 @@ impl Model {
                     .collect(),
             });
         }
+        let response = ResponseUsage {
+            estimated_output: 10,
+            reported: None,
+        };
+        if let Some((second, previous)) = &mut self.incremental {
+            let kept = parts
+                .iter()
+                .zip(previous.iter())
+                .take_while(|(now, before)| now == before)
+                .count();
+            if fused {
+                second.fused_command();
+            }
+            second.record_request_from(kept, parts[kept..].to_vec());
+            second.record_response(response);
+            previous.clone_from(&parts);
+        }
         if fused {
             book.fused_command();
             self.unfused.push(plain.clone());
         }
         book.record_request(parts);
-        book.record_response(ResponseUsage {
-            estimated_output: 10,
-            reported: None,
-        });
+        book.record_response(response);
         self.unfused.push(plain.clone());
         self.plain.push(plain);
         self.packed.push(packed);
@@ -211,6 +228,22 @@ fn run(events: &[Event]) -> (Book, Model) {
 }
 
 proptest! {
+    #[test]
+    fn a_request_given_as_what_it_adds_is_booked_as_the_whole_request(
+        events in prop::collection::vec(event(), 0..60),
+    ) {
+        let mut book = Book::new();
+        let mut model = Model {
+            incremental: Some((Book::new(), Vec::new())),
+            ..Model::default()
+        };
+        for event in &events {
+            model.apply(&mut book, event);
+        }
+        let (second, _) = model.incremental.as_ref().expect("kept");
+        prop_assert_eq!(second.savings(), book.savings());
+    }
+
     #[test]
     fn every_layer_is_what_that_configuration_would_have_sent(
         events in prop::collection::vec(event(), 0..40),

@@ -81,7 +81,46 @@ fn run(
     (ledger, added)
 }
 
+/// Requests that each keep a leading share of the one before (`keep` of it, in tenths) and
+/// add their own forms, with how many leading forms each shares with the one before.
+fn growing_requests() -> impl Strategy<Value = Vec<(RequestFacts, usize)>> {
+    prop::collection::vec((request(), 0..=10usize), 0..16).prop_map(|steps| {
+        let mut previous: Vec<PartForms> = Vec::new();
+        steps
+            .into_iter()
+            .map(|(mut request, keep)| {
+                let kept = previous.len() * keep / 10;
+                let mut parts = previous[..kept].to_vec();
+                parts.append(&mut request.parts);
+                let shared = parts
+                    .iter()
+                    .zip(&previous)
+                    .take_while(|(now, before)| now == before)
+                    .count();
+                previous.clone_from(&parts);
+                (RequestFacts { parts, ..request }, shared)
+            })
+            .collect()
+    })
+}
+
 proptest! {
+    #[test]
+    fn a_request_compared_from_where_it_changed_adds_what_the_whole_request_adds(
+        requests in growing_requests(),
+        cut in 0..=10usize,
+    ) {
+        let (mut whole, mut from) = (Ledger::new(), Ledger::new());
+        for (request, shared) in &requests {
+            // Any claim up to the true shared length gives the same figures.
+            let unchanged = shared * cut / 10;
+            prop_assert_eq!(from.record_request_from(request, unchanged), whole.record_request(request));
+            from.record_output(request.output_tokens);
+            whole.record_output(request.output_tokens);
+        }
+        prop_assert_eq!(from.savings(), whole.savings());
+    }
+
     #[test]
     fn the_totals_are_the_sum_of_the_requests(requests in prop::collection::vec(request(), 0..12)) {
         let (ledger, added) = run(&requests, &[]);
