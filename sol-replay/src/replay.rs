@@ -98,6 +98,10 @@ pub struct ReplayOptions {
     /// The session ran with `cacheAware`: SoL-Pi's own rows (and the `/sol-pi` table) place
     /// results by the cache-aware economics, as the live extension did.
     pub cache_aware: bool,
+    /// Build and book every request whole instead of from where it differs from the one
+    /// before: the same figures, in time quadratic in a branch's length; kept so that tests
+    /// can hold the two ways against each other.
+    pub whole_requests: bool,
 }
 
 impl Default for ReplayOptions {
@@ -111,6 +115,7 @@ impl Default for ReplayOptions {
             keep_recent_tokens: None,
             placement_ratio: sol_core::config::DEFAULT_CACHE_WRITE_READ_RATIO,
             cache_aware: false,
+            whole_requests: false,
         }
     }
 }
@@ -593,6 +598,8 @@ struct Walk<'a> {
     books: Books,
     placement: CacheAware,
     context: Vec<ContextPart>,
+    /// What the walk keeps of the context between requests.
+    tracked: Tracked,
     fusion: FusionFacts,
     reducer: ReducerFacts,
     compactions: CompactionFacts,
@@ -643,6 +650,7 @@ impl<'a> Walk<'a> {
                 rewritten: true,
             },
             context: Vec::new(),
+            tracked: Tracked::default(),
             fusion: FusionFacts::default(),
             reducer: ReducerFacts::default(),
             compactions: CompactionFacts::default(),
@@ -671,6 +679,7 @@ impl<'a> Walk<'a> {
             books,
             placement,
             context,
+            tracked,
             fusion,
             reducer,
             compactions,
@@ -708,12 +717,22 @@ impl<'a> Walk<'a> {
                         }
                         if usage.billed(failed) {
                             let avoidable = self_avoidable;
+                            if options.whole_requests {
+                                tracked.changed(0);
+                            }
+                            tracked.sync(context);
                             if avoidable {
                                 fusion.opportunities += 1;
-                                fusion.opportunity_tokens +=
-                                    context.iter().map(|part| part.tokens).sum::<u64>();
+                                fusion.opportunity_tokens += tracked.total_tokens();
                             }
-                            let placed = placement.place(context);
+                            let placed = placement.place(context, tracked);
+                            let aware_from = tracked.aware_from(&placed);
+                            let from = tracked.stable_prefix(context, options.mask_keep);
+                            // With `cacheAware` the fixed books send the placement's choice.
+                            let fixed_from = match options.cache_aware {
+                                true => from.min(aware_from),
+                                false => from,
+                            };
                             request(
                                 books,
                                 context,
@@ -722,11 +741,19 @@ impl<'a> Walk<'a> {
                                     mask_keep: options.mask_keep,
                                     mask_tokens,
                                     placed: options.cache_aware.then_some(&placed),
+                                    from: fixed_from,
+                                    removals: &mut tracked.fixed,
                                 },
                                 archived,
                                 masked,
                             );
-                            placement.request(&mut books.aware, context, &placed);
+                            placement.request(
+                                &mut books.aware,
+                                context,
+                                &placed,
+                                (aware_from, &mut tracked.aware),
+                            );
+                            tracked.sent(context.len(), placed);
                             books.each(|book| book.record_response(usage));
                             if let Some(sim) = sim.as_mut() {
                                 sim.request(usage);
@@ -880,6 +907,7 @@ impl<'a> Walk<'a> {
                     compactions.pi += 1;
                 }
                 apply_compaction(context, facts, position, first_kept, by_occ);
+                tracked.changed(0);
                 placement.rewritten = true;
                 // A re-decided OCC makes its own compactions; Pi's apply to it as recorded.
                 if let Some(sim) = sim.as_mut().filter(|_| !by_occ) {
@@ -893,6 +921,8 @@ impl<'a> Walk<'a> {
             } => {
                 let target = target_id.as_deref().and_then(&position_of);
                 apply_edit(context, target, *replacement_tokens);
+                // A removal changes what follows every earlier part: built again whole.
+                tracked.changed(0);
                 if let Some(sim) = sim.as_mut() {
                     apply_edit(&mut sim.context, target, *replacement_tokens);
                 }
@@ -1026,7 +1056,8 @@ impl OccSim {
     /// and provider request.
     fn request(&mut self, usage: ResponseUsage) {
         self.finish_turn();
-        let packed = pack_context(&mut self.context, &mut self.archived, |_, _| {});
+        let building = (&mut self.context[..], 0, &mut Removals::default());
+        let packed = pack_context(building, &mut self.archived, |_, _| {});
         for bytes in packed.archived {
             self.book.record_archived(bytes);
         }
@@ -1269,6 +1300,10 @@ struct Sending<'a> {
     /// With `cacheAware`: the parts ObservationPack sends as placeholders (else the fixed
     /// rule decides).
     placed: Option<&'a BTreeSet<usize>>,
+    /// The parts before this index are sent as in the request before, in every book.
+    from: usize,
+    /// The fixed books' removals per part of the request before.
+    removals: &'a mut Removals,
 }
 
 /// One request: the context as sent under each book's policy.
@@ -1284,8 +1319,10 @@ fn request(
         mask_keep,
         mask_tokens,
         placed,
+        from,
+        removals,
     } = sending;
-    let mut masking = Vec::with_capacity(context.len());
+    let mut masking = Vec::with_capacity(context.len() - from);
     let mut results_after = 0usize;
     let also = |part: &ContextPart, base: SentPart| {
         let mut mask_form = base;
@@ -1305,13 +1342,13 @@ fn request(
     };
     let packed = match placed {
         Some(placed) => pack_context_with(
-            context,
+            (context, from, removals),
             archived,
             |index, _| placed.contains(&index),
             |part| &mut part.sent_tokens,
             also,
         ),
-        None => pack_context(context, archived, also),
+        None => pack_context((context, from, removals), archived, also),
     };
     masking.reverse();
     for bytes in &packed.archived {
@@ -1319,16 +1356,16 @@ fn request(
         books.aware.record_archived(*bytes);
     }
     if let Some(pack) = &mut books.pack {
-        pack.record_request(packed.parts.clone());
+        pack.record_request_from(from, packed.parts.clone());
     }
     if avoidable {
         books
             .sol_pi
-            .record_avoidable_request(Mechanism::ActionFusion, packed.parts);
+            .record_avoidable_request_from(Mechanism::ActionFusion, from, packed.parts);
     } else {
-        books.sol_pi.record_request(packed.parts);
+        books.sol_pi.record_request_from(from, packed.parts);
     }
-    books.mask.record_request(masking);
+    books.mask.record_request_from(from, masking);
     books.packing(|book| book.record_step(Mechanism::ObservationPack, packed.account));
 }
 
@@ -1350,28 +1387,30 @@ struct CacheAware {
 }
 
 impl CacheAware {
-    /// The parts of the next request of `context` it sends as placeholders (by index).
-    fn place(&mut self, context: &[ContextPart]) -> BTreeSet<usize> {
-        let (mut after, mut assistants, mut new_tokens) = (0u64, 0u32, None);
-        let mut items: Vec<(usize, Pending)> = Vec::new();
-        for (index, part) in context.iter().enumerate().rev() {
-            if part.role == PartRole::Assistant {
-                new_tokens.get_or_insert(after);
-                assistants += 1;
-            }
-            if let (Some(pack), Some(digest)) = (part.pack, part.digest) {
+    /// The parts of the next request of `context` it sends as placeholders (by index);
+    /// `tracked` is synced with `context`.
+    fn place(&mut self, context: &[ContextPart], tracked: &Tracked) -> BTreeSet<usize> {
+        let after = tracked.total_tokens();
+        let assistants = tracked.assistants_after(0);
+        let new_tokens = tracked
+            .last_assistant
+            .map(|index| tracked.tokens_after(index));
+        let items: Vec<(usize, Pending)> = tracked
+            .packed
+            .iter()
+            .filter_map(|&index| {
+                let part = &context[index];
+                let (pack, digest) = (part.pack?, part.digest?);
                 let pending = Pending {
-                    prior_requests: assistants,
+                    prior_requests: tracked.assistants_after(index + 1),
                     shown: self.shown.contains(&digest),
                     full_tokens: pack.removed_tokens + pack.placeholder_tokens,
                     removed_tokens: pack.removed_tokens,
-                    tokens_after: after,
+                    tokens_after: tracked.tokens_after(index),
                 };
-                items.push((index, pending));
-            }
-            after += part.tokens;
-        }
-        items.reverse();
+                Some((index, pending))
+            })
+            .collect();
         let shape = Shape {
             new_tokens: new_tokens.unwrap_or(after),
             rewritten: self.rewritten,
@@ -1395,36 +1434,48 @@ impl CacheAware {
     }
 
     /// The request of `context` with `placed` as placeholders, booked in `book` (its
-    /// response is booked with the others').
-    fn request(&mut self, book: &mut Book, context: &mut [ContextPart], placed: &BTreeSet<usize>) {
+    /// response is booked with the others'), built from index `from` on with `removals`,
+    /// the per-part removals of its request before.
+    fn request(
+        &mut self,
+        book: &mut Book,
+        context: &mut [ContextPart],
+        placed: &BTreeSet<usize>,
+        (from, removals): (usize, &mut Removals),
+    ) {
         let packed = pack_context_with(
-            context,
+            (context, from, removals),
             &mut self.archived,
             |index, _| placed.contains(&index),
             |part| &mut part.aware_sent_tokens,
             |_, _| {},
         );
-        book.record_request(packed.parts);
+        book.record_request_from(from, packed.parts);
         book.record_step(Mechanism::ObservationPack, packed.account);
     }
 }
 
-/// One request's context as ObservationPack sends it.
+/// One request's context as ObservationPack sends it, from the first part that can differ
+/// from the request before.
 struct PackedRequest {
-    /// The parts, in order.
+    /// The parts from that one on, in order.
     parts: Vec<SentPart>,
-    /// ObservationPack's step account for the request.
+    /// ObservationPack's step account for the whole request.
     account: StepAccount,
     /// The bytes of each result the request archives for the first time.
     archived: Vec<u64>,
 }
 
+/// The context a request is built from: its parts, the first index to build (the parts
+/// before it are sent as in the request before), and the removals of that request per part.
+type Building<'a> = (&'a mut [ContextPart], usize, &'a mut Removals);
+
 /// The context as ObservationPack sends it on a request, each part's placeholder decided
 /// by the requests that already carried it (the assistant messages after it). Each part's
-/// `sent_tokens` becomes its size as sent. `also` sees every part, from the last to the
-/// first, with its form before ObservationPack.
+/// `sent_tokens` becomes its size as sent. `also` sees every part built, from the last to
+/// the first, with its form before ObservationPack.
 fn pack_context(
-    context: &mut [ContextPart],
+    building: Building<'_>,
     archived: &mut BTreeSet<ContentDigest>,
     also: impl FnMut(&ContextPart, SentPart),
 ) -> PackedRequest {
@@ -1434,45 +1485,190 @@ fn pack_context(
             sol_obspack::SendDecision::Replace { .. }
         )
     };
-    pack_context_with(context, archived, fixed, |part| &mut part.sent_tokens, also)
+    pack_context_with(
+        building,
+        archived,
+        fixed,
+        |part| &mut part.sent_tokens,
+        also,
+    )
 }
 
 /// [`pack_context`] with the placement `replace(index, assistants_after)` and the field
 /// each part's size as sent goes to.
 fn pack_context_with(
-    context: &mut [ContextPart],
+    (context, from, removals): Building<'_>,
     archived: &mut BTreeSet<ContentDigest>,
     replace: impl Fn(usize, u32) -> bool,
     sent: fn(&mut ContextPart) -> &mut u64,
     mut also: impl FnMut(&ContextPart, SentPart),
 ) -> PackedRequest {
-    let mut packed = PackedRequest {
-        parts: Vec::with_capacity(context.len()),
-        account: StepAccount::default(),
-        archived: Vec::new(),
-    };
+    let from = from.min(context.len());
+    let mut parts = Vec::with_capacity(context.len() - from);
+    let mut removed = Vec::with_capacity(context.len() - from);
+    let mut archived_bytes = Vec::new();
     let mut assistants_after = 0u32;
-    for (index, part) in context.iter_mut().enumerate().rev() {
+    for (index, part) in context.iter_mut().enumerate().skip(from).rev() {
         let (base, pack_form, replaced) = sent_forms(part, replace(index, assistants_after));
         if part.pack.is_some()
             && let Some(digest) = part.digest
             && archived.insert(digest)
         {
-            packed.archived.push(part.text_bytes);
+            archived_bytes.push(part.text_bytes);
         }
-        if let Some(pack) = replaced {
-            packed.account.tokens_removed += pack.removed_tokens;
-            packed.account.bytes_removed += pack.removed_bytes;
-        }
+        removed.push(replaced.map_or((0, 0), |pack| (pack.removed_tokens, pack.removed_bytes)));
         *sent(part) = pack_form.part.tokens;
         if part.role == PartRole::Assistant {
             assistants_after = assistants_after.saturating_add(1);
         }
         also(part, base);
-        packed.parts.push(pack_form);
+        parts.push(pack_form);
     }
-    packed.parts.reverse();
-    packed
+    parts.reverse();
+    removed.reverse();
+    removals.replace_from(from, removed);
+    PackedRequest {
+        parts,
+        account: StepAccount {
+            tokens_removed: removals.tokens,
+            bytes_removed: removals.bytes,
+            ..StepAccount::default()
+        },
+        archived: archived_bytes,
+    }
+}
+
+/// What ObservationPack removed from each part of a request (tokens, bytes), and the sums.
+#[derive(Clone, Default)]
+struct Removals {
+    each: Vec<(u64, u64)>,
+    tokens: u64,
+    bytes: u64,
+}
+
+impl Removals {
+    /// The removals of the parts from `from` on are `removed` now.
+    fn replace_from(&mut self, from: usize, removed: Vec<(u64, u64)>) {
+        for (tokens, bytes) in self.each.drain(from.min(self.each.len())..) {
+            self.tokens -= tokens;
+            self.bytes -= bytes;
+        }
+        for &(tokens, bytes) in &removed {
+            self.tokens += tokens;
+            self.bytes += bytes;
+        }
+        self.each.extend(removed);
+    }
+}
+
+/// What a walk keeps of its context between requests, so that each request is built and
+/// booked from the first part that can differ from the request before: most requests only
+/// add to the one before, and a long branch then replays in time linear in its entries.
+#[derive(Clone, Default)]
+struct Tracked {
+    /// `tokens[i]`: the tokens of the context's first `i` parts; `assistants[i]`: the
+    /// assistant messages among them. One more entry than the parts indexed.
+    tokens: Vec<u64>,
+    assistants: Vec<u32>,
+    /// The indexed parts that ObservationPack packed (the placement's candidates).
+    packed: Vec<usize>,
+    /// The last indexed assistant message.
+    last_assistant: Option<usize>,
+    /// How many leading parts of the context the sums describe.
+    indexed: usize,
+    /// The context's length at the request before, and the first part changed in place or
+    /// removed since (the request before's length when none was).
+    sent_len: usize,
+    changed_from: usize,
+    /// The removals of the books that send by the fixed rule, and of the cache-aware book.
+    fixed: Removals,
+    aware: Removals,
+    /// The parts the cache-aware placement sent as placeholders in the request before.
+    placed: BTreeSet<usize>,
+}
+
+impl Tracked {
+    /// The context changed from part `index` on (in place or by a removal).
+    fn changed(&mut self, index: usize) {
+        self.changed_from = self.changed_from.min(index);
+        self.indexed = self.indexed.min(index);
+    }
+
+    /// Indexes the parts added since (or changed at and after `changed`).
+    fn sync(&mut self, context: &[ContextPart]) {
+        let from = self.indexed.min(context.len());
+        if self.tokens.is_empty() {
+            self.tokens.push(0);
+            self.assistants.push(0);
+        }
+        self.tokens.truncate(from + 1);
+        self.assistants.truncate(from + 1);
+        self.packed.retain(|index| *index < from);
+        self.last_assistant = self.last_assistant.filter(|index| *index < from);
+        let (mut tokens, mut assistants) = (self.tokens[from], self.assistants[from]);
+        for (index, part) in context.iter().enumerate().skip(from) {
+            tokens = tokens.saturating_add(part.tokens);
+            if part.role == PartRole::Assistant {
+                assistants = assistants.saturating_add(1);
+                self.last_assistant = Some(index);
+            }
+            if part.pack.is_some() && part.digest.is_some() {
+                self.packed.push(index);
+            }
+            self.tokens.push(tokens);
+            self.assistants.push(assistants);
+        }
+        self.indexed = context.len();
+    }
+
+    fn total_tokens(&self) -> u64 {
+        self.tokens.last().copied().unwrap_or(0)
+    }
+
+    /// The tokens of the parts after part `index`.
+    fn tokens_after(&self, index: usize) -> u64 {
+        self.total_tokens() - self.tokens[index + 1]
+    }
+
+    /// The assistant messages from part `index` on.
+    fn assistants_after(&self, index: usize) -> u32 {
+        self.assistants.last().copied().unwrap_or(0) - self.assistants[index]
+    }
+
+    /// The first part the fixed rule or the masking baseline can send otherwise than in the
+    /// request before: each replaces a part once enough assistant messages (or results)
+    /// follow it and never puts it back, so only the parts that the request before had
+    /// fewer than that after can change.
+    fn stable_prefix(&self, context: &[ContextPart], mask_keep: usize) -> usize {
+        let mut from = self.sent_len.min(self.changed_from).min(context.len());
+        let (mut assistants, mut results) = (0u32, 0usize);
+        while from > 0 && (assistants < sol_obspack::FULL_SENDS || results < mask_keep) {
+            from -= 1;
+            match context[from].role {
+                PartRole::Assistant => assistants += 1,
+                PartRole::ToolResult => results += 1,
+                _ => {}
+            }
+        }
+        from
+    }
+
+    /// The first part the cache-aware placement `placed` sends otherwise than in the
+    /// request before.
+    fn aware_from(&self, placed: &BTreeSet<usize>) -> usize {
+        let unchanged = self.sent_len.min(self.changed_from);
+        placed
+            .symmetric_difference(&self.placed)
+            .next()
+            .map_or(unchanged, |index| unchanged.min(*index))
+    }
+
+    /// A request of `len` parts went out, with `placed` as the cache-aware placement's.
+    fn sent(&mut self, len: usize, placed: BTreeSet<usize>) {
+        self.sent_len = len;
+        self.changed_from = len;
+        self.placed = placed;
+    }
 }
 
 /// Whether the compaction whose following entries are `after` was Online Context

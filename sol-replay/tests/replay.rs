@@ -10,6 +10,8 @@ extern crate sol_testkit;
 
 #[path = "replay/corpus.rs"]
 mod corpus;
+#[path = "replay/incremental.rs"]
+mod incremental;
 #[path = "replay/long.rs"]
 mod long;
 #[path = "replay/reader.rs"]

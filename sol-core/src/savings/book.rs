@@ -301,10 +301,10 @@ impl Book {
     ) -> Vec<[LayerTokens; LAYERS]> {
         let fused_results = std::mem::take(&mut self.fused_results);
         // A fused result is recorded in a form of its own: it is never among the kept parts.
-        let kept = fused_results
-            .iter()
-            .map(|(at, _)| *at)
-            .fold(kept.min(self.part_starts.len().saturating_sub(1)), usize::min);
+        let kept = fused_results.iter().map(|(at, _)| *at).fold(
+            kept.min(self.part_starts.len().saturating_sub(1)),
+            usize::min,
+        );
         let kept_forms = self.part_starts.get(kept).copied().unwrap_or(0);
         // A kept part was in the previous request, so every summary among them is known.
         // Every form of the parts sent: a part the previous request carried in another form
@@ -345,8 +345,7 @@ impl Book {
         let mut fused_forms = Vec::new();
         for (offset, mut sent) in tail.into_iter().enumerate() {
             starts.push(kept_forms + forms.len());
-            if let Some(&(_, without)) = fused_results.iter().find(|(at, _)| *at == kept + offset)
-            {
+            if let Some(&(_, without)) = fused_results.iter().find(|(at, _)| *at == kept + offset) {
                 fused_forms.push((kept_forms + forms.len(), without));
             }
             if sent.is_compaction() {

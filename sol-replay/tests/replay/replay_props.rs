@@ -295,4 +295,25 @@ proptest! {
             prop_assert_eq!(&branch, &single.branches[0]);
         }
     }
+
+    #[test]
+    fn a_request_built_from_where_it_changed_replays_as_the_whole_request(
+        main in prop::collection::vec(step(), 1..24),
+        sides in prop::collection::vec((any::<prop::sample::Index>(), prop::collection::vec(step(), 0..8)), 0..3),
+        cache_aware in any::<bool>(),
+        mask_keep in 0usize..4,
+        occ in any::<bool>(),
+    ) {
+        let options = ReplayOptions {
+            all_branches: true,
+            cache_aware,
+            mask_keep,
+            occ_ratio: occ.then_some(12.5),
+            ..ReplayOptions::default()
+        };
+        let sides: Vec<_> = sides.into_iter().map(|(at, steps)| (at, conversation(&steps))).collect();
+        let (text, _) = tree(&conversation(&main), &sides);
+        let whole = replay(&text, &ReplayOptions { whole_requests: true, ..options });
+        prop_assert_eq!(replay(&text, &options), whole);
+    }
 }
