@@ -299,6 +299,7 @@ fn replay(args: &ReplayArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> 
             .cache_write_read_ratio
             .unwrap_or(sol_replay::sol_core::config::DEFAULT_CACHE_WRITE_READ_RATIO),
         cache_aware: args.cache_aware,
+        whole_requests: false,
     };
     let mut replays: Vec<SessionReplay> = Vec::new();
     let mut failed = false;
