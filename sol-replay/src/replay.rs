@@ -100,7 +100,8 @@ pub struct ReplayOptions {
     pub cache_aware: bool,
     /// Build and book every request whole instead of from where it differs from the one
     /// before: the same figures, in time quadratic in a branch's length; kept so that tests
-    /// can hold the two ways against each other.
+    /// can hold the two ways against each other. Not part of a report.
+    #[serde(skip)]
     pub whole_requests: bool,
 }
 
