@@ -159,17 +159,7 @@ pub struct SavingsUsage {
 /// is a provider with no such premium or discount: those tokens are billed as input.
 fn registry_prices(prices: Option<&SavingsPrices>) -> Option<ModelPrices> {
     let p = prices?;
-    let or_input = |price: f64| if price > 0.0 { price } else { p.input };
-    let table = PriceTable {
-        input: p.input,
-        cache_read: or_input(p.cache_read),
-        cache_write: or_input(p.cache_write),
-        output: p.output,
-    }
-    .validated()
-    .ok()?;
-    let prices = ModelPrices::of(&table);
-    (prices != ModelPrices::default()).then_some(prices)
+    ModelPrices::from_registry(p.input, p.output, p.cache_read, p.cache_write)
 }
 
 /// The totals entry to append (`pi.appendEntry(customType, data)`).

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::ledger::RequestTerms;
+use super::ledger::{ReportScale, Reporting, RequestTerms};
 use super::{Change, LAYERS, LayerTokens, Ledger, ModelPrices, Part, PartForms, Savings};
 use crate::{Mechanism, StepAccount};
 
@@ -155,11 +155,19 @@ pub struct Book {
     /// The steps of the request being prepared, by mechanism (the latest of each), taken
     /// by the next [`Book::begin_request`].
     upcoming: BTreeMap<Mechanism, StepAccount>,
+    /// The layer whose requests the provider's reports describe, once the book prices from
+    /// them ([`Book::calibrate_to_reports`]).
+    calibrated: Option<usize>,
+    /// The scale the next request recorded follows ([`Book::follow_scale`]).
+    given_scale: Option<ReportScale>,
 }
 
 /// A request begun and not answered yet, with the steps that made it.
 #[derive(Debug, Clone, Default)]
 struct Pending {
+    /// The previous request's parts it starts with, unchanged ([`Book::begin_request_from`]).
+    kept: usize,
+    /// The parts after those.
     parts: Vec<SentPart>,
     steps: BTreeMap<Mechanism, StepAccount>,
     /// The results of fused commands in `parts`, each by its index with its form without
@@ -188,6 +196,27 @@ impl Book {
     /// The totals so far.
     pub fn savings(&self) -> &Savings {
         self.ledger.savings()
+    }
+
+    /// From now on, a request whose response carries the provider's usage
+    /// ([`Book::end_request_with`]) is priced from that report, which describes the request
+    /// of `layer` (the requests as sent: 4; plain Pi's, in a replay of a session recorded
+    /// without SoL-Pi: 0); the other layers keep their difference from it and the provider's
+    /// cache breaks ([`Ledger::calibrate`]). A request without a report keeps Pi's estimate.
+    pub fn calibrate_to_reports(&mut self, layer: usize) {
+        self.calibrated = Some(layer.min(LAYERS - 1));
+    }
+
+    /// The scale the last request recorded followed its report at, if it did: what a book
+    /// of a policy that never sent the request needs to price it alike ([`Book::follow_scale`]).
+    pub fn report_scale(&self) -> Option<ReportScale> {
+        self.ledger.last_scale()
+    }
+
+    /// The next request recorded follows `scale` (found by the book that holds the request
+    /// as it was sent) rather than a report of its own.
+    pub fn follow_scale(&mut self, scale: Option<ReportScale>) {
+        self.given_scale = scale;
     }
 
     /// Adds one mechanism step's account.
@@ -244,7 +273,7 @@ impl Book {
     /// follows it, which is what the model would have been sent then, up to the command's
     /// own result.
     pub fn record_request(&mut self, parts: Vec<SentPart>) -> Vec<[LayerTokens; LAYERS]> {
-        self.record(0, parts, None, None)
+        self.record(0, parts, None, None, None)
     }
 
     /// [`Book::record_request`] for a request whose first `kept` parts are the previous
@@ -256,7 +285,7 @@ impl Book {
         kept: usize,
         tail: Vec<SentPart>,
     ) -> Vec<[LayerTokens; LAYERS]> {
-        self.record(kept, tail, None, None)
+        self.record(kept, tail, None, None, None)
     }
 
     /// Records a request that `mechanism` caused (its response only called SoL-Pi's own
@@ -267,7 +296,7 @@ impl Book {
         mechanism: Mechanism,
         parts: Vec<SentPart>,
     ) -> Vec<[LayerTokens; LAYERS]> {
-        self.record(0, parts, None, Some(mechanism))
+        self.record(0, parts, None, Some(mechanism), None)
     }
 
     /// Records a request that was sent but that `mechanism` would have made unnecessary (a
@@ -278,7 +307,7 @@ impl Book {
         mechanism: Mechanism,
         parts: Vec<SentPart>,
     ) -> Vec<[LayerTokens; LAYERS]> {
-        self.record(0, parts, Some(mechanism), None)
+        self.record(0, parts, Some(mechanism), None, None)
     }
 
     /// [`Book::record_avoidable_request`] as [`Book::record_request_from`] takes a request.
@@ -288,16 +317,18 @@ impl Book {
         kept: usize,
         tail: Vec<SentPart>,
     ) -> Vec<[LayerTokens; LAYERS]> {
-        self.record(kept, tail, Some(mechanism), None)
+        self.record(kept, tail, Some(mechanism), None, None)
     }
 
-    /// Records the request made of the previous request's first `kept` parts and `tail`.
+    /// Records the request made of the previous request's first `kept` parts and `tail`,
+    /// priced from `reported` when the book is calibrated.
     fn record(
         &mut self,
         kept: usize,
         tail: Vec<SentPart>,
         avoided_by: Option<Mechanism>,
         caused_by: Option<Mechanism>,
+        reported: Option<ReportedUsage>,
     ) -> Vec<[LayerTokens; LAYERS]> {
         let fused_results = std::mem::take(&mut self.fused_results);
         // A fused result is recorded in a form of its own: it is never among the kept parts.
@@ -379,11 +410,12 @@ impl Book {
         self.part_starts.truncate(kept);
         self.part_starts.extend(starts);
         self.part_starts.push(self.previous.len());
-        let terms = |avoided_by, caused_by, cache_read_limit| RequestTerms {
+        let terms = |avoided_by, caused_by, cache_read_limit, reported| RequestTerms {
             output_tokens: 0,
             avoided_by,
             caused_by,
             cache_read_limit,
+            reported,
         };
         let mut added = Vec::with_capacity(2);
         let mut unchanged = kept_forms;
@@ -397,14 +429,21 @@ impl Book {
                     unchanged = unchanged.min(at);
                 }
             }
-            let avoided = terms(Some(Mechanism::ActionFusion), None, None);
+            let avoided = terms(Some(Mechanism::ActionFusion), None, None, None);
             added.push(self.ledger.record_forms(&self.previous, avoided, unchanged));
             for (at, forms) in swapped {
                 self.previous[at] = forms;
             }
         }
         let limit = std::mem::take(&mut self.read_limit);
-        let sent = terms(avoided_by, caused_by, limit);
+        let reported = match std::mem::take(&mut self.given_scale) {
+            Some(scale) => Some(Reporting::Scaled(scale)),
+            None => reported
+                .filter(|reported| reported.all_input() > 0)
+                .zip(self.calibrated)
+                .map(|(reported, layer)| Reporting::Of(reported, layer)),
+        };
+        let sent = terms(avoided_by, caused_by, limit, reported);
         added.push(self.ledger.record_forms(&self.previous, sent, unchanged));
         added
     }
@@ -413,8 +452,15 @@ impl Book {
     /// ([`Book::end_request`]). An earlier request with no response never went out and is
     /// dropped.
     pub fn begin_request(&mut self, parts: Vec<SentPart>) {
+        self.begin_request_from(0, parts);
+    }
+
+    /// [`Book::begin_request`] for a request whose first `kept` parts are the previous
+    /// request's, unchanged, followed by `tail` ([`Book::record_request_from`]).
+    pub fn begin_request_from(&mut self, kept: usize, tail: Vec<SentPart>) {
         self.pending = Some(Pending {
-            parts,
+            kept,
+            parts: tail,
             steps: std::mem::take(&mut self.upcoming),
             fused: Vec::new(),
             after_lifetime: false,
@@ -467,6 +513,7 @@ impl Book {
         owners: &[Option<Mechanism>],
     ) {
         let Some(Pending {
+            kept,
             parts,
             steps,
             fused,
@@ -476,14 +523,20 @@ impl Book {
             return;
         };
         if usage.billed(failed) {
-            let mut facts = self.break_facts(&parts);
-            facts.after_lifetime = after_lifetime;
-            let observed = self.observed_break(usage.reported, &facts);
+            let model_changed = std::mem::take(&mut self.model_changed);
+            let observed = self.observed_break(usage.reported);
+            // The cause is looked for only where there is a break to explain.
+            let cause = observed.map(|_| {
+                let mut facts = self.break_facts(kept, &parts, model_changed);
+                facts.after_lifetime = after_lifetime;
+                super::break_cause(&facts)
+            });
             // A break with a visible cause of the provider's or the user's (an expired cache, a
             // switch, a new system prompt) happens in every layer at the same point. SoL-Pi's
             // placements and compactions do not exist in the layers below them, which the
             // layers' prefixes already show; a break without a visible cause is shown, not
-            // carried (it may be the provider's way of counting).
+            // carried (it may be the provider's way of counting). A book priced from the
+            // reports carries every break the report shows ([`Ledger::calibrate`]).
             let carried = |cause: super::BreakCause| {
                 matches!(
                     cause,
@@ -492,15 +545,20 @@ impl Book {
                         | super::BreakCause::SystemPrompt
                 )
             };
-            self.read_limit = match observed {
-                Some((cause, _, read)) => carried(cause).then_some(read),
+            let from_report = self.given_scale.is_some()
+                || (self.calibrated.is_some()
+                    && usage.reported.is_some_and(|reported| reported.all_input() > 0));
+            self.read_limit = match (cause, observed) {
+                _ if from_report => None,
+                (Some(cause), Some((_, read))) => carried(cause).then_some(read),
                 // Without a report of the cache: an expired cache is read from nowhere.
-                None if after_lifetime && !usage.reported.is_some_and(|r| has_cache(&r)) => Some(0),
-                None => None,
+                _ if after_lifetime && !usage.reported.is_some_and(|r| has_cache(&r)) => Some(0),
+                _ => None,
             };
             self.fused_results = fused;
-            self.record(0, parts, None, super::request_cause(owners.iter().copied()));
-            if let Some((cause, tokens, read)) = observed {
+            let cause_of_request = super::request_cause(owners.iter().copied());
+            self.record(kept, parts, None, cause_of_request, usage.reported);
+            if let (Some(cause), Some((tokens, read))) = (cause, observed) {
                 self.ledger.record_break(cause, tokens, read == 0);
             }
             self.record_response(usage);
@@ -510,8 +568,14 @@ impl Book {
         }
     }
 
-    /// What a request about to be recorded shows that can explain a cache break.
-    fn break_facts(&mut self, parts: &[SentPart]) -> super::BreakFacts {
+    /// What a request about to be recorded (the previous request's first `kept` parts, then
+    /// `parts`) shows that can explain a cache break.
+    fn break_facts(
+        &self,
+        kept: usize,
+        parts: &[SentPart],
+        model_changed: bool,
+    ) -> super::BreakFacts {
         let sent: BTreeSet<u64> = self
             .previous
             .iter()
@@ -519,10 +583,11 @@ impl Book {
             .collect();
         let first_before = self.previous.iter().find_map(|forms| forms.sent);
         super::BreakFacts {
-            model_changed: std::mem::take(&mut self.model_changed),
-            system_changed: first_before
-                .zip(parts.first())
-                .is_some_and(|(before, now)| before.key != now.part.key),
+            model_changed,
+            system_changed: kept == 0
+                && first_before
+                    .zip(parts.first())
+                    .is_some_and(|(before, now)| before.key != now.part.key),
             compaction: parts
                 .iter()
                 .any(|sent| sent.is_compaction() && !self.compactions.contains_key(&sent.part.key)),
@@ -539,14 +604,10 @@ impl Book {
         }
     }
 
-    /// The cache break a request's report shows, if any (its cause, the tokens written
-    /// again, the tokens read): it read less than the previous request's reported input. A
-    /// provider that reports no cache at all is not judged.
-    fn observed_break(
-        &mut self,
-        reported: Option<ReportedUsage>,
-        facts: &super::BreakFacts,
-    ) -> Option<(super::BreakCause, u64, u64)> {
+    /// The cache break a request's report shows, if any (the tokens written again, the
+    /// tokens read): it read less than the previous request's reported input. A provider
+    /// that reports no cache at all is not judged.
+    fn observed_break(&mut self, reported: Option<ReportedUsage>) -> Option<(u64, u64)> {
         let reported = reported.filter(has_cache);
         let previous = std::mem::replace(
             &mut self.cached_input,
@@ -554,7 +615,7 @@ impl Book {
         );
         let now = reported?;
         let tokens = super::rewritten_tokens(previous?, now.cache_read)?;
-        Some((super::break_cause(facts), tokens, now.cache_read))
+        Some((tokens, now.cache_read))
     }
 
     /// Records the response to the last request.

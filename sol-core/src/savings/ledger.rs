@@ -191,6 +191,29 @@ pub struct Savings {
     /// The cache breaks the provider billed for the requests as sent.
     #[serde(skip_serializing_if = "super::CacheBreaks::is_empty")]
     pub breaks: super::CacheBreaks,
+    /// The requests priced from the provider's reported usage rather than from Pi's
+    /// estimate, and how far the estimate was from those reports.
+    #[serde(skip_serializing_if = "Calibration::is_empty")]
+    pub calibration: Calibration,
+}
+
+/// The requests whose figures follow the provider's report ([`super::Book::calibrate_to_reports`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Calibration {
+    /// Requests priced from their report.
+    pub requests: u64,
+    /// Their input tokens by Pi's estimate, in the layer the report describes.
+    pub estimated_input: u64,
+    /// Their input tokens as the provider reported them.
+    pub reported_input: u64,
+}
+
+impl Calibration {
+    /// Whether no request was priced from a report.
+    pub fn is_empty(&self) -> bool {
+        self.requests == 0
+    }
 }
 
 /// Prices of one model in picodollars per token (dollars per million tokens × 1,000,000):
@@ -217,6 +240,29 @@ impl ModelPrices {
             cache_write: super::price::per_token(table.cache_write),
             output: super::price::per_token(table.output),
         }
+    }
+
+    /// The prices of a model as Pi's model registry gives them (dollars per million tokens):
+    /// a cache price of 0 means the provider has no such price and bills those tokens as
+    /// input. `None` for a price out of range, or a model that is free of charge in every
+    /// field (the registry's way of not knowing).
+    pub fn from_registry(
+        input: f64,
+        output: f64,
+        cache_read: f64,
+        cache_write: f64,
+    ) -> Option<ModelPrices> {
+        let or_input = |price: f64| if price > 0.0 { price } else { input };
+        let table = super::PriceTable {
+            input,
+            cache_read: or_input(cache_read),
+            cache_write: or_input(cache_write),
+            output,
+        }
+        .validated()
+        .ok()?;
+        let prices = ModelPrices::of(&table);
+        (prices != ModelPrices::default()).then_some(prices)
     }
 
     /// The prices as a table (dollars per million tokens).
@@ -307,6 +353,14 @@ impl std::ops::AddAssign<&Savings> for Savings {
         archive.recalls = archive.recalls.saturating_add(added.recalls);
         archive.recalled_bytes = archive.recalled_bytes.saturating_add(added.recalled_bytes);
         self.breaks.add(&other.breaks);
+        let (calibration, added) = (&mut self.calibration, &other.calibration);
+        calibration.requests = calibration.requests.saturating_add(added.requests);
+        calibration.estimated_input = calibration
+            .estimated_input
+            .saturating_add(added.estimated_input);
+        calibration.reported_input = calibration
+            .reported_input
+            .saturating_add(added.reported_input);
         for (key, added) in &other.models {
             self.models.entry(key.clone()).or_default().add(added);
         }
@@ -337,6 +391,8 @@ pub struct Ledger {
     last: [bool; LAYERS],
     /// The model that answers the requests recorded from now on (`provider/model`).
     model: Option<String>,
+    /// The scale the last request followed its report at.
+    last_scale: Option<ReportScale>,
 }
 
 /// One layer's previous request, kept so that the next request is compared with it from
@@ -373,6 +429,80 @@ pub(crate) struct RequestTerms {
     pub(crate) avoided_by: Option<Mechanism>,
     pub(crate) caused_by: Option<Mechanism>,
     pub(crate) cache_read_limit: Option<u64>,
+    /// How the request's figures follow the provider's report ([`Ledger::calibrate`]).
+    pub(crate) reported: Option<Reporting>,
+}
+
+/// Where a request's report comes from.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Reporting {
+    /// The report of the request of this layer (the book holds the request that was sent).
+    Of(super::ReportedUsage, usize),
+    /// The scale another book found for the same request (a book of a policy only).
+    Scaled(ReportScale),
+}
+
+/// How one provider report turns a request's estimated figures into billed ones: the
+/// report's input over the estimate's (the provider's tokenizer), and the point its cache
+/// read to. Found from the request that was sent ([`super::Book::report_scale`]) and
+/// applied to every layer of every book that prices the same request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReportScale {
+    estimated: u64,
+    billed: u64,
+    /// The estimate's cache read, scaled.
+    expected_read: u64,
+    /// The reported cache read.
+    read: u64,
+    /// The provider read less than the estimate shared with the previous request.
+    broke: bool,
+}
+
+impl ReportScale {
+    /// The scale of `reported` for a request estimated at `estimated`; `None` when either
+    /// has no input.
+    pub fn new(estimated: &LayerTokens, reported: &super::ReportedUsage) -> Option<ReportScale> {
+        let (input, billed) = (estimated.input(), reported.all_input());
+        if input == 0 || billed == 0 {
+            return None;
+        }
+        let mut scale = ReportScale {
+            estimated: input,
+            billed,
+            expected_read: 0,
+            read: reported.cache_read.min(billed),
+            broke: false,
+        };
+        scale.expected_read = scale.scaled(estimated.cache_read);
+        scale.broke = super::rewritten_tokens(scale.expected_read, scale.read).is_some();
+        Some(scale)
+    }
+
+    fn scaled(&self, tokens: u64) -> u64 {
+        let scaled = u128::from(tokens) * u128::from(self.billed) / u128::from(self.estimated);
+        u64::try_from(scaled).unwrap_or(u64::MAX)
+    }
+
+    /// `tokens` (one layer's estimate of the request) as billed. Where the provider broke the
+    /// cache, no layer reads beyond the point it read to; otherwise each layer's read moves
+    /// by the difference between the report and the estimate. The request the report is of
+    /// comes out as the report.
+    pub fn apply(&self, tokens: &LayerTokens) -> LayerTokens {
+        let total = self.scaled(tokens.input());
+        let own = self.scaled(tokens.cache_read);
+        let read = if self.broke {
+            own.min(self.read)
+        } else {
+            let moved = i128::from(own) + i128::from(self.read) - i128::from(self.expected_read);
+            u64::try_from(moved.clamp(0, i128::from(total))).unwrap_or(0)
+        }
+        .min(total);
+        LayerTokens {
+            cache_read: read,
+            cache_write: total - read,
+            ..*tokens
+        }
+    }
 }
 
 impl RequestTerms {
@@ -382,6 +512,7 @@ impl RequestTerms {
             avoided_by: request.avoided_by,
             caused_by: request.caused_by,
             cache_read_limit: request.cache_read_limit,
+            reported: None,
         }
     }
 
@@ -514,7 +645,13 @@ impl Ledger {
                 cache_write: sum - read,
                 output: terms.output_tokens,
             };
-            self.savings.layers[layer].add(&added[layer]);
+        }
+        self.last_scale = None;
+        if let Some(reporting) = terms.reported {
+            self.calibrate(&mut added, reporting, terms);
+        }
+        for (totals, tokens) in self.savings.layers.iter_mut().zip(&added) {
+            totals.add(tokens);
         }
         if let Some(model) = &self.model
             && let Some(totals) = self.savings.models.get_mut(model)
@@ -524,6 +661,46 @@ impl Ledger {
             }
         }
         added
+    }
+
+    /// Makes one request's figures follow what the provider reported for it: the request of
+    /// layer `reference` (the requests as sent live; plain Pi's in a replay of a session
+    /// recorded without SoL-Pi), or a scale another book found. Every layer keeps its own
+    /// figures through the report's [`ReportScale`]; the reference layer comes out as the
+    /// report.
+    fn calibrate(
+        &mut self,
+        added: &mut [LayerTokens; LAYERS],
+        reporting: Reporting,
+        terms: RequestTerms,
+    ) {
+        let scale = match reporting {
+            Reporting::Of(reported, reference) if terms.exists_in(reference) => {
+                ReportScale::new(&added[reference], &reported)
+            }
+            Reporting::Of(..) => None,
+            Reporting::Scaled(scale) => Some(scale),
+        };
+        self.last_scale = scale;
+        let Some(scale) = scale else {
+            return;
+        };
+        for (layer, tokens) in added.iter_mut().enumerate() {
+            if terms.exists_in(layer) {
+                *tokens = scale.apply(tokens);
+            }
+        }
+        let calibration = &mut self.savings.calibration;
+        calibration.requests = calibration.requests.saturating_add(1);
+        calibration.estimated_input = calibration
+            .estimated_input
+            .saturating_add(scale.estimated);
+        calibration.reported_input = calibration.reported_input.saturating_add(scale.billed);
+    }
+
+    /// The scale the last request recorded was priced at, when it followed a report.
+    pub fn last_scale(&self) -> Option<ReportScale> {
+        self.last_scale
     }
 
     /// Adds the output of the last recorded request's response, in every layer that

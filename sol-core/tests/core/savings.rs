@@ -4,7 +4,8 @@
 
 use proptest::prelude::*;
 use sol_core::savings::{
-    LAYERS, LayerTokens, Ledger, Money, Part, PartForms, PriceTable, RequestFacts, Savings,
+    Book, LAYERS, LayerTokens, Ledger, Money, Part, PartForms, PriceTable, ReportScale,
+    ReportedUsage, RequestFacts, ResponseUsage, Savings, SentPart,
 };
 use sol_core::{Mechanism, StepAccount};
 
@@ -104,7 +105,73 @@ fn growing_requests() -> impl Strategy<Value = Vec<(RequestFacts, usize)>> {
     })
 }
 
+fn reported() -> impl Strategy<Value = ReportedUsage> {
+    (0..50u64, 0..200_000u64, 0..50_000u64, 0..5_000u64).prop_map(
+        |(input, cache_read, cache_write, output)| ReportedUsage {
+            requests: 1,
+            input,
+            cache_read,
+            cache_write,
+            output,
+        },
+    )
+}
+
 proptest! {
+    #[test]
+    fn a_report_scale_gives_back_the_request_it_was_found_from(
+        read in 0..100_000u64,
+        write in 0..100_000u64,
+        reported in reported(),
+        other in (0..100_000u64, 0..100_000u64),
+    ) {
+        let estimated = LayerTokens { requests: 1, cache_read: read, cache_write: write, output: 7 };
+        let Some(scale) = ReportScale::new(&estimated, &reported) else {
+            prop_assert!(read + write == 0 || reported.all_input() == 0);
+            return Ok(());
+        };
+        let billed = scale.apply(&estimated);
+        prop_assert_eq!(billed.cache_read, reported.cache_read);
+        prop_assert_eq!(billed.cache_write, reported.input + reported.cache_write);
+        prop_assert_eq!((billed.requests, billed.output), (1, 7));
+        // Any other layer: its input scaled, its read never beyond it.
+        let layer = LayerTokens { requests: 1, cache_read: other.0.min(other.1), cache_write: other.1 - other.0.min(other.1), output: 0 };
+        let priced = scale.apply(&layer);
+        let total = u128::from(layer.input()) * u128::from(reported.all_input()) / u128::from(read + write);
+        prop_assert_eq!(u128::from(priced.input()), total);
+    }
+
+    #[test]
+    fn a_calibrated_book_of_a_session_without_sol_pi_is_its_reports_in_every_layer(
+        steps in prop::collection::vec((1..3_000u64, prop::option::weighted(0.8, reported())), 1..20),
+    ) {
+        let mut book = Book::new();
+        book.calibrate_to_reports(4);
+        let mut parts = Vec::new();
+        let (mut billed, mut read) = (0u64, 0u64);
+        for (index, (tokens, report)) in steps.iter().enumerate() {
+            parts.push(SentPart::unchanged(Part { key: index as u64, tokens: *tokens }));
+            book.begin_request(parts.clone());
+            let estimated: u64 = parts.iter().map(|part| part.part.tokens).sum();
+            match report.filter(|report| report.all_input() > 0) {
+                Some(report) => {
+                    billed += report.all_input();
+                    read += report.cache_read;
+                }
+                None => {
+                    // No report: Pi's estimate, the prefix shared with the request before.
+                    billed += estimated;
+                    read += estimated - tokens;
+                }
+            }
+            book.end_request_with(ResponseUsage { estimated_output: 5, reported: *report }, false, &[]);
+        }
+        for layer in book.savings().layers {
+            prop_assert_eq!(layer.input(), billed);
+            prop_assert_eq!(layer.cache_read, read);
+        }
+    }
+
     #[test]
     fn a_request_compared_from_where_it_changed_adds_what_the_whole_request_adds(
         requests in growing_requests(),

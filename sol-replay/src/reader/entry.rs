@@ -225,6 +225,8 @@ pub struct AssistantFacts {
     pub usage: Option<Usage>,
     /// The `stopReason`, if written.
     pub stop_reason: Option<Arc<str>>,
+    /// The model that answered, as `provider/model`, where the message names both.
+    pub model: Option<Arc<str>>,
 }
 
 /// The role of a message.
@@ -634,6 +636,13 @@ fn message_facts(
                 tool_calls,
                 usage: message.get("usage").map(Usage::from_value),
                 stop_reason: names.field(message.get("stopReason")),
+                model: match (
+                    message.get("provider").and_then(Value::as_str),
+                    message.get("model").and_then(Value::as_str),
+                ) {
+                    (Some(provider), Some(model)) => Some(names.get(&format!("{provider}/{model}"))),
+                    _ => None,
+                },
             }));
         }
         Role::User => {
