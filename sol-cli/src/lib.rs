@@ -134,7 +134,7 @@ enum Command {
     Replay(ReplayArgs),
 }
 
-const PRICES: &str = "Prices ($ per million tokens)";
+const PRICES: &str = "Prices ($ per million tokens; without any, each model at its own from Pi's model list, and the defaults for a model the list lacks; any given prices every model)";
 
 #[derive(Debug, Args)]
 struct ReplayArgs {
@@ -176,25 +176,36 @@ struct ReplayArgs {
     #[arg(long, value_name = "TOKENS", default_value_t = sol_replay::replay::DEFAULT_CONTEXT_WINDOW)]
     context_window: u64,
 
+    /// How long the provider keeps a prompt cache: a user prompt sent longer than this after
+    /// the previous response finds the cache expired (3600 where requests asked for long
+    /// retention)
+    #[arg(long, value_name = "SECONDS", default_value_t = sol_replay::replay::DEFAULT_CACHE_LIFETIME_SECONDS)]
+    cache_lifetime: u64,
+
+    /// Price every request from Pi's estimate, even where the session holds the usage the
+    /// provider reported for it
+    #[arg(long)]
+    estimated: bool,
+
     /// How many of the newest tool outputs the masking baseline keeps
     #[arg(long, value_name = "N", allow_negative_numbers = true, default_value_t = ReplayOptions::default().mask_keep)]
     mask_keep: usize,
 
-    /// Uncached input tokens (a mechanism's own model calls)
-    #[arg(long, value_name = "DOLLARS", allow_negative_numbers = true, default_value_t = PriceTable::default().input, help_heading = PRICES)]
-    price_input: f64,
+    /// Uncached input tokens (a mechanism's own model calls) [default: 3]
+    #[arg(long, value_name = "DOLLARS", allow_negative_numbers = true, help_heading = PRICES)]
+    price_input: Option<f64>,
 
-    /// Input tokens read from the prompt cache
-    #[arg(long, value_name = "DOLLARS", allow_negative_numbers = true, default_value_t = PriceTable::default().cache_read, help_heading = PRICES)]
-    price_cache_read: f64,
+    /// Input tokens read from the prompt cache [default: 0.3]
+    #[arg(long, value_name = "DOLLARS", allow_negative_numbers = true, help_heading = PRICES)]
+    price_cache_read: Option<f64>,
 
-    /// Input tokens written to the prompt cache
-    #[arg(long, value_name = "DOLLARS", allow_negative_numbers = true, default_value_t = PriceTable::default().cache_write, help_heading = PRICES)]
-    price_cache_write: f64,
+    /// Input tokens written to the prompt cache [default: 3.75]
+    #[arg(long, value_name = "DOLLARS", allow_negative_numbers = true, help_heading = PRICES)]
+    price_cache_write: Option<f64>,
 
-    /// Output tokens
-    #[arg(long, value_name = "DOLLARS", allow_negative_numbers = true, default_value_t = PriceTable::default().output, help_heading = PRICES)]
-    price_output: f64,
+    /// Output tokens [default: 15]
+    #[arg(long, value_name = "DOLLARS", allow_negative_numbers = true, help_heading = PRICES)]
+    price_output: Option<f64>,
 }
 
 /// A `cacheWriteReadRatio`: a finite number of at least 0, as `sol-pi.json` takes it.
@@ -219,11 +230,12 @@ impl ReplayArgs {
     /// The prices given, checked as `sol-pi.json`'s are; a usage error names the option and
     /// the value, as clap's own errors do.
     fn prices(&self) -> Result<PriceTable, String> {
+        let default = PriceTable::default();
         let table = PriceTable {
-            input: self.price_input,
-            cache_read: self.price_cache_read,
-            cache_write: self.price_cache_write,
-            output: self.price_output,
+            input: self.price_input.unwrap_or(default.input),
+            cache_read: self.price_cache_read.unwrap_or(default.cache_read),
+            cache_write: self.price_cache_write.unwrap_or(default.cache_write),
+            output: self.price_output.unwrap_or(default.output),
         };
         table.validated().map_err(|error| {
             let option = match error.field {
@@ -299,6 +311,13 @@ fn replay(args: &ReplayArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> 
             .cache_write_read_ratio
             .unwrap_or(sol_replay::sol_core::config::DEFAULT_CACHE_WRITE_READ_RATIO),
         cache_aware: args.cache_aware,
+        from_reports: !args.estimated,
+        cache_lifetime_seconds: args.cache_lifetime,
+        // Prices given on the command line price every model.
+        per_model_prices: args.price_input.is_none()
+            && args.price_cache_read.is_none()
+            && args.price_cache_write.is_none()
+            && args.price_output.is_none(),
         whole_requests: false,
     };
     let mut replays: Vec<SessionReplay> = Vec::new();

@@ -107,7 +107,7 @@ fn text_report_of_one_session() {
     );
     assert_policy_rows(&run.stdout);
     assert!(run.stdout.contains(
-        "Prices per million tokens: input $3.00, cache read $0.30, cache write $3.75, output $15.00"
+        "a model it lacks at input $3.00, cache read $0.30, cache write $3.75, output $15.00."
     ));
     // One file: no totals.
     assert!(!run.stdout.contains("Totals over"), "{}", run.stdout);
@@ -198,6 +198,9 @@ fn json_report_has_sessions_totals_policies_and_prices() {
             "keepRecentTokens": null,
             "placementRatio": 12.5,
             "cacheAware": false,
+            "fromReports": true,
+            "perModelPrices": true,
+            "cacheLifetimeSeconds": 300,
         })
     );
     assert!(report["method"].is_string());
@@ -238,6 +241,10 @@ fn options_reach_the_replay() {
             "keepRecentTokens": 150,
             "placementRatio": 2.5,
             "cacheAware": false,
+            "fromReports": true,
+            // Prices given price every model.
+            "perModelPrices": false,
+            "cacheLifetimeSeconds": 300,
         })
     );
     // A ratio that is not one is a usage error.

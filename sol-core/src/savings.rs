@@ -75,9 +75,8 @@ pub use entry::{
     RestoredSavings, SAVINGS_ENTRY_TYPE, SAVINGS_ENTRY_VERSION, SavingsEntryError, restore_savings,
 };
 pub use ledger::{
-    ArchiveTotals, Calibration, CallTokens, Change, LAYERS, LayerTokens, Ledger, ModelPrices, ReportScale,
-    ModelTotals, Part,
-    PartForms, RequestFacts, Savings, TokenBasis, layer_of,
+    ArchiveTotals, Calibration, CallTokens, Change, LAYERS, LayerTokens, Ledger, ModelPrices,
+    ModelTotals, Part, PartForms, ReportScale, RequestFacts, Savings, TokenBasis, layer_of,
 };
 pub use money::Money;
 pub use own::{ToolCall, own_changes, request_cause};

@@ -366,6 +366,9 @@ impl SavingsBook {
             let last = request.roles.len().checked_sub(1);
             // ROLES[1] is "user": the request ends with a new prompt.
             let prompt = last.is_some_and(|last| request.roles.get(last) == Some(&1));
+            if prompt {
+                book.starts_with_prompt();
+            }
             if prompt_after_lifetime(&request.stamps, prompt, CACHE_LIFETIME_MS) {
                 book.after_cache_lifetime();
             }

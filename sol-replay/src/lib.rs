@@ -8,7 +8,9 @@
 //!   finds the branch Pi would continue and every other leaf;
 //! - [`replay`]: each branch's provider requests rebuilt as Pi builds them and booked, per
 //!   policy, in the savings [`Book`](sol_core::savings::Book) the live extension keeps;
-//! - [`render`]: the report as text, Markdown or JSON, with totals over several files.
+//! - [`render`]: the report as text, Markdown or JSON, with totals over several files;
+//! - [`prices`]: the prices of every model of Pi's model registry, bundled, for pricing each
+//!   request at the model that answered it.
 //!
 //! The crate is pure: no file system, no clock, no environment. The reader takes any
 //! [`std::io::BufRead`] and the file's name for its messages; the host opens the file and
@@ -28,6 +30,7 @@
 //! assert_eq!(branch[0].message().map(|m| m.tokens), Some(5));
 //! ```
 
+pub mod prices;
 pub mod reader;
 pub mod render;
 pub mod replay;

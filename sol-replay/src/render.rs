@@ -5,7 +5,9 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use sol_core::savings::{PriceTable, Savings};
+use sol_core::savings::{Report, Savings};
+
+use crate::prices::ModelPriceTable;
 use sol_core::tui::{format_count as count, format_signed_count};
 
 use crate::replay::{BranchReplay, MASK_TEXT, Policy, PolicyRow, ReplayOptions, SessionReplay};
@@ -26,6 +28,12 @@ pub enum Format {
 pub const METHOD: &str = "Tokens are Pi's estimate (characters / 4) of each message as it is sent; \
 each request is priced as a prompt cache bills it: the prefix shared with the policy's previous \
 request is a cache read, everything from the first changed message on a cache write.";
+
+/// How a request with the provider's reported usage is priced, printed unless `--estimated`.
+pub const REPORTED: &str = "Where the session holds the usage the provider reported for a request, \
+the request that was sent is priced as reported, and every policy's request is its estimate scaled by \
+the report's input over the estimate's; where the provider read less of its cache than the estimate \
+shared with the previous request (a cache break), no policy reads beyond the point it read to.";
 
 /// The totals over several sessions: every active branch (and with `--all-branches` every
 /// other one) added up.
@@ -87,7 +95,7 @@ pub fn render(sessions: &[SessionReplay], options: &ReplayOptions, format: Forma
             if sessions.len() > 1 {
                 totals_text(&mut out, &Totals::of(sessions), options, markdown);
             }
-            method_text(&mut out, &options.prices, markdown);
+            method_text(&mut out, options, markdown);
             out
         }
     }
@@ -102,7 +110,7 @@ pub fn json_report(sessions: &[SessionReplay], options: &ReplayOptions) -> Value
             "sessions": totals.sessions,
             "branches": totals.branches,
             "solPi": totals.sol_pi,
-            "solPiReport": totals.sol_pi.report(&options.prices),
+            "solPiReport": priced(&totals.sol_pi, options),
             "policies": totals.policies,
         },
         "options": options,
@@ -162,7 +170,7 @@ fn branch_text(out: &mut String, branch: &BranchReplay, options: &ReplayOptions,
     } else {
         let _ = writeln!(out, "{title}");
     }
-    let report = branch.sol_pi.report(&options.prices);
+    let report = priced(&branch.sol_pi, options);
     let _ = writeln!(out, "SoL-Pi as replayed:");
     block(out, md, &report.to_string());
     let _ = writeln!(out);
@@ -235,7 +243,7 @@ fn branch_text(out: &mut String, branch: &BranchReplay, options: &ReplayOptions,
         plural(branch.masked_outputs, "output", "outputs"),
     );
     if let Some(recorded) = &branch.recorded {
-        let live = recorded.report(&options.prices);
+        let live = priced(recorded, options);
         let _ = writeln!(
             out,
             "Recorded live by SoL-Pi on this branch: {} requests sent, {} without SoL-Pi; net saving {}.",
@@ -257,20 +265,45 @@ fn totals_text(out: &mut String, totals: &Totals, options: &ReplayOptions, md: b
         ),
     );
     let _ = writeln!(out, "SoL-Pi as replayed:");
-    block(out, md, &totals.sol_pi.report(&options.prices).to_string());
+    block(out, md, &priced(&totals.sol_pi, options).to_string());
     let _ = writeln!(out);
     let _ = writeln!(out, "Policies side by side:");
     policy_table(out, &totals.policies, options.mask_keep, md);
     let _ = writeln!(out);
 }
 
-fn method_text(out: &mut String, prices: &PriceTable, md: bool) {
-    let _ = writeln!(
-        out,
-        "Prices per million tokens: input ${:.2}, cache read ${:.2}, cache write ${:.2}, output ${:.2}.",
+/// A branch's or the totals' SoL-Pi figures, priced as the options say: each model at its own
+/// prices where models are priced on their own.
+fn priced(savings: &Savings, options: &ReplayOptions) -> Report {
+    if options.per_model_prices {
+        savings.report_per_model(&options.prices)
+    } else {
+        savings.report(&options.prices)
+    }
+}
+
+fn method_text(out: &mut String, options: &ReplayOptions, md: bool) {
+    let prices = &options.prices;
+    let table = format!(
+        "input ${:.2}, cache read ${:.2}, cache write ${:.2}, output ${:.2}",
         prices.input, prices.cache_read, prices.cache_write, prices.output
     );
+    if options.per_model_prices {
+        let models = ModelPriceTable::bundled();
+        let _ = writeln!(
+            out,
+            "Prices per million tokens: each model at its own, from the model list of Pi {} ({}, {} models); a model it lacks at {table}.",
+            models.pi,
+            models.generated,
+            models.len()
+        );
+    } else {
+        let _ = writeln!(out, "Prices per million tokens, every model: {table}.");
+    }
     let _ = writeln!(out, "{METHOD}");
+    if options.from_reports {
+        let _ = writeln!(out, "{REPORTED}");
+    }
     if md {
         let _ = writeln!(out);
     }

@@ -37,8 +37,8 @@ use sol_core::Mechanism;
 use sol_core::StepAccount;
 use sol_core::message::AgentMessage;
 use sol_core::savings::{
-    Book, Change, Money, Part, PriceTable, Report, ReportedUsage, ResponseUsage,
-    SAVINGS_ENTRY_TYPE, Savings, SentPart,
+    Book, Change, LAYERS, ModelPrices, Money, Part, PriceTable, Report, ReportedUsage,
+    ResponseUsage, SAVINGS_ENTRY_TYPE, Savings, SentPart, prompt_after_lifetime,
 };
 
 use sol_occ::economics::MEMO_TOKENS;
@@ -54,6 +54,7 @@ use sol_occ::tokens::{MessageRole, SizedMessage};
 use sol_obspack::placement::{Pending, Shape, place};
 use sol_reducer::economics::{Economy, weigh};
 
+use crate::prices::ModelPriceTable;
 use crate::reader::{
     CompactionFacts as RecordedCompaction, ContentDigest, Entry, EntryKind, MessageFacts,
     PackFacts, Role, Session,
@@ -98,6 +99,19 @@ pub struct ReplayOptions {
     /// The session ran with `cacheAware`: SoL-Pi's own rows (and the `/sol-pi` table) place
     /// results by the cache-aware economics, as the live extension did.
     pub cache_aware: bool,
+    /// Price each request that carries the provider's reported usage from that report (its
+    /// input, its cache read), every policy alike ([`sol_core::savings::ReportScale`]); a
+    /// request without one from Pi's estimate. Off: every request from the estimate.
+    pub from_reports: bool,
+    /// Price each request at the model that answered it, from the bundled table of Pi's
+    /// models ([`crate::prices::ModelPriceTable`]), a model the table lacks at `prices`. Off:
+    /// every request at `prices` (the command sets it off when prices are given).
+    pub per_model_prices: bool,
+    /// How long the provider keeps a prompt cache, in seconds: a request that starts with a
+    /// user prompt sent longer than this after the previous response finds its cache expired
+    /// (a break put down to the lifetime; without a report, read from nowhere). Anthropic's
+    /// default is 5 minutes; a request that asked for long retention keeps it an hour.
+    pub cache_lifetime_seconds: u64,
     /// Build and book every request whole instead of from where it differs from the one
     /// before: the same figures, in time quadratic in a branch's length; kept so that tests
     /// can hold the two ways against each other. Not part of a report.
@@ -116,6 +130,9 @@ impl Default for ReplayOptions {
             keep_recent_tokens: None,
             placement_ratio: sol_core::config::DEFAULT_CACHE_WRITE_READ_RATIO,
             cache_aware: false,
+            from_reports: true,
+            per_model_prices: true,
+            cache_lifetime_seconds: DEFAULT_CACHE_LIFETIME_SECONDS,
             whole_requests: false,
         }
     }
@@ -304,13 +321,26 @@ pub struct SessionReplay {
 
 /// Replays `session` under every policy.
 pub fn replay_session(session: &Session, options: &ReplayOptions) -> SessionReplay {
+    let table = options.per_model_prices.then(ModelPriceTable::bundled);
+    let pricing = Pricing {
+        // The reports describe what was sent: plain Pi's requests in a session recorded
+        // without SoL-Pi, the requests as sent in one recorded with it.
+        reference: options.from_reports.then(|| {
+            if recorded_with_sol_pi(session) {
+                LAYERS - 1
+            } else {
+                0
+            }
+        }),
+        models: table.as_ref(),
+    };
     let active = session.leaf();
     let mut leaves: Vec<_> = active.into_iter().collect();
     if options.all_branches {
         leaves.extend(session.leaves().filter(|leaf| Some(*leaf) != active));
     }
     let mut shared = if leaves.len() > 1 {
-        replay_tree(session, options)
+        replay_tree(session, options, pricing)
     } else {
         None
     };
@@ -320,7 +350,7 @@ pub fn replay_session(session: &Session, options: &ReplayOptions) -> SessionRepl
             let mut replay = shared
                 .as_mut()
                 .and_then(|replays| replays.remove(&leaf.get()))
-                .unwrap_or_else(|| replay_branch(&session.branch(leaf), options));
+                .unwrap_or_else(|| replay_branch(&session.branch(leaf), options, pricing));
             replay.active = Some(leaf) == active;
             replay
         })
@@ -339,6 +369,42 @@ pub fn replay_session(session: &Session, options: &ReplayOptions) -> SessionRepl
         system_prompt_recorded,
         branches,
     }
+}
+
+/// A prompt cache's lifetime unless told otherwise: Anthropic's default, 5 minutes.
+pub const DEFAULT_CACHE_LIFETIME_SECONDS: u64 = 300;
+
+/// How a walk prices its requests.
+#[derive(Clone, Copy)]
+struct Pricing<'a> {
+    /// The layer whose requests the session's reports describe; `None`: every request from
+    /// Pi's estimate.
+    reference: Option<usize>,
+    /// Each model's prices; `None`: every request at the options' prices.
+    models: Option<&'a ModelPriceTable>,
+}
+
+impl Pricing<'_> {
+    /// A book that prices from the reports.
+    fn book(&self) -> Book {
+        let mut book = Book::new();
+        if let Some(layer) = self.reference {
+            book.calibrate_to_reports(layer);
+        }
+        book
+    }
+
+    /// The prices of the model `key`, when models are priced on their own.
+    fn prices_of(&self, key: &str) -> Option<ModelPrices> {
+        self.models.and_then(|table| table.get(key))
+    }
+}
+
+/// Whether SoL-Pi was loaded when the session was recorded: it wrote an entry of its own.
+fn recorded_with_sol_pi(session: &Session) -> bool {
+    session.entries().iter().any(|entry| {
+        matches!(entry.kind(), EntryKind::Custom { custom_type, .. } if custom_type.starts_with("sol-pi"))
+    })
 }
 
 /// A message of the context being rebuilt.
@@ -443,6 +509,23 @@ impl Books {
         apply(&mut self.aware, aware);
     }
 
+    /// The response to the request each book began: the SoL-Pi book first, which holds the
+    /// request the session sent (plain Pi's, or SoL-Pi's as the session ran it) and finds
+    /// the scale of its report; every other book's request follows that scale.
+    fn answer(&mut self, usage: ResponseUsage, failed: bool) {
+        self.sol_pi.end_request_with(usage, failed, &[]);
+        let scale = self.sol_pi.report_scale();
+        let follow = |book: &mut Book| {
+            book.follow_scale(scale);
+            book.end_request_with(usage, failed, &[]);
+        };
+        if let Some(pack) = &mut self.pack {
+            follow(pack);
+        }
+        follow(&mut self.aware);
+        follow(&mut self.mask);
+    }
+
     /// Applies `apply` to the books that run ObservationPack by the fixed rule.
     fn packing(&mut self, mut apply: impl FnMut(&mut Book)) {
         apply(&mut self.sol_pi);
@@ -513,9 +596,10 @@ fn fusion_opportunities(branch: &[&Entry]) -> Vec<bool> {
 /// `None` (replay each branch on its own) with a re-decided Online Context Compact, whose
 /// numbering of the parts it adds follows the branch's length, or where a fork comes between
 /// a compaction and the entry that tells whether OCC made it.
-fn replay_tree(
-    session: &Session,
-    options: &ReplayOptions,
+fn replay_tree<'a>(
+    session: &'a Session,
+    options: &'a ReplayOptions,
+    pricing: Pricing<'a>,
 ) -> Option<BTreeMap<usize, BranchReplay>> {
     if options.occ_ratio.is_some() {
         return None;
@@ -556,7 +640,7 @@ fn replay_tree(
     let mut pending: Vec<(usize, usize, Walk<'_>)> = roots
         .iter()
         .rev()
-        .map(|root| (*root, 0, Walk::new(options, true, 0)))
+        .map(|root| (*root, 0, Walk::new(options, pricing, true, 0)))
         .collect();
     while let Some((index, position, mut walk)) = pending.pop() {
         walk.step(position, &entries[index], || by_occ[index]);
@@ -577,10 +661,10 @@ fn replay_tree(
     Some(replays)
 }
 
-fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
+fn replay_branch(branch: &[&Entry], options: &ReplayOptions, pricing: Pricing<'_>) -> BranchReplay {
     // Without an opportunity, ObservationPack's own book would be the SoL-Pi book again.
     let separate_pack = fusion_opportunities(branch).contains(&true);
-    let mut walk = Walk::new(options, separate_pack, branch.len());
+    let mut walk = Walk::new(options, pricing, separate_pack, branch.len());
     for (position, entry) in branch.iter().enumerate() {
         walk.step(position, entry, || {
             is_occ_compaction(&branch[position + 1..])
@@ -595,6 +679,7 @@ fn replay_branch(branch: &[&Entry], options: &ReplayOptions) -> BranchReplay {
 #[derive(Clone)]
 struct Walk<'a> {
     options: &'a ReplayOptions,
+    pricing: Pricing<'a>,
     mask_tokens: u64,
     books: Books,
     placement: CacheAware,
@@ -618,6 +703,10 @@ struct Walk<'a> {
     unfused_edit: bool,
     /// The branch so far had an Action Fusion opportunity.
     any_opportunity: bool,
+    /// When the last response came, and the user prompt sent since, if any (milliseconds,
+    /// where the messages have timestamps).
+    answered_at: Option<i64>,
+    prompted_at: Option<Option<i64>>,
     sim: Option<OccSim>,
 }
 
@@ -625,7 +714,12 @@ impl<'a> Walk<'a> {
     /// A walk from a root; `separate_pack` keeps ObservationPack's own book (needed when the
     /// branch has a fusion opportunity), `entries` is the branch's length (where the parts a
     /// re-decided OCC adds are numbered from).
-    fn new(options: &'a ReplayOptions, separate_pack: bool, entries: usize) -> Walk<'a> {
+    fn new(
+        options: &'a ReplayOptions,
+        pricing: Pricing<'a>,
+        separate_pack: bool,
+        entries: usize,
+    ) -> Walk<'a> {
         let mask_tokens = AgentMessage::from_value(json!({
             "role": "toolResult",
             "toolCallId": "",
@@ -636,9 +730,12 @@ impl<'a> Walk<'a> {
         .estimated_tokens();
         Walk {
             options,
+            pricing,
             mask_tokens,
+            // Only the SoL-Pi book holds the requests the session sent; the others follow the
+            // scale it finds for each ([`Books::answer`]).
             books: Books {
-                sol_pi: Book::new(),
+                sol_pi: pricing.book(),
                 pack: separate_pack.then(Book::new),
                 mask: Book::new(),
                 aware: Book::new(),
@@ -662,6 +759,8 @@ impl<'a> Walk<'a> {
             positions: BTreeMap::new(),
             unfused_edit: false,
             any_opportunity: false,
+            answered_at: None,
+            prompted_at: None,
             sim: options
                 .occ_ratio
                 .map(|ratio| OccSim::new(ratio, options, entries)),
@@ -676,6 +775,7 @@ impl<'a> Walk<'a> {
         let self_avoidable = self.opportunity(entry);
         let Walk {
             options,
+            pricing,
             mask_tokens,
             books,
             placement,
@@ -689,6 +789,8 @@ impl<'a> Walk<'a> {
             messages,
             assistants,
             positions,
+            answered_at,
+            prompted_at,
             sim,
             ..
         } = self;
@@ -717,6 +819,17 @@ impl<'a> Walk<'a> {
                             sim.finish_turn();
                         }
                         if usage.billed(failed) {
+                            if let Some(model) = message
+                                .assistant
+                                .as_deref()
+                                .and_then(|a| a.model.as_deref())
+                            {
+                                let prices = pricing.prices_of(model);
+                                books.each(|book| book.answered_by(model, prices));
+                                if let Some(sim) = sim.as_mut() {
+                                    sim.book.answered_by(model, prices);
+                                }
+                            }
                             let avoidable = self_avoidable;
                             if options.whole_requests {
                                 tracked.changed(0);
@@ -754,10 +867,25 @@ impl<'a> Walk<'a> {
                                 &placed,
                                 (aware_from, &mut tracked.aware),
                             );
+                            if prompted_at.is_some() {
+                                books.each(Book::starts_with_prompt);
+                            }
+                            let prompted_at = prompted_at.flatten();
+                            let lifetime_ms = options.cache_lifetime_seconds as f64 * 1000.0;
+                            if let (Some(answered), Some(prompted)) = (*answered_at, prompted_at)
+                                && prompt_after_lifetime(
+                                    &[answered as f64, prompted as f64],
+                                    true,
+                                    lifetime_ms,
+                                )
+                            {
+                                books.each(Book::after_cache_lifetime);
+                            }
                             tracked.sent(context.len(), placed);
-                            books.each(|book| book.record_response(usage));
+                            books.answer(usage, failed);
                             if let Some(sim) = sim.as_mut() {
-                                sim.request(usage);
+                                sim.book.follow_scale(books.sol_pi.report_scale());
+                                sim.request(usage, failed);
                             }
                             let fused = calls.iter().filter(|call| call.then_run).count() as u64;
                             if fused > 0 {
@@ -834,11 +962,16 @@ impl<'a> Walk<'a> {
                         }
                     }
                     Role::User => {
+                        *prompted_at = Some(message.timestamp);
                         if let Some(sim) = sim.as_mut() {
                             sim.input(message.correction);
                         }
                     }
                     _ => {}
+                }
+                if message.role == Role::Assistant {
+                    *answered_at = message.timestamp.or(*answered_at);
+                    *prompted_at = None;
                 }
                 if let Some(sim) = sim.as_mut() {
                     if let Some(result) = message.tool_result.as_deref() {
@@ -973,6 +1106,7 @@ impl<'a> Walk<'a> {
             &self.books,
             self.sim.as_ref().map(|sim| &sim.book),
             &self.options.prices,
+            self.pricing.models.is_some(),
         );
         BranchReplay {
             leaf: branch
@@ -1055,15 +1189,15 @@ impl OccSim {
 
     /// One request: the context with ObservationPack's placeholders, then OCC's `context`
     /// and provider request.
-    fn request(&mut self, usage: ResponseUsage) {
+    fn request(&mut self, usage: ResponseUsage, failed: bool) {
         self.finish_turn();
         let building = (&mut self.context[..], 0, &mut Removals::default());
         let packed = pack_context(building, &mut self.archived, |_, _| {});
         for bytes in packed.archived {
             self.book.record_archived(bytes);
         }
-        self.book.record_request(packed.parts);
-        self.book.record_response(usage);
+        self.book.begin_request(packed.parts);
+        self.book.end_request_with(usage, failed, &[]);
         self.book
             .record_step(Mechanism::ObservationPack, packed.account);
         let event = ContextEvent {
@@ -1357,16 +1491,16 @@ fn request(
         books.aware.record_archived(*bytes);
     }
     if let Some(pack) = &mut books.pack {
-        pack.record_request_from(from, packed.parts.clone());
+        pack.begin_request_from(from, packed.parts.clone());
     }
     if avoidable {
         books
             .sol_pi
-            .record_avoidable_request_from(Mechanism::ActionFusion, from, packed.parts);
+            .begin_avoidable_request_from(Mechanism::ActionFusion, from, packed.parts);
     } else {
-        books.sol_pi.record_request_from(from, packed.parts);
+        books.sol_pi.begin_request_from(from, packed.parts);
     }
-    books.mask.record_request_from(from, masking);
+    books.mask.begin_request_from(from, masking);
     books.packing(|book| book.record_step(Mechanism::ObservationPack, packed.account));
 }
 
@@ -1451,7 +1585,7 @@ impl CacheAware {
             |part| &mut part.aware_sent_tokens,
             |_, _| {},
         );
-        book.record_request_from(from, packed.parts);
+        book.begin_request_from(from, packed.parts);
         book.record_step(Mechanism::ObservationPack, packed.account);
     }
 }
@@ -1736,15 +1870,20 @@ fn recorded_totals(branch: &[&Entry]) -> Option<Savings> {
 }
 
 /// The policies' rows, each from its own book and mechanisms.
-fn policy_rows(books: &Books, redecided: Option<&Book>, prices: &PriceTable) -> Vec<PolicyRow> {
-    let sol_pi = books.sol_pi.savings().report(prices);
-    let pack = redecided
-        .or(books.pack.as_ref())
-        .unwrap_or(&books.sol_pi)
-        .savings()
-        .report(prices);
-    let mask = books.mask.savings().report(prices);
-    let aware = books.aware.savings().report(prices);
+fn policy_rows(
+    books: &Books,
+    redecided: Option<&Book>,
+    prices: &PriceTable,
+    per_model: bool,
+) -> Vec<PolicyRow> {
+    let report = |book: &Book| match per_model {
+        true => book.savings().report_per_model(prices),
+        false => book.savings().report(prices),
+    };
+    let sol_pi = report(&books.sol_pi);
+    let pack = report(redecided.or(books.pack.as_ref()).unwrap_or(&books.sol_pi));
+    let mask = report(&books.mask);
+    let aware = report(&books.aware);
     let plain = &sol_pi;
     let row = |policy: Policy, report: &Report, mechanisms: &[Mechanism]| {
         let rows = mechanisms.iter().map(|mechanism| report.row(*mechanism));

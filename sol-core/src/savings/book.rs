@@ -167,6 +167,8 @@ pub struct Book {
 struct Pending {
     /// The previous request's parts it starts with, unchanged ([`Book::begin_request_from`]).
     kept: usize,
+    /// The mechanism that would have made it unnecessary.
+    avoided_by: Option<Mechanism>,
     /// The parts after those.
     parts: Vec<SentPart>,
     steps: BTreeMap<Mechanism, StepAccount>,
@@ -175,6 +177,8 @@ struct Pending {
     fused: Vec<(usize, Part)>,
     /// It starts with a new user prompt sent after the cache lifetime.
     after_lifetime: bool,
+    /// It starts with a new user prompt.
+    new_prompt: bool,
 }
 
 impl Book {
@@ -460,11 +464,35 @@ impl Book {
     pub fn begin_request_from(&mut self, kept: usize, tail: Vec<SentPart>) {
         self.pending = Some(Pending {
             kept,
+            avoided_by: None,
             parts: tail,
             steps: std::mem::take(&mut self.upcoming),
             fused: Vec::new(),
             after_lifetime: false,
+            new_prompt: false,
         });
+    }
+
+    /// [`Book::begin_request_from`] for a request that was sent but that `mechanism` would
+    /// have made unnecessary ([`Book::record_avoidable_request`]).
+    pub fn begin_avoidable_request_from(
+        &mut self,
+        mechanism: Mechanism,
+        kept: usize,
+        tail: Vec<SentPart>,
+    ) {
+        self.begin_request_from(kept, tail);
+        if let Some(pending) = &mut self.pending {
+            pending.avoided_by = Some(mechanism);
+        }
+    }
+
+    /// The request begun last starts with a new user prompt: a cache break it shows (within
+    /// the cache lifetime) is put down to that.
+    pub fn starts_with_prompt(&mut self) {
+        if let Some(pending) = &mut self.pending {
+            pending.new_prompt = true;
+        }
     }
 
     /// The request begun last starts with a new user prompt sent after the provider's cache
@@ -514,10 +542,12 @@ impl Book {
     ) {
         let Some(Pending {
             kept,
+            avoided_by,
             parts,
             steps,
             fused,
             after_lifetime,
+            new_prompt,
         }) = self.pending.take()
         else {
             return;
@@ -529,13 +559,15 @@ impl Book {
             let cause = observed.map(|_| {
                 let mut facts = self.break_facts(kept, &parts, model_changed);
                 facts.after_lifetime = after_lifetime;
+                facts.new_prompt = new_prompt || after_lifetime;
                 super::break_cause(&facts)
             });
             // A break with a visible cause of the provider's or the user's (an expired cache, a
             // switch, a new system prompt) happens in every layer at the same point. SoL-Pi's
             // placements and compactions do not exist in the layers below them, which the
-            // layers' prefixes already show; a break without a visible cause is shown, not
-            // carried (it may be the provider's way of counting). A book priced from the
+            // layers' prefixes already show; a break without a visible cause, or at a new prompt
+            // within the lifetime, is shown, not carried (it may be the provider's way of
+            // counting, or the client's cache marks). A book priced from the
             // reports carries every break the report shows ([`Ledger::calibrate`]).
             let carried = |cause: super::BreakCause| {
                 matches!(
@@ -547,7 +579,9 @@ impl Book {
             };
             let from_report = self.given_scale.is_some()
                 || (self.calibrated.is_some()
-                    && usage.reported.is_some_and(|reported| reported.all_input() > 0));
+                    && usage
+                        .reported
+                        .is_some_and(|reported| reported.all_input() > 0));
             self.read_limit = match (cause, observed) {
                 _ if from_report => None,
                 (Some(cause), Some((_, read))) => carried(cause).then_some(read),
@@ -557,7 +591,7 @@ impl Book {
             };
             self.fused_results = fused;
             let cause_of_request = super::request_cause(owners.iter().copied());
-            self.record(kept, parts, None, cause_of_request, usage.reported);
+            self.record(kept, parts, avoided_by, cause_of_request, usage.reported);
             if let (Some(cause), Some((tokens, read))) = (cause, observed) {
                 self.ledger.record_break(cause, tokens, read == 0);
             }
@@ -601,6 +635,7 @@ impl Book {
                     })
             }),
             after_lifetime: false,
+            new_prompt: false,
         }
     }
 

@@ -17,14 +17,18 @@ use serde::{Deserialize, Serialize};
 pub enum BreakCause {
     /// Another model or provider answered than the one before.
     ModelSwitch,
+    /// A compaction replaced the history with its summary (before the system prompt: a
+    /// session that does not record its system prompt starts with the summary then).
+    Compaction,
     /// The system prompt changed.
     SystemPrompt,
-    /// A compaction replaced the history with its summary.
-    Compaction,
     /// SoL-Pi put a placeholder or receipt into a message the previous request had sent.
     Placement,
     /// A new user prompt after the cache lifetime had passed.
     Lifetime,
+    /// A new user prompt within the cache lifetime (some providers and clients start the
+    /// cache anew at each prompt).
+    NewPrompt,
     /// Nothing the session shows.
     Unknown,
 }
@@ -38,6 +42,7 @@ impl BreakCause {
             BreakCause::Compaction => "a compaction",
             BreakCause::Placement => "a SoL-Pi placement",
             BreakCause::Lifetime => "a new prompt after the cache lifetime",
+            BreakCause::NewPrompt => "a new prompt within the cache lifetime",
             BreakCause::Unknown => "unknown",
         }
     }
@@ -56,6 +61,8 @@ pub struct BreakFacts {
     pub placement: bool,
     /// It starts with a new user prompt sent after the cache lifetime.
     pub after_lifetime: bool,
+    /// It starts with a new user prompt.
+    pub new_prompt: bool,
 }
 
 /// The cause of a break with these facts: the first that holds in the order of
@@ -63,10 +70,11 @@ pub struct BreakFacts {
 pub fn break_cause(facts: &BreakFacts) -> BreakCause {
     [
         (facts.model_changed, BreakCause::ModelSwitch),
-        (facts.system_changed, BreakCause::SystemPrompt),
         (facts.compaction, BreakCause::Compaction),
+        (facts.system_changed, BreakCause::SystemPrompt),
         (facts.placement, BreakCause::Placement),
         (facts.after_lifetime, BreakCause::Lifetime),
+        (facts.new_prompt, BreakCause::NewPrompt),
     ]
     .into_iter()
     .find_map(|(holds, cause)| holds.then_some(cause))

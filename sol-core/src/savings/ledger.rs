@@ -692,9 +692,7 @@ impl Ledger {
         }
         let calibration = &mut self.savings.calibration;
         calibration.requests = calibration.requests.saturating_add(1);
-        calibration.estimated_input = calibration
-            .estimated_input
-            .saturating_add(scale.estimated);
+        calibration.estimated_input = calibration.estimated_input.saturating_add(scale.estimated);
         calibration.reported_input = calibration.reported_input.saturating_add(scale.billed);
     }
 

@@ -64,6 +64,9 @@ pub struct Report {
     /// What they cost beyond reading the same tokens from the cache, at `prices`.
     #[serde(skip_serializing_if = "Money::is_zero")]
     pub breaks_cost: Money,
+    /// The requests priced from the provider's reports, and the estimate's distance from them.
+    #[serde(skip_serializing_if = "super::Calibration::is_empty")]
+    pub calibration: super::Calibration,
 }
 
 impl Savings {
@@ -155,6 +158,7 @@ impl Savings {
             reported: self.reported,
             archive: self.archive,
             breaks: self.breaks.clone(),
+            calibration: self.calibration,
             breaks_cost: Money::of_tokens(self.breaks.tokens, default.cache_write)
                 - Money::of_tokens(self.breaks.tokens, default.cache_read),
         }
@@ -348,6 +352,17 @@ impl Report {
     /// from what the provider reported for them.
     fn fmt_estimate(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let reported = &self.reported;
+        let calibration = &self.calibration;
+        if calibration.requests > 0 {
+            let requests = self.plain.requests.max(self.sent.requests);
+            return writeln!(
+                f,
+                "{} of {} requests priced from the provider's reports (Pi's estimate of their input: {} against them), the rest from Pi's estimate",
+                group_digits(u128::from(calibration.requests)),
+                group_digits(u128::from(requests)),
+                change_tokens(calibration.estimated_input, calibration.reported_input),
+            );
+        }
         if reported.requests < self.sent.requests {
             return writeln!(
                 f,

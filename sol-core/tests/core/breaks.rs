@@ -22,15 +22,16 @@ proptest! {
     }
 
     #[test]
-    fn a_cause_is_the_first_fact_that_holds(facts in prop::array::uniform5(any::<bool>())) {
-        let [model_changed, system_changed, compaction, placement, after_lifetime] = facts;
-        let cause = break_cause(&BreakFacts { model_changed, system_changed, compaction, placement, after_lifetime });
+    fn a_cause_is_the_first_fact_that_holds(facts in prop::array::uniform6(any::<bool>())) {
+        let [model_changed, compaction, system_changed, placement, after_lifetime, new_prompt] = facts;
+        let cause = break_cause(&BreakFacts { model_changed, system_changed, compaction, placement, after_lifetime, new_prompt });
         let order = [
             BreakCause::ModelSwitch,
-            BreakCause::SystemPrompt,
             BreakCause::Compaction,
+            BreakCause::SystemPrompt,
             BreakCause::Placement,
             BreakCause::Lifetime,
+            BreakCause::NewPrompt,
         ];
         let expected = facts.iter().zip(order).find_map(|(holds, cause)| holds.then_some(cause));
         prop_assert_eq!(cause, expected.unwrap_or(BreakCause::Unknown));

@@ -640,7 +640,9 @@ fn message_facts(
                     message.get("provider").and_then(Value::as_str),
                     message.get("model").and_then(Value::as_str),
                 ) {
-                    (Some(provider), Some(model)) => Some(names.get(&format!("{provider}/{model}"))),
+                    (Some(provider), Some(model)) => {
+                        Some(names.get(&format!("{provider}/{model}")))
+                    }
                     _ => None,
                 },
             }));

@@ -51,6 +51,16 @@ fn all_branches() -> ReplayOptions {
     }
 }
 
+/// As the live extension books a session: every request from Pi's estimate, every model at
+/// one price table (the faux provider's models have no prices).
+fn as_live(options: ReplayOptions) -> ReplayOptions {
+    ReplayOptions {
+        from_reports: false,
+        per_model_prices: false,
+        ..options
+    }
+}
+
 #[test]
 fn every_corpus_session_has_its_report() {
     for (name, _) in corpus_files() {
@@ -66,7 +76,7 @@ fn the_replayed_observation_pack_and_occ_rows_are_what_the_live_extension_record
     let prices = PriceTable::default();
     let mut compared = 0;
     for (name, sol_pi) in corpus_files() {
-        let replayed = replay(&name, &all_branches());
+        let replayed = replay(&name, &as_live(all_branches()));
         for branch in &replayed.branches {
             let Some(recorded) = &branch.recorded else {
                 assert!(
@@ -119,7 +129,7 @@ fn a_pi_1_session_replays_to_the_very_layers_the_live_extension_recorded() {
     // for request, when neither a resume nor a /tree navigation made the live book start
     // again (it prices the first request after one as a cache write).
     for name in ["debugging-1.6.0-sol-pi.jsonl", "plans-1.6.0-sol-pi.jsonl"] {
-        let replayed = replay(name, &ReplayOptions::default());
+        let replayed = replay(name, &as_live(ReplayOptions::default()));
         let branch = &replayed.branches[0];
         let recorded = branch.recorded.as_ref().expect("live totals");
         assert_eq!(branch.sol_pi.layers, recorded.layers, "{name}");

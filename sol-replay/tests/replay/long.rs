@@ -75,7 +75,13 @@ fn the_replayed_observation_pack_and_occ_rows_of_a_long_session_are_what_the_liv
     let prices = PriceTable::default();
     let mut compared = 0;
     for row in long_files() {
-        let replayed = replay(&row.file, &as_run(&row));
+        // As the live extension books it: from Pi's estimate, one price table.
+        let options = ReplayOptions {
+            from_reports: false,
+            per_model_prices: false,
+            ..as_run(&row)
+        };
+        let replayed = replay(&row.file, &options);
         let branch = &replayed.branches[0];
         let Some(recorded) = &branch.recorded else {
             assert!(!row.sol_pi, "{}: a SoL-Pi session has totals", row.file);
