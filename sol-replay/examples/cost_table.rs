@@ -63,8 +63,12 @@ fn replay(folder: &'static str, row: &Value, prices: &PriceTable) -> Replayed {
     let file = row["file"].as_str().expect("file").to_owned();
     let cache_aware = row["cacheAware"].as_bool().unwrap_or(false);
     // The fixed rule in the ObservationPack columns, whatever the recording ran.
+    // Pi's estimate at one price table, as the live extension accounts (the faux provider's
+    // reports count uncached input twice, and its model has no prices).
     let options = ReplayOptions {
         prices: *prices,
+        from_reports: false,
+        per_model_prices: false,
         ..ReplayOptions::default()
     };
     let bytes = std::fs::read(format!("{FIXTURES}/{folder}/{file}")).expect("the session file");
