@@ -38,7 +38,8 @@ use sol_core::StepAccount;
 use sol_core::message::AgentMessage;
 use sol_core::savings::{
     Book, Change, LAYERS, ModelPrices, Money, Part, PriceTable, Report, ReportedUsage,
-    ResponseUsage, SAVINGS_ENTRY_TYPE, Savings, SentPart, prompt_after_lifetime,
+    ResponseUsage, SAVINGS_ENTRY_TYPE, Savings, SentPart, ToolCall, own_changes,
+    prompt_after_lifetime, request_cause,
 };
 
 use sol_occ::economics::MEMO_TOKENS;
@@ -400,6 +401,18 @@ impl Pricing<'_> {
     }
 }
 
+/// The mechanism whose tool `name` is: ObservationPack's `obs_recall`, Online Context
+/// Compact's `update_plan`; `None` for any other tool.
+fn tool_owner(name: &str) -> Option<Mechanism> {
+    if name == sol_obspack::text::TOOL_NAME {
+        Some(Mechanism::ObservationPack)
+    } else if name == PLAN_TOOL {
+        Some(Mechanism::OnlineContextCompact)
+    } else {
+        None
+    }
+}
+
 /// Whether SoL-Pi was loaded when the session was recorded: it wrote an entry of its own.
 fn recorded_with_sol_pi(session: &Session) -> bool {
     session.entries().iter().any(|entry| {
@@ -423,6 +436,10 @@ struct ContextPart {
     identity: Option<ContentDigest>,
     /// A receipt's removed tokens: before it, the request carried the log.
     receipt_removed: Option<u64>,
+    /// SoL-Pi's own tool traffic in it, lowest layer first: each mechanism whose tool it
+    /// calls (or whose tool's result it is) and its tokens before that mechanism (`None`: not
+    /// there), as `sol_core::savings::own_changes` finds them.
+    own: Vec<(Mechanism, Option<u64>)>,
     /// Its tokens in the last request that carried it as SoL-Pi sent it (a placeholder's,
     /// once ObservationPack replaced it): what Online Context Compact sees and removes.
     sent_tokens: u64,
@@ -444,6 +461,7 @@ impl ContextPart {
             by_occ: false,
             identity: None,
             receipt_removed: None,
+            own: Vec::new(),
             sent_tokens: tokens,
             aware_sent_tokens: tokens,
             occ_role: MessageRole::Other,
@@ -454,8 +472,8 @@ impl ContextPart {
     /// position on the branch.
     fn key(&self, form: u64) -> u64 {
         match self.identity {
-            Some(digest) => (digest.0 | (1 << 63)) & !3 | form,
-            None => ((self.position as u64) << 2) | form,
+            Some(digest) => (digest.0 | (1 << 63)) & !7 | form,
+            None => ((self.position as u64) << 3) | form,
         }
     }
 }
@@ -472,6 +490,8 @@ const ORIGINAL: u64 = 0;
 const PLACEHOLDER: u64 = 1;
 const MASKED: u64 = 2;
 const LOG: u64 = 3;
+/// The form of a message before SoL-Pi's own calls in it: `OWN + i` for its `i`-th change.
+const OWN: u64 = 4;
 
 /// The books of one branch, fed request by request.
 #[derive(Clone)]
@@ -512,12 +532,14 @@ impl Books {
     /// The response to the request each book began: the SoL-Pi book first, which holds the
     /// request the session sent (plain Pi's, or SoL-Pi's as the session ran it) and finds
     /// the scale of its report; every other book's request follows that scale.
-    fn answer(&mut self, usage: ResponseUsage, failed: bool) {
-        self.sol_pi.end_request_with(usage, failed, &[]);
+    /// `owners` are the owners of the response's tool calls: a response that only calls
+    /// SoL-Pi's tools answers a request plain Pi never sent.
+    fn answer(&mut self, usage: ResponseUsage, failed: bool, owners: &[Option<Mechanism>]) {
+        self.sol_pi.end_request_with(usage, failed, owners);
         let scale = self.sol_pi.report_scale();
         let follow = |book: &mut Book| {
             book.follow_scale(scale);
-            book.end_request_with(usage, failed, &[]);
+            book.end_request_with(usage, failed, owners);
         };
         if let Some(pack) = &mut self.pack {
             follow(pack);
@@ -813,6 +835,17 @@ impl<'a> Walk<'a> {
                         *assistants = assistants.saturating_add(1);
                         part.role = PartRole::Assistant;
                         let calls = message.tool_calls();
+                        let owners: Vec<Option<Mechanism>> =
+                            calls.iter().map(|call| tool_owner(&call.name)).collect();
+                        let own_calls: Vec<ToolCall> = calls
+                            .iter()
+                            .zip(&owners)
+                            .map(|(call, owner)| ToolCall {
+                                owner: *owner,
+                                tokens: call.tokens,
+                            })
+                            .collect();
+                        part.own = own_changes(message.tokens, &own_calls);
                         let (usage, failed) = response(message);
                         // The previous turn ended before this message, billed or not.
                         if let Some(sim) = sim.as_mut() {
@@ -882,7 +915,7 @@ impl<'a> Walk<'a> {
                                 books.each(Book::after_cache_lifetime);
                             }
                             tracked.sent(context.len(), placed);
-                            books.answer(usage, failed);
+                            books.answer(usage, failed, &owners);
                             if let Some(sim) = sim.as_mut() {
                                 sim.book.follow_scale(books.sol_pi.report_scale());
                                 sim.request(usage, failed);
@@ -912,7 +945,12 @@ impl<'a> Walk<'a> {
                     Role::ToolResult => {
                         part.role = PartRole::ToolResult;
                         if let Some(result) = message.tool_result.as_deref() {
-                            part.pack = result.pack;
+                            part.own = request_cause([tool_owner(&result.tool_name)])
+                                .map(|owner| vec![(owner, None)])
+                                .unwrap_or_default();
+                            // A SoL-Pi tool's own result is not a tool output to pack (it
+                            // does not exist below its mechanism's layer).
+                            part.pack = result.pack.filter(|_| part.own.is_empty());
                             part.digest = Some(result.digest);
                             part.text_bytes = result.text_bytes;
                             if let Some(log) = result.reducer_log {
@@ -1396,6 +1434,14 @@ fn sent_forms(part: &ContextPart, replace: bool) -> (SentPart, SentPart, Option<
             Vec::new()
         },
     };
+    // SoL-Pi's own calls and results: not in plain Pi's requests, or smaller there.
+    for (index, &(by, tokens)) in part.own.iter().enumerate() {
+        let before = tokens.map(|tokens| Part {
+            key: part.key(OWN + index as u64),
+            tokens,
+        });
+        base.changes.push(Change { by, before });
+    }
     if let Some(removed) = part.receipt_removed {
         // The request carried the log before the reducer put its receipt there.
         base.changes.push(Change {

@@ -18,6 +18,20 @@ pub fn tokens_from_chars(units: u64) -> u64 {
     units.div_ceil(4)
 }
 
+/// Pi's estimate of a tool call block's share of its message (its name and its arguments as
+/// JSON), in tokens: what the message loses without the call.
+///
+/// ```
+/// use serde_json::json;
+/// use sol_core::message::tool_call_tokens;
+///
+/// let call = json!({"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "ls"}});
+/// assert_eq!(tool_call_tokens(&call), 5); // "bash" and {"command":"ls"}: 20 characters
+/// ```
+pub fn tool_call_tokens(block: &Value) -> u64 {
+    tokens_from_chars(assistant_value_block_chars(block))
+}
+
 /// Length of `text` as JavaScript counts it (UTF-16 code units).
 pub fn js_length(text: &str) -> u64 {
     text.chars().map(|c| c.len_utf16() as u64).sum()

@@ -665,7 +665,8 @@ impl Ledger {
 
     /// Makes one request's figures follow what the provider reported for it: the request of
     /// layer `reference` (the requests as sent live; plain Pi's in a replay of a session
-    /// recorded without SoL-Pi), or a scale another book found. Every layer keeps its own
+    /// recorded without SoL-Pi) or the nearest layer the request exists in, or a scale
+    /// another book found. Every layer keeps its own
     /// figures through the report's [`ReportScale`]; the reference layer comes out as the
     /// report.
     fn calibrate(
@@ -675,10 +676,13 @@ impl Ledger {
         terms: RequestTerms,
     ) {
         let scale = match reporting {
-            Reporting::Of(reported, reference) if terms.exists_in(reference) => {
-                ReportScale::new(&added[reference], &reported)
-            }
-            Reporting::Of(..) => None,
+            // A request that does not exist in the reference layer (one SoL-Pi caused, in a
+            // session without it; one a mechanism avoided) is scaled at the nearest layer it
+            // exists in: its report is of that request all the same.
+            Reporting::Of(reported, reference) => (0..LAYERS)
+                .filter(|layer| terms.exists_in(*layer))
+                .min_by_key(|layer| layer.abs_diff(reference))
+                .and_then(|layer| ReportScale::new(&added[layer], &reported)),
             Reporting::Scaled(scale) => Some(scale),
         };
         self.last_scale = scale;

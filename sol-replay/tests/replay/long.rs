@@ -91,12 +91,14 @@ fn the_replayed_observation_pack_and_occ_rows_of_a_long_session_are_what_the_liv
         let (live, again) = (recorded.report(&prices), branch.sol_pi.report(&prices));
         for mechanism in [Mechanism::ObservationPack, Mechanism::OnlineContextCompact] {
             assert_eq!(
-                again.row(mechanism),
-                live.row(mechanism),
+                again.row(mechanism).account,
+                live.row(mechanism).account,
                 "{}: {mechanism:?}",
                 row.file
             );
         }
+        // The recordings' totals were written before the live book left SoL-Pi's own turns
+        // out of plain Pi's side (issue 26), so the rows' priced differences are not compared.
         // The requests as sent are the live ones, token for token.
         assert_eq!(again.sent, live.sent, "{}", row.file);
         compared += 1;
