@@ -38,7 +38,7 @@ use sol_core::StepAccount;
 use sol_core::message::AgentMessage;
 use sol_core::savings::{
     Book, Change, LAYERS, ModelPrices, Money, Part, PriceTable, Report, ReportedUsage,
-    ResponseUsage, SAVINGS_ENTRY_TYPE, Savings, SentPart, ToolCall, own_changes,
+    ResponseUsage, SAVINGS_ENTRY_TYPE, Savings, SentPart, ToolCall, layer_of, own_changes,
     prompt_after_lifetime, request_cause,
 };
 
@@ -948,9 +948,14 @@ impl<'a> Walk<'a> {
                             part.own = request_cause([tool_owner(&result.tool_name)])
                                 .map(|owner| vec![(owner, None)])
                                 .unwrap_or_default();
-                            // A SoL-Pi tool's own result is not a tool output to pack (it
-                            // does not exist below its mechanism's layer).
-                            part.pack = result.pack.filter(|_| part.own.is_empty());
+                            // ObservationPack packs a recall's result as the live extension
+                            // does; a plan result (which does not exist below OCC's layer, above
+                            // ObservationPack's) is never packed.
+                            part.pack = result.pack.filter(|_| {
+                                part.own.iter().all(|(by, _)| {
+                                    layer_of(*by) <= layer_of(Mechanism::ObservationPack)
+                                })
+                            });
                             part.digest = Some(result.digest);
                             part.text_bytes = result.text_bytes;
                             if let Some(log) = result.reducer_log {
