@@ -32,13 +32,13 @@
 
 use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufReader, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sol_core::savings::PriceTable;
-use sol_replay::reader::{ReadLimits, Size, read_session_limited};
+use sol_replay::reader::{ReadLimits, Size, read_session_limited, trajectory};
 use sol_replay::render::{Format, render};
 use sol_replay::replay::{ReplayOptions, SessionReplay, replay_session};
 
@@ -361,19 +361,40 @@ fn replay_file(
             return None;
         }
     };
-    let bar = progress_bar(&name, size);
-    let mut shown = 0u64;
-    let read = read_session_limited(&name, BufReader::new(file), READ_LIMITS, |bytes| {
-        if let Some(bar) = &bar
-            && bytes - shown >= PROGRESS_STEP
+    let mut input = BufReader::new(file);
+    // A mini-swe-agent trajectory is one JSON object: read whole (the file's size is bounded
+    // above), then as the Pi session it amounts to.
+    let trajectory = input
+        .fill_buf()
+        .is_ok_and(trajectory::looks_like_trajectory);
+    let read = if trajectory {
+        let mut text = Vec::new();
+        match (&mut input)
+            .take(READ_LIMITS.max_file_bytes)
+            .read_to_end(&mut text)
         {
-            shown = bytes;
-            bar.set_position(bytes);
+            Ok(_) => trajectory::read_trajectory(&name, &text),
+            Err(error) => {
+                let _ = writeln!(stderr, "sol-pi: {name}: reading failed: {error}");
+                return None;
+            }
         }
-    });
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
+    } else {
+        let bar = progress_bar(&name, size);
+        let mut shown = 0u64;
+        let read = read_session_limited(&name, input, READ_LIMITS, |bytes| {
+            if let Some(bar) = &bar
+                && bytes - shown >= PROGRESS_STEP
+            {
+                shown = bytes;
+                bar.set_position(bytes);
+            }
+        });
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        read
+    };
     match read {
         Ok(session) => {
             for warning in session.warnings() {

@@ -808,3 +808,45 @@ fn a_closed_stdout_ends_the_run_quietly() {
     assert_eq!(run.code, 0);
     assert_eq!(run.stderr, "", "no panic, no message");
 }
+
+#[test]
+fn a_mini_swe_agent_trajectory_replays_beside_a_pi_session() {
+    let trajectory = "fixtures/sessions/trajectory/small.traj.json";
+    let run = replay(&["--json", trajectory, &corpus("fork-0.84.2.jsonl")]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = json(&run);
+    let branch = &report["sessions"][0]["branches"][0];
+    // Three replies, each a request priced from its usage at Claude Sonnet 4.5's prices.
+    assert_eq!(branch["solPi"]["reported"]["requests"], 3);
+    assert_eq!(branch["solPi"]["reported"]["cacheRead"], 330);
+    assert_eq!(branch["solPi"]["layers"][0]["cacheRead"], 330);
+    assert_eq!(
+        branch["solPi"]["models"]["anthropic/claude-sonnet-4-5"]["prices"]["output"],
+        15_000_000
+    );
+    assert_eq!(report["totals"]["sessions"], 2);
+    // A JSON object that is not a trajectory of the format: one line, exit 1, the other file
+    // still replayed.
+    let dir = std::env::temp_dir().join(format!("sol-pi-cli-trajectory-{}", std::process::id()));
+    #[allow(clippy::disallowed_methods)] // The test writes its own input.
+    {
+        std::fs::create_dir_all(&dir).expect("a temp folder");
+        std::fs::write(
+            dir.join("other.json"),
+            "{\n  \"trajectory_format\": \"other-2\"\n}\n",
+        )
+        .expect("a file");
+    }
+    let other = dir.join("other.json").display().to_string();
+    let run = replay(&[&other, &corpus("fork-0.84.2.jsonl")]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr.trim_end(),
+        format!(
+            "sol-pi: {other}:1: not a mini-swe-agent trajectory this reader takes: its trajectory_format is \"other-2\", where this reader takes \"mini-swe-agent-1\""
+        )
+    );
+    assert!(run.stdout.contains("fork-0.84.2.jsonl"), "{}", run.stdout);
+    #[allow(clippy::disallowed_methods)]
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -110,6 +110,13 @@ pub enum ReadErrorKind {
         /// The limit, in bytes.
         limit: u64,
     },
+    /// A file that reads as a mini-swe-agent trajectory (a JSON object, not JSON lines) but
+    /// is not one this reader takes.
+    #[error("not a mini-swe-agent trajectory this reader takes: {message}")]
+    BadTrajectory {
+        /// What is wrong.
+        message: String,
+    },
     /// The input itself failed (an I/O error of the reader the host passed).
     #[error("reading failed: {message}")]
     Io {

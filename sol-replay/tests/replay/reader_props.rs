@@ -419,3 +419,42 @@ proptest! {
         prop_assert!(v1.leaves().count() == usize::from(!old.is_empty()));
     }
 }
+
+proptest! {
+    /// Any mini-swe-agent trajectory reads as one message entry per message, in a chain, with
+    /// one `bash` call per reply that has a bash block and a usage per reply that has one;
+    /// any bytes at all give a session or an error, never a panic.
+    #[test]
+    fn a_trajectory_reads_as_one_message_per_message(
+        messages in prop::collection::vec((0u8..3, "[a-z `\n]{0,40}", any::<bool>(), 0u64..5_000, 0u64..5_000), 0..12),
+        noise in prop::collection::vec(any::<u8>(), 0..200),
+    ) {
+        use sol_replay::reader::trajectory::read_trajectory;
+        let _ = read_trajectory("noise.json", &noise);
+        let raw: Vec<Value> = messages
+            .iter()
+            .map(|(role, text, bash, prompt, cached)| {
+                let role = ["system", "user", "assistant"][usize::from(*role)];
+                let content = if *bash { format!("{text}\n```bash\nls -la\n```") } else { text.clone() };
+                let mut message = json!({"role": role, "content": content});
+                if role == "assistant" {
+                    message["extra"] = json!({"response": {"model": "p/m", "usage": {"prompt_tokens": prompt, "completion_tokens": 1, "prompt_tokens_details": {"cached_tokens": cached}}}});
+                }
+                message
+            })
+            .collect();
+        let text = json!({"trajectory_format": "mini-swe-agent-1", "messages": raw}).to_string();
+        let session = read_trajectory("t.json", text.as_bytes()).expect("a trajectory reads");
+        let branch = session.active_branch();
+        prop_assert_eq!(branch.len(), messages.len());
+        for ((role, _, bash, prompt, cached), entry) in messages.iter().zip(&branch) {
+            let message = entry.message().expect("a message");
+            if *role == 2 {
+                let reply = message.assistant.as_deref().expect("a reply");
+                prop_assert_eq!(reply.tool_calls.len(), usize::from(*bash));
+                let usage = reply.usage.expect("its usage");
+                prop_assert_eq!((usage.input, usage.cache_read), (prompt - cached.min(prompt), *cached.min(prompt)));
+            }
+        }
+    }
+}

@@ -84,3 +84,57 @@ fn the_real_format_1_session_of_pi_mono_reads_with_every_reply_and_its_usage() {
     let text = render(&[replay], &options, Format::Text);
     assert!(text.contains("Plain Pi"), "{text}");
 }
+
+/// Every mini-swe-agent run of `../shared/corpora/mini-swe-agent/trajs/`, read as the Pi
+/// session it amounts to: one request per reply with usage, each reply's usage as reported
+/// (summed here from the raw JSON), and a replay whose requests as sent are those replies.
+#[test]
+fn every_real_mini_swe_agent_run_reads_with_its_replies_and_their_usage() {
+    let Some(corpora) = shared_corpora() else {
+        return;
+    };
+    let dir = corpora.join("mini-swe-agent").join("trajs");
+    #[allow(clippy::disallowed_methods)] // The corpus is listed and read in place.
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the trajectories")
+        .map(|entry| entry.expect("an entry").path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 60, "{} trajectories", files.len());
+    for path in &files {
+        #[allow(clippy::disallowed_methods)]
+        let bytes = std::fs::read(path).expect("a trajectory");
+        assert!(sol_replay::reader::trajectory::looks_like_trajectory(
+            &bytes
+        ));
+        let raw: Value = serde_json::from_slice(&bytes).expect("JSON");
+        let (mut replies, mut prompt, mut cached, mut completion) = (0u64, 0u64, 0u64, 0u64);
+        for message in raw["messages"].as_array().expect("messages") {
+            let usage = &message["extra"]["response"]["usage"];
+            if message["role"] == "assistant" && usage.is_object() {
+                replies += 1;
+                prompt += usage["prompt_tokens"].as_u64().unwrap_or(0);
+                cached += usage["prompt_tokens_details"]["cached_tokens"]
+                    .as_u64()
+                    .unwrap_or(0);
+                completion += usage["completion_tokens"].as_u64().unwrap_or(0);
+            }
+        }
+        let name = path.display().to_string();
+        let session = sol_replay::reader::trajectory::read_trajectory(&name, &bytes)
+            .unwrap_or_else(|error| panic!("{error}"));
+        let replayed = replay_session(&session, &ReplayOptions::default());
+        let branch = &replayed.branches[0];
+        let reported = branch.sol_pi.reported;
+        assert_eq!(reported.requests, replies, "{name}");
+        assert_eq!(
+            (reported.all_input(), reported.cache_read, reported.output),
+            (prompt, cached, completion),
+            "{name}"
+        );
+        assert_eq!(branch.sol_pi.layers[4].requests, replies, "{name}");
+        // Plain Pi's side is the replies as billed (the run had no SoL-Pi).
+        assert_eq!(branch.sol_pi.layers[0].input(), prompt, "{name}");
+        assert_eq!(branch.sol_pi.layers[0].cache_read, cached, "{name}");
+    }
+}
