@@ -121,8 +121,15 @@ fn session_lines(id: &str, messages: &[Value]) -> String {
                 if let Some(response) = response {
                     reply["usage"] = usage(response.get("usage"));
                     if let Some(model) = response.get("model").and_then(Value::as_str) {
-                        // `provider/model` as the response names the model.
-                        let (provider, model) = model.split_once('/').unwrap_or(("", model));
+                        // `provider/model` as the response names the model (a router's
+                        // `google/gemini-…`), else with the response's own provider.
+                        let provider = response
+                            .get("provider")
+                            .and_then(Value::as_str)
+                            .map_or_else(|| "unknown".to_owned(), str::to_lowercase);
+                        let (provider, model) = model
+                            .split_once('/')
+                            .map_or((provider.as_str(), model), |(p, m)| (p, m));
                         reply["provider"] = json!(provider);
                         reply["model"] = json!(model);
                     }
