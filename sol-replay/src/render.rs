@@ -29,6 +29,14 @@ pub const METHOD: &str = "Tokens are Pi's estimate (characters / 4) of each mess
 each request is priced as a prompt cache bills it: the prefix shared with the policy's previous \
 request is a cache read, everything from the first changed message on a cache write.";
 
+/// What "Recalls needed" counts, printed with every report.
+pub const RELIANCE: &str = "Recalls needed: the results a policy replaced that a later reply \
+quoted (one of its lines of 40 or more characters repeated as a line of the reply) while no \
+message still sent in full held that line, \
+so the model relied on what the policy hid; each is priced as the recall it would have needed \
+(one more request reading the context from the cache, the recalled page written, a short \
+reply) and is not in the policy's cost.";
+
 /// How a request with the provider's reported usage is priced, printed unless `--estimated`.
 pub const REPORTED: &str = "Where the session holds the usage the provider reported for a request, \
 the request that was sent is priced as reported, and every policy's request is its estimate scaled by \
@@ -71,6 +79,8 @@ impl Totals {
                 sum.requests_saved += row.requests_saved;
                 sum.input_tokens_saved += row.input_tokens_saved;
                 sum.net_saved = sum.net_saved + row.net_saved;
+                sum.recalls_needed += row.recalls_needed;
+                sum.recall_cost = sum.recall_cost + row.recall_cost;
             }
         }
         totals
@@ -301,6 +311,7 @@ fn method_text(out: &mut String, options: &ReplayOptions, md: bool) {
         let _ = writeln!(out, "Prices per million tokens, every model: {table}.");
     }
     let _ = writeln!(out, "{METHOD}");
+    let _ = writeln!(out, "{RELIANCE}");
     if options.from_reports {
         let _ = writeln!(out, "{REPORTED}");
     }
@@ -326,8 +337,9 @@ fn policy_table(out: &mut String, rows: &[PolicyRow], mask_keep: usize, md: bool
         "Requests saved",
         "Input tokens saved",
         "Net saving",
+        "Recalls needed",
     ];
-    let mut lines: Vec<[String; 7]> = vec![header.map(str::to_owned)];
+    let mut lines: Vec<[String; 8]> = vec![header.map(str::to_owned)];
     for row in rows {
         let unpriced = |text: String| if row.priced { text } else { "n/a".to_owned() };
         let label = match row.policy {
@@ -342,6 +354,13 @@ fn policy_table(out: &mut String, rows: &[PolicyRow], mask_keep: usize, md: bool
             format_signed_count(row.requests_saved),
             format_signed_count(row.input_tokens_saved),
             unpriced(row.net_saved.to_string()),
+            match row.policy {
+                Policy::PlainPi | Policy::ActionFusion | Policy::ReducerCandidates => {
+                    "-".to_owned()
+                }
+                _ if row.recalls_needed == 0 => "0".to_owned(),
+                _ => format!("{} ({})", count(row.recalls_needed), row.recall_cost),
+            },
         ]);
         if row.policy == Policy::PlainPi {
             // The plain row is the reference: nothing saved.
@@ -356,7 +375,7 @@ fn policy_table(out: &mut String, rows: &[PolicyRow], mask_keep: usize, md: bool
         for (index, line) in lines.iter().enumerate() {
             let _ = writeln!(out, "| {} |", line.join(" | "));
             if index == 0 {
-                let _ = writeln!(out, "|---|{}", "---:|".repeat(6));
+                let _ = writeln!(out, "|---|{}", "---:|".repeat(7));
             }
         }
         let _ = writeln!(out);

@@ -210,6 +210,13 @@ pub struct PolicyRow {
     /// Whether the saving is priced (not for the reducer's candidates, whose receipts need
     /// its model).
     pub priced: bool,
+    /// Results the policy replaced that the model later relied on: a reply quoted a line of
+    /// one ([`crate::reader::quotable_lines`]) after the replacement, while no message still
+    /// sent in full held that line. Each would have needed a recall (or given a worse answer).
+    pub recalls_needed: u64,
+    /// Those recalls priced, each as one more request: the context read from the cache, the
+    /// recalled page (up to `obs_recall`'s page) written, a short reply. Not in `cost`.
+    pub recall_cost: Money,
 }
 
 /// What Action Fusion did and could have done on a branch.
@@ -714,6 +721,8 @@ struct Walk<'a> {
     archived: BTreeSet<ContentDigest>,
     /// Per position on the branch: the masking baseline replaced the result there.
     masked: Vec<bool>,
+    /// The replaced results the model later relied on, per policy.
+    reliance: Reliance,
     messages: usize,
     /// The assistant messages on the branch so far: the session's age in requests, which the
     /// reducer's economics weigh a receipt over (as the live extension counts it).
@@ -776,6 +785,7 @@ impl<'a> Walk<'a> {
             compactions: CompactionFacts::default(),
             archived: BTreeSet::new(),
             masked: Vec::new(),
+            reliance: Reliance::default(),
             messages: 0,
             assistants: 0,
             positions: BTreeMap::new(),
@@ -794,6 +804,7 @@ impl<'a> Walk<'a> {
     fn step(&mut self, position: usize, entry: &'a Entry, occ_compaction: impl FnOnce() -> bool) {
         self.positions.insert(entry.id(), position);
         self.masked.push(false);
+        self.reliance.push();
         let self_avoidable = self.opportunity(entry);
         let Walk {
             options,
@@ -808,6 +819,7 @@ impl<'a> Walk<'a> {
             compactions,
             archived,
             masked,
+            reliance,
             messages,
             assistants,
             positions,
@@ -880,7 +892,7 @@ impl<'a> Walk<'a> {
                                 true => from.min(aware_from),
                                 false => from,
                             };
-                            request(
+                            let fixed_replaced = request(
                                 books,
                                 context,
                                 Sending {
@@ -894,12 +906,21 @@ impl<'a> Walk<'a> {
                                 archived,
                                 masked,
                             );
-                            placement.request(
+                            let aware_replaced = placement.request(
                                 &mut books.aware,
                                 context,
                                 &placed,
                                 (aware_from, &mut tracked.aware),
                             );
+                            reliance.sent(&fixed_replaced, &aware_replaced);
+                            if let Some(quotes) = message.assistant.as_deref().map(|a| &a.quotes) {
+                                let replied = ReplyFacts {
+                                    context_tokens: tracked.total_tokens(),
+                                    prices: &options.prices,
+                                    masked,
+                                };
+                                reliance.reply(quotes, &replied);
+                            }
                             if prompted_at.is_some() {
                                 books.each(Book::starts_with_prompt);
                             }
@@ -1025,6 +1046,14 @@ impl<'a> Walk<'a> {
                         sim.start_turn(message);
                     }
                 }
+                let held = message
+                    .tool_result
+                    .as_deref()
+                    .map(|result| &result.lines)
+                    .or(message.assistant.as_deref().map(|reply| &reply.quotes));
+                if let Some(lines) = held {
+                    reliance.holds(position, part.tokens, lines);
+                }
                 context.push(part);
             }
             EntryKind::CustomMessage {
@@ -1085,6 +1114,7 @@ impl<'a> Walk<'a> {
                 }
                 apply_compaction(context, facts, position, first_kept, by_occ);
                 tracked.changed(0);
+                reliance.present_only(context);
                 placement.rewritten = true;
                 // A re-decided OCC makes its own compactions; Pi's apply to it as recorded.
                 if let Some(sim) = sim.as_mut().filter(|_| !by_occ) {
@@ -1100,6 +1130,7 @@ impl<'a> Walk<'a> {
                 apply_edit(context, target, *replacement_tokens);
                 // A removal changes what follows every earlier part: built again whole.
                 tracked.changed(0);
+                reliance.present_only(context);
                 if let Some(sim) = sim.as_mut() {
                     apply_edit(&mut sim.context, target, *replacement_tokens);
                 }
@@ -1148,8 +1179,8 @@ impl<'a> Walk<'a> {
         let policies = policy_rows(
             &self.books,
             self.sim.as_ref().map(|sim| &sim.book),
-            &self.options.prices,
-            self.pricing.models.is_some(),
+            (&self.options.prices, self.pricing.models.is_some()),
+            &self.reliance,
         );
         BranchReplay {
             leaf: branch
@@ -1499,7 +1530,7 @@ fn request(
     sending: Sending<'_>,
     archived: &mut BTreeSet<ContentDigest>,
     masked: &mut [bool],
-) {
+) -> Vec<(usize, bool)> {
     let Sending {
         avoidable,
         mask_keep,
@@ -1553,6 +1584,7 @@ fn request(
     }
     books.mask.begin_request_from(from, masking);
     books.packing(|book| book.record_step(Mechanism::ObservationPack, packed.account));
+    packed.replaced
 }
 
 /// ObservationPack's cache-aware placement over a branch, as the extension runs it: each
@@ -1628,7 +1660,7 @@ impl CacheAware {
         context: &mut [ContextPart],
         placed: &BTreeSet<usize>,
         (from, removals): (usize, &mut Removals),
-    ) {
+    ) -> Vec<(usize, bool)> {
         let packed = pack_context_with(
             (context, from, removals),
             &mut self.archived,
@@ -1638,6 +1670,127 @@ impl CacheAware {
         );
         book.begin_request_from(from, packed.parts);
         book.record_step(Mechanism::ObservationPack, packed.account);
+        packed.replaced
+    }
+}
+
+/// The output tokens a recall's request is priced with (the model's short `obs_recall` call).
+const RECALL_REPLY_TOKENS: u64 = 50;
+
+/// Which results each policy replaced that the model later relied on: a reply quoted a line
+/// of one after its replacement, while no message still sent in full held that line.
+#[derive(Clone, Default)]
+struct Reliance {
+    /// Each quotable line, with the positions of the results and replies that hold it.
+    sources: BTreeMap<ContentDigest, Vec<usize>>,
+    /// Per position: the message is in the context (a compaction or an edit removes it).
+    present: Vec<bool>,
+    /// Per position: the last request of the fixed rule's books, and of the cache-aware
+    /// placement's, sent it as its placeholder.
+    fixed: Vec<bool>,
+    aware: Vec<bool>,
+    /// Per position: the message's tokens (a result's recall page is at most these).
+    tokens: Vec<u64>,
+    /// Per policy (the fixed rule, the cache-aware placement, masking): the results relied
+    /// on after their replacement, by position, each with its recall's price.
+    needed: [BTreeMap<usize, Money>; 3],
+}
+
+/// What a reply's reliance is priced with.
+struct ReplyFacts<'a> {
+    /// The context's tokens when it was sent (a recall's request reads them again).
+    context_tokens: u64,
+    prices: &'a PriceTable,
+    /// Per position: the masking baseline sent it as its mask.
+    masked: &'a [bool],
+}
+
+impl Reliance {
+    /// The entry at the next position.
+    fn push(&mut self) {
+        self.present.push(true);
+        self.fixed.push(false);
+        self.aware.push(false);
+        self.tokens.push(0);
+    }
+
+    /// The message at `position`, of `tokens`, holds `lines`.
+    fn holds(&mut self, position: usize, tokens: u64, lines: &[ContentDigest]) {
+        if let Some(slot) = self.tokens.get_mut(position) {
+            *slot = tokens;
+        }
+        for line in lines {
+            self.sources.entry(*line).or_default().push(position);
+        }
+    }
+
+    /// A request went out: the parts built for it, each with whether the fixed rule's books
+    /// (`fixed`) or the cache-aware placement (`aware`) sent it as its placeholder.
+    fn sent(&mut self, fixed: &[(usize, bool)], aware: &[(usize, bool)]) {
+        for (hidden, built) in [(&mut self.fixed, fixed), (&mut self.aware, aware)] {
+            for &(position, replaced) in built {
+                if let Some(slot) = hidden.get_mut(position) {
+                    *slot = replaced;
+                }
+            }
+        }
+    }
+
+    /// After a compaction or an edit: only the parts of `context` are present.
+    fn present_only(&mut self, context: &[ContextPart]) {
+        self.present.fill(false);
+        for part in context {
+            if let Some(slot) = self.present.get_mut(part.position) {
+                *slot = true;
+            }
+        }
+    }
+
+    /// A reply to the request just sent quotes `quotes`.
+    fn reply(&mut self, quotes: &[ContentDigest], facts: &ReplyFacts<'_>) {
+        let prices = ModelPrices::of(facts.prices);
+        for quote in quotes {
+            let Some(sources) = self.sources.get(quote) else {
+                continue;
+            };
+            let present: Vec<usize> = sources
+                .iter()
+                .copied()
+                .filter(|position| self.present.get(*position) == Some(&true))
+                .collect();
+            if present.is_empty() {
+                continue;
+            }
+            let hidden: [&[bool]; 3] = [&self.fixed, &self.aware, facts.masked];
+            for (needed, hidden) in self.needed.iter_mut().zip(hidden) {
+                if !present
+                    .iter()
+                    .all(|position| hidden.get(*position) == Some(&true))
+                {
+                    continue;
+                }
+                for &position in &present {
+                    let page = self.tokens[position].min(sol_obspack::RECALL_MAX_BYTES as u64 / 4);
+                    needed.entry(position).or_insert_with(|| {
+                        Money::of_tokens(facts.context_tokens, prices.cache_read)
+                            + Money::of_tokens(page, prices.cache_write)
+                            + Money::of_tokens(RECALL_REPLY_TOKENS, prices.output)
+                    });
+                }
+            }
+        }
+    }
+
+    /// The recalls `policy` needed and their price.
+    fn of(&self, policy: Policy) -> (u64, Money) {
+        let index = match policy {
+            Policy::ObservationPack | Policy::ObservationPackOcc => 0,
+            Policy::CacheAwarePack | Policy::CacheAwarePackOcc => 1,
+            Policy::ObservationMasking => 2,
+            _ => return (0, Money::ZERO),
+        };
+        let needed = &self.needed[index];
+        (needed.len() as u64, needed.values().copied().sum())
     }
 }
 
@@ -1650,6 +1803,9 @@ struct PackedRequest {
     account: StepAccount,
     /// The bytes of each result the request archives for the first time.
     archived: Vec<u64>,
+    /// The parts built, each by its position on the branch, and whether it went as its
+    /// placeholder.
+    replaced: Vec<(usize, bool)>,
 }
 
 /// The context a request is built from: its parts, the first index to build (the parts
@@ -1693,6 +1849,7 @@ fn pack_context_with(
     let mut parts = Vec::with_capacity(context.len() - from);
     let mut removed = Vec::with_capacity(context.len() - from);
     let mut archived_bytes = Vec::new();
+    let mut replaced_parts = Vec::with_capacity(context.len() - from);
     let mut assistants_after = 0u32;
     for (index, part) in context.iter_mut().enumerate().skip(from).rev() {
         let (base, pack_form, replaced) = sent_forms(part, replace(index, assistants_after));
@@ -1702,6 +1859,7 @@ fn pack_context_with(
         {
             archived_bytes.push(part.text_bytes);
         }
+        replaced_parts.push((part.position, replaced.is_some()));
         removed.push(replaced.map_or((0, 0), |pack| (pack.removed_tokens, pack.removed_bytes)));
         *sent(part) = pack_form.part.tokens;
         if part.role == PartRole::Assistant {
@@ -1721,6 +1879,7 @@ fn pack_context_with(
             ..StepAccount::default()
         },
         archived: archived_bytes,
+        replaced: replaced_parts,
     }
 }
 
@@ -1924,8 +2083,8 @@ fn recorded_totals(branch: &[&Entry]) -> Option<Savings> {
 fn policy_rows(
     books: &Books,
     redecided: Option<&Book>,
-    prices: &PriceTable,
-    per_model: bool,
+    (prices, per_model): (&PriceTable, bool),
+    reliance: &Reliance,
 ) -> Vec<PolicyRow> {
     let report = |book: &Book| match per_model {
         true => book.savings().report_per_model(prices),
@@ -1957,6 +2116,8 @@ fn policy_rows(
             input_tokens_saved,
             net_saved,
             priced: policy != Policy::ReducerCandidates,
+            recalls_needed: reliance.of(policy).0,
+            recall_cost: reliance.of(policy).1,
         }
     };
     vec![
@@ -1992,6 +2153,8 @@ fn policy_rows(
             input_tokens_saved: i128::from(plain.plain.input()) - i128::from(mask.plain.input()),
             net_saved: plain.plain_cost - mask.plain_cost,
             priced: true,
+            recalls_needed: reliance.of(Policy::ObservationMasking).0,
+            recall_cost: reliance.of(Policy::ObservationMasking).1,
         },
     ]
 }

@@ -18,6 +18,8 @@ mod long;
 mod reader;
 #[path = "replay/reader_props.rs"]
 mod reader_props;
+#[path = "replay/reliance.rs"]
+mod reliance;
 #[path = "replay/replay_props.rs"]
 mod replay_props;
 #[path = "replay/shared_corpora.rs"]

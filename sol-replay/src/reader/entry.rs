@@ -227,6 +227,9 @@ pub struct AssistantFacts {
     pub stop_reason: Option<Arc<str>>,
     /// The model that answered, as `provider/model`, where the message names both.
     pub model: Option<Arc<str>>,
+    /// The quotable lines of its text, thinking and the string values of its tool calls'
+    /// arguments ([`quotable_lines`]).
+    pub quotes: Box<[ContentDigest]>,
 }
 
 /// The role of a message.
@@ -309,6 +312,40 @@ pub struct ToolResultFacts {
     pub receipt: bool,
     /// What the reducer wrote about the receipt it put here (`details`), when it did.
     pub reduced: Option<ReducedFacts>,
+    /// Its quotable lines ([`quotable_lines`]): what a later reply that quotes it shows the
+    /// model relied on.
+    pub lines: Box<[ContentDigest]>,
+}
+
+/// The shortest line that counts as quoted when a reply repeats it (trimmed, in bytes):
+/// shorter lines (`}`, `OK`, a blank) recur everywhere.
+pub const QUOTE_MIN_BYTES: usize = 40;
+/// The most quotable lines kept of one text.
+pub const QUOTE_MAX_LINES: usize = 4_096;
+
+/// The digests of the distinct lines of `texts` of at least [`QUOTE_MIN_BYTES`] once
+/// trimmed, sorted, at most [`QUOTE_MAX_LINES`] of them (the first ones).
+///
+/// ```
+/// use sol_replay::reader::{ContentDigest, quotable_lines};
+///
+/// let lines = quotable_lines(["short\n    assert total == 90, \"expected ninety, got another total\"\n"]);
+/// assert_eq!(lines.len(), 1);
+/// let line = "assert total == 90, \"expected ninety, got another total\"";
+/// assert_eq!(lines[0], ContentDigest::of_texts([line]));
+/// ```
+pub fn quotable_lines<'a>(texts: impl IntoIterator<Item = &'a str>) -> Box<[ContentDigest]> {
+    let mut lines: Vec<ContentDigest> = texts
+        .into_iter()
+        .flat_map(str::lines)
+        .map(str::trim)
+        .filter(|line| line.len() >= QUOTE_MIN_BYTES)
+        .take(QUOTE_MAX_LINES)
+        .map(|line| ContentDigest::of_texts([line]))
+        .collect();
+    lines.sort_unstable();
+    lines.dedup();
+    lines.into_boxed_slice()
 }
 
 /// A log the reducer would read, with what its economics weigh.
@@ -648,6 +685,7 @@ fn message_facts(
                     }
                     _ => None,
                 },
+                quotes: reply_quotes(blocks.map(Vec::as_slice).unwrap_or_default()),
             }));
         }
         Role::User => {
@@ -697,6 +735,38 @@ impl PendingCalls {
 
 /// A tool result's facts, with what ObservationPack and the reducer would make of it.
 /// (The reducer's log bytes are filled in by the caller, from the typed message.)
+/// The quotable lines of a reply's blocks: its text and thinking, and every string value of
+/// its tool calls' arguments (an edit's `oldText` quotes what it read).
+fn reply_quotes(blocks: &[Value]) -> Box<[ContentDigest]> {
+    fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+        match value {
+            Value::String(text) => out.push(text),
+            Value::Array(items) => items.iter().for_each(|item| strings(item, out)),
+            Value::Object(fields) => fields.values().for_each(|item| strings(item, out)),
+            _ => {}
+        }
+    }
+    let mut texts = Vec::new();
+    for block in blocks {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text" | "thinking") => {
+                for key in ["text", "thinking"] {
+                    if let Some(text) = block.get(key).and_then(Value::as_str) {
+                        texts.push(text);
+                    }
+                }
+            }
+            Some("toolCall") => {
+                if let Some(arguments) = block.get("arguments") {
+                    strings(arguments, &mut texts);
+                }
+            }
+            _ => {}
+        }
+    }
+    quotable_lines(texts)
+}
+
 fn tool_result_facts(message: &Value, names: &mut Names) -> ToolResultFacts {
     let texts = || sol_core::message::text_blocks(message);
     let (count, bytes) = texts().fold((0u64, 0u64), |(count, bytes), text| {
@@ -769,6 +839,7 @@ fn tool_result_facts(message: &Value, names: &mut Names) -> ToolResultFacts {
         reducer_log: None,
         receipt,
         reduced,
+        lines: quotable_lines(texts()),
     }
 }
 
