@@ -206,7 +206,7 @@ impl Book {
     /// ([`Book::end_request_with`]) is priced from that report, which describes the request
     /// of `layer` (the requests as sent: 4; plain Pi's, in a replay of a session recorded
     /// without SoL-Pi: 0); the other layers keep their difference from it and the provider's
-    /// cache breaks ([`Ledger::calibrate`]). A request without a report keeps Pi's estimate.
+    /// cache breaks. A request without a report keeps Pi's estimate.
     pub fn calibrate_to_reports(&mut self, layer: usize) {
         self.calibrated = Some(layer.min(LAYERS - 1));
     }
