@@ -182,6 +182,11 @@ struct ReplayArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = sol_replay::replay::DEFAULT_CACHE_LIFETIME_SECONDS)]
     cache_lifetime: u64,
 
+    /// How many of the newest tool outputs the recent-outputs placement keeps in full
+    /// (keepRecentOutputs)
+    #[arg(long, value_name = "N", default_value_t = sol_replay::replay::DEFAULT_KEEP_RECENT_OUTPUTS)]
+    keep_recent_outputs: u32,
+
     /// Price every request from Pi's estimate, even where the session holds the usage the
     /// provider reported for it
     #[arg(long)]
@@ -310,6 +315,7 @@ fn replay(args: &ReplayArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> 
         placement_ratio: args
             .cache_write_read_ratio
             .unwrap_or(sol_replay::sol_core::config::DEFAULT_CACHE_WRITE_READ_RATIO),
+        keep_recent_outputs: args.keep_recent_outputs,
         cache_aware: args.cache_aware,
         from_reports: !args.estimated,
         cache_lifetime_seconds: args.cache_lifetime,

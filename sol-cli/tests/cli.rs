@@ -165,6 +165,7 @@ fn json_report_has_sessions_totals_policies_and_prices() {
             "observationPackOcc",
             "cacheAwarePack",
             "cacheAwarePackOcc",
+            "recentPack",
             "actionFusion",
             "reducerCandidates",
             "observationMasking"
@@ -176,6 +177,7 @@ fn json_report_has_sessions_totals_policies_and_prices() {
             "inputTokens",
             "requestsSaved",
             "inputTokensSaved",
+            "resultsReplaced",
         ] {
             assert!(row[field].is_number(), "{field} in {row}");
         }
@@ -184,7 +186,7 @@ fn json_report_has_sessions_totals_policies_and_prices() {
     assert_eq!(report["totals"]["branches"], 1);
     assert_eq!(
         report["totals"]["policies"].as_array().map(Vec::len),
-        Some(8)
+        Some(9)
     );
     assert!(report["totals"]["solPi"].is_object());
     assert_eq!(
@@ -197,6 +199,7 @@ fn json_report_has_sessions_totals_policies_and_prices() {
             "contextWindow": 200_000,
             "keepRecentTokens": null,
             "placementRatio": 12.5,
+            "keepRecentOutputs": 10,
             "cacheAware": false,
             "fromReports": true,
             "perModelPrices": true,
@@ -227,6 +230,8 @@ fn options_reach_the_replay() {
         "150",
         "--context-window",
         "100000",
+        "--keep-recent-outputs",
+        "4",
         &file,
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -240,6 +245,7 @@ fn options_reach_the_replay() {
             "contextWindow": 100_000,
             "keepRecentTokens": 150,
             "placementRatio": 2.5,
+            "keepRecentOutputs": 4,
             "cacheAware": false,
             "fromReports": true,
             // Prices given price every model.

@@ -267,12 +267,14 @@ impl ObsPack {
                                 .tokens_after
                                 .get(index)
                                 .map_or(0, |&tokens| count(tokens)),
+                            recent: false,
                         })
                         .collect();
                     let request_shape = Shape {
                         new_tokens: count(shape.new_tokens),
                         rewritten: shape.rewritten,
                         carried_requests: shape.carried_requests,
+                        ..Shape::default()
                     };
                     pack.on_context_cache_aware(request, &carried, request_shape, ratio)
                 }

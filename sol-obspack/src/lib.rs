@@ -120,15 +120,18 @@ use sol_core::{Mechanism, SolPiConfig};
 pub use ledger::{LedgerEntry, LedgerRead, LedgerRecord, SkippedLine, ledger_lines, read_ledger};
 pub use observation::{
     Observation, ObservationId, ObservationIdError, count_lines, estimate_tokens, is_packable,
-    is_receipt, observe,
+    is_packable_over, is_receipt, observe,
 };
 pub use pack::{Admitted, Carried, ContextStep, Handle, Pack, Packed, Seen};
-pub use placeholder::{placeholder, placeholder_tokens, placeholder_with, removed_tokens};
-pub use placement::{Placement, PlacementReason, Shape};
+pub use placeholder::{
+    compact_placeholder_with, placeholder, placeholder_tokens, placeholder_with, removed_tokens,
+};
+pub use placement::{CacheMisses, Placement, PlacementReason, Shape};
 pub use policy::{
-    EXCERPT_HEAD_BYTES, EXCERPT_TAIL_BYTES, FULL_SENDS, QUERY_MAX_BYTES, QUERY_MAX_MATCHES,
-    RECALL_HEADER_RESERVE_BYTES, RECALL_HEADER_RESERVE_LINES, RECALL_MAX_BYTES, RECALL_MAX_LINES,
-    RECEIPT_MARKER_LINE, SendDecision, THRESHOLD_BYTES, decide,
+    DEFAULT_KEEP_RECENT_OUTPUTS, EXCERPT_HEAD_BYTES, EXCERPT_TAIL_BYTES, FULL_SENDS,
+    MEDIUM_THRESHOLD_BYTES, QUERY_MAX_BYTES, QUERY_MAX_MATCHES, RECALL_HEADER_RESERVE_BYTES,
+    RECALL_HEADER_RESERVE_LINES, RECALL_MAX_BYTES, RECALL_MAX_LINES, RECEIPT_MARKER_LINE,
+    SendDecision, THRESHOLD_BYTES, decide,
 };
 pub use recall::{
     MAX_OFFSET, RecallDetails, RecallError, RecallPage, parse_offset, recall_page, recall_page_with,

@@ -256,7 +256,13 @@ pub fn observe(tool_name: &str, tool_call_id: &str, text: &str) -> Observation {
 /// host checks the rest before calling: a tool result that is not an error and whose
 /// content is text blocks only.
 pub fn is_packable(text: &str) -> bool {
-    text.len() as u64 > THRESHOLD_BYTES && !is_receipt(text)
+    is_packable_over(text, THRESHOLD_BYTES)
+}
+
+/// [`is_packable`] with another size threshold: the recent-outputs placement packs results
+/// over [`MEDIUM_THRESHOLD_BYTES`](crate::MEDIUM_THRESHOLD_BYTES).
+pub fn is_packable_over(text: &str, threshold_bytes: u64) -> bool {
+    text.len() as u64 > threshold_bytes && !is_receipt(text)
 }
 
 /// Whether `text` is an Evidence-Preserving Reducer receipt: a line of it, split at LF with

@@ -132,6 +132,9 @@ pub struct Carried {
     /// The estimated tokens of every message after it in the request, in the forms they had
     /// before ObservationPack (a placeholder counted at its original's size).
     pub tokens_after: u64,
+    /// It is one of the newest tool outputs, which the recent-outputs placement keeps in
+    /// full (false under the cache-aware placement).
+    pub recent: bool,
 }
 
 /// A result archived and admitted in one call ([`Pack::store_and_admit`]).
@@ -363,6 +366,7 @@ impl Pack {
                 Pending {
                     prior_requests: carried[i].seen.prior_requests,
                     shown: self.shown[index],
+                    recent: carried[i].recent,
                     full_tokens: packed.observation.tokens,
                     removed_tokens: packed.removed_tokens,
                     tokens_after: carried[i].tokens_after,
@@ -397,7 +401,7 @@ impl Pack {
                     request,
                     send_number,
                 )),
-                PlacementReason::Deferred => {
+                PlacementReason::Deferred | PlacementReason::Recent => {
                     if prior == crate::policy::FULL_SENDS {
                         step.ledger.push(LedgerRecord::held(
                             &packed.observation,

@@ -97,6 +97,57 @@ pub fn placeholder_with(obs: &Observation, text: &str, names: &Names) -> String 
     lines.join("\n")
 }
 
+/// Most bytes of the first line a compact placeholder shows.
+pub const COMPACT_FIRST_LINE_BYTES: usize = 120;
+
+/// The compact placeholder of the recent-outputs placement (`keepRecentOutputs`), which
+/// reaches medium outputs (from [`MEDIUM_THRESHOLD_BYTES`](crate::MEDIUM_THRESHOLD_BYTES)),
+/// where excerpts of 512 bytes would leave little to save: the size, the first line (up to
+/// [`COMPACT_FIRST_LINE_BYTES`], control characters as spaces) and the recall call. Pure
+/// and deterministic, like [`placeholder_with`]. Layout (lines joined with LF):
+///
+/// ```text
+/// [tool output archived: 84 lines, 5120 bytes, ~1280 tokens]
+/// first line: running 12 tests
+/// retrieve: call obs_recall with {"id":"obs_…","offset":0}
+/// ```
+///
+/// ```
+/// use sol_obspack::{compact_placeholder_with, observe, text::Names};
+///
+/// let log: String = (1..=60).map(|n| format!("test case_{n} ... ok\n")).collect();
+/// let obs = observe("bash", "call_1", &log);
+/// let text = compact_placeholder_with(&obs, &log, &Names::default());
+/// assert!(text.starts_with("[tool output archived: 60 lines, "));
+/// assert!(text.contains("\nfirst line: test case_1 ... ok\n"));
+/// assert!(text.len() < 250);
+/// ```
+pub fn compact_placeholder_with(obs: &Observation, text: &str, names: &Names) -> String {
+    let line = text
+        .split('\n')
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or("");
+    let line = &line[..floor_char_boundary(line, COMPACT_FIRST_LINE_BYTES)];
+    let line: String = line
+        .trim_end()
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let id = &obs.id;
+    [
+        format!(
+            "[tool output archived: {} lines, {} bytes, ~{} tokens]",
+            obs.lines, obs.bytes, obs.tokens
+        ),
+        format!("first line: {line}"),
+        format!(
+            "retrieve: call {} with {{\"id\":\"{id}\",\"offset\":0}}",
+            names.recall_tool()
+        ),
+    ]
+    .join("\n")
+}
+
 /// Estimated tokens of a placeholder text (the same estimate as for observations).
 pub fn placeholder_tokens(placeholder: &str) -> u64 {
     estimate_tokens(placeholder)

@@ -26,9 +26,21 @@
 //!
 //! ```text
 //! saving = (R + r) · X        this request writes X fewer tokens, each later one reads X fewer
-//! rewrite = max(0, r − 1) · L  those L tokens are written again instead of read
+//! rewrite = c · max(0, r − 1) · L · (1 − m)  those L tokens are written again instead of
+//!                                      read, unless the provider misses the cache anyway
+//!                                      (chance m); c ≥ 1 is the placement's caution
 //! net = saving − rewrite
 //! ```
+//!
+//! The same function runs the **recent-outputs placement** (`keepRecentOutputs`), built
+//! for real sessions, where most outputs are small and the provider loses the cache at
+//! many new prompts: a result (from [`MEDIUM_THRESHOLD_BYTES`](crate::MEDIUM_THRESHOLD_BYTES)
+//! up) stays in full while it is one of the newest tool outputs ([`Pending::recent`],
+//! [`PlacementReason::Recent`]) rather than for two requests only, and at a request that
+//! starts with a new prompt the rewrite is weighed at the chance the provider keeps its
+//! cache, learned from its reports ([`CacheMisses`], [`Shape::miss_chance`]). A prompt
+//! sent after the cache lifetime makes the request `rewritten`: everything waiting rides
+//! along.
 //!
 //! A later start makes a smaller batch with a shorter rewrite; among equal nets the smaller
 //! batch wins. The net of each candidate batch falls as `r` rises, faster for a larger batch,
@@ -43,7 +55,7 @@
 //!     Pending::waiting(6_000, 5_800, 15_000),
 //!     Pending::waiting(6_000, 5_800, 9_000),
 //! ];
-//! let early = Shape { new_tokens: 1_000, rewritten: false, carried_requests: 3 };
+//! let early = Shape { new_tokens: 1_000, carried_requests: 3, ..Shape::default() };
 //! let placed = place(&waiting, early, 12.5);
 //! assert_eq!(placed.reasons, [PlacementReason::Deferred, PlacementReason::Deferred]);
 //!
@@ -74,6 +86,9 @@ pub enum PlacementReason {
     Economic,
     /// Still sent in full: no batch it belongs to would save more than it rewrites yet.
     Deferred,
+    /// Sent in full as one of the newest tool outputs the recent-outputs placement keeps
+    /// (`keepRecentOutputs`).
+    Recent,
 }
 
 impl PlacementReason {
@@ -85,6 +100,7 @@ impl PlacementReason {
             PlacementReason::RidesRewrite => "rides_rewrite",
             PlacementReason::Economic => "economic",
             PlacementReason::Deferred => "deferred_economic",
+            PlacementReason::Recent => "recent",
         }
     }
 
@@ -102,6 +118,7 @@ impl PlacementReason {
             PlacementReason::Deferred => {
                 "kept in full: replacing it now would rewrite more of the cached prefix than it saves"
             }
+            PlacementReason::Recent => "kept in full: one of the newest tool outputs",
         }
     }
 
@@ -121,6 +138,9 @@ pub struct Pending {
     pub prior_requests: u32,
     /// Whether its placeholder was already shown on this branch.
     pub shown: bool,
+    /// Whether it is one of the newest tool outputs, which the recent-outputs placement
+    /// keeps in full ([`PlacementReason::Recent`]); always false under the cache-aware one.
+    pub recent: bool,
     /// Its tokens in full.
     pub full_tokens: u64,
     /// The tokens its placeholder removes.
@@ -137,6 +157,7 @@ impl Pending {
         Pending {
             prior_requests: FULL_SENDS,
             shown: false,
+            recent: false,
             full_tokens,
             removed_tokens,
             tokens_after,
@@ -145,7 +166,7 @@ impl Pending {
 }
 
 /// What the placement knows of the request beyond its packed results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Shape {
     /// Tokens at the end of the request the previous one did not carry (the newest turn's
@@ -156,6 +177,74 @@ pub struct Shape {
     pub rewritten: bool,
     /// The assistant messages the request carries: the horizon's input.
     pub carried_requests: u32,
+    /// The chance, from 0 to 1, that the provider will not read this request's cached
+    /// prefix anyway (it is expected to rewrite it whatever is placed): the rewrite a batch
+    /// causes is weighed at `1 − miss_chance` of its cost. 0 (the cache-aware placement's)
+    /// trusts the cache; [`CacheMisses::miss_chance`] learns it from the provider's reports.
+    /// A value outside 0 to 1 counts as the nearest end (not a number as 0).
+    pub miss_chance: f64,
+    /// How many times its rewrite a batch must save (at least 1; anything else counts as
+    /// 1): the recent-outputs placement asks [`RECENT_CAUTION`], since a forecast of the
+    /// remaining requests that runs long would turn its rewrites into a loss.
+    pub caution: f64,
+}
+
+/// The recent-outputs placement's [`Shape::caution`]: on the real corpora a lower one lost
+/// money on a few short runs, whose remaining requests the horizon overestimated.
+pub const RECENT_CAUTION: f64 = 3.0;
+
+/// How often the provider missed its cache, learned from the usage it reported: per kind of
+/// request (one that starts with a new user prompt, and one that continues a turn), how
+/// many were compared with the request before and how many of those read less of the
+/// cache than that request had sent. Real providers lose the cache often, most of all
+/// while a person reads and types; where they do, a replacement costs no rewrite.
+///
+/// ```
+/// use sol_obspack::placement::CacheMisses;
+///
+/// let mut seen = CacheMisses::default();
+/// assert_eq!(seen.miss_chance(true), 0.5);
+/// seen.observe(true, true);
+/// seen.observe(true, true);
+/// seen.observe(true, false);
+/// assert_eq!(seen.miss_chance(true), 0.6);
+/// assert_eq!(seen.miss_chance(false), 0.5);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CacheMisses {
+    /// Prompt-start requests compared.
+    pub prompts: u32,
+    /// Those that missed.
+    pub prompt_misses: u32,
+    /// Other requests compared.
+    pub turns: u32,
+    /// Those that missed.
+    pub turn_misses: u32,
+}
+
+impl CacheMisses {
+    /// One more reported request (`prompt`: it started with a new user prompt); `missed`
+    /// when the provider read less of its cache than the previous request had sent.
+    pub fn observe(&mut self, prompt: bool, missed: bool) {
+        let (seen, misses) = match prompt {
+            true => (&mut self.prompts, &mut self.prompt_misses),
+            false => (&mut self.turns, &mut self.turn_misses),
+        };
+        *seen = seen.saturating_add(1);
+        *misses = misses.saturating_add(u32::from(missed)).min(*seen);
+    }
+
+    /// The expected chance that the next request of the kind misses the cache: the share
+    /// seen so far, with one miss and one hit assumed beforehand (0.5 before any report,
+    /// never 0 or 1 on few observations).
+    pub fn miss_chance(&self, prompt: bool) -> f64 {
+        let (seen, misses) = match prompt {
+            true => (self.prompts, self.prompt_misses),
+            false => (self.turns, self.turn_misses),
+        };
+        (f64::from(misses) + 1.0) / (f64::from(seen) + 2.0)
+    }
 }
 
 /// The figures of the batch a request replaced, in cache-read tokens.
@@ -211,6 +300,8 @@ pub fn place(items: &[Pending], shape: Shape, write_read_ratio: f64) -> Placemen
         .map(|item| {
             if item.prior_requests < FULL_SENDS {
                 PlacementReason::FullSend
+            } else if item.recent && !item.shown {
+                PlacementReason::Recent
             } else if item.shown {
                 PlacementReason::Shown
             } else if shape.rewritten {
@@ -221,6 +312,16 @@ pub fn place(items: &[Pending], shape: Shape, write_read_ratio: f64) -> Placemen
         })
         .collect();
     let horizon = expected_remaining_requests(shape.carried_requests);
+    let caution = if shape.caution.is_finite() {
+        shape.caution.max(1.0)
+    } else {
+        1.0
+    };
+    let kept_cache = if shape.miss_chance.is_nan() {
+        1.0
+    } else {
+        1.0 - shape.miss_chance.clamp(0.0, 1.0)
+    };
     // Each candidate start: the removals of the waiting results from it on, and the tokens
     // the previous request cached from it to its end (shown placeholders at their size).
     let mut best: Option<Economics> = None;
@@ -243,7 +344,7 @@ pub fn place(items: &[Pending], shape: Shape, write_read_ratio: f64) -> Placemen
             .saturating_sub(shown_after)
             .saturating_sub(shape.new_tokens);
         let saving = (f64::from(horizon) + ratio) * removed as f64;
-        let rewrite_cost = (ratio - 1.0).max(0.0) * rewritten as f64;
+        let rewrite_cost = (ratio - 1.0).max(0.0) * rewritten as f64 * kept_cache * caution;
         let candidate = Economics {
             first,
             write_read_ratio: ratio,

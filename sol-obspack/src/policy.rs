@@ -19,6 +19,15 @@
 /// A result participates only when its UTF-8 size is strictly greater than this.
 pub const THRESHOLD_BYTES: u64 = 10 * 1024;
 
+/// The smallest result (in UTF-8 bytes, exclusive) the recent-outputs placement
+/// (`keepRecentOutputs`) packs, with its compact placeholder: below it a placeholder saves
+/// too little to weigh.
+pub const MEDIUM_THRESHOLD_BYTES: u64 = 1024;
+
+/// How many of the newest tool outputs the recent-outputs placement keeps in full when
+/// `keepRecentOutputs` is `true`.
+pub const DEFAULT_KEEP_RECENT_OUTPUTS: u32 = 10;
+
 /// How many provider requests carry a large result in full before it is replaced.
 pub const FULL_SENDS: u32 = 2;
 

@@ -252,6 +252,20 @@ fn branch_text(out: &mut String, branch: &BranchReplay, options: &ReplayOptions,
         count(branch.masked_outputs),
         plural(branch.masked_outputs, "output", "outputs"),
     );
+    let recent = branch.row(Policy::RecentPack);
+    let _ = writeln!(
+        out,
+        "Recent-outputs ObservationPack: results over {} bytes as a compact placeholder once {} newer tool outputs follow them ({} for a result a reply quoted), placed where the provider's cache breaks or the saving beats {}x the rewrite; {} {} replaced, {} later relied on.",
+        count(sol_obspack::MEDIUM_THRESHOLD_BYTES),
+        options.keep_recent_outputs,
+        options
+            .keep_recent_outputs
+            .saturating_mul(crate::replay::QUOTED_KEEP_FACTOR),
+        sol_obspack::placement::RECENT_CAUTION,
+        count(recent.results_replaced),
+        plural(recent.results_replaced, "result", "results"),
+        count(recent.recalls_needed),
+    );
     if let Some(recorded) = &branch.recorded {
         let live = priced(recorded, options);
         let _ = writeln!(

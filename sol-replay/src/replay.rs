@@ -39,7 +39,7 @@ use sol_core::message::AgentMessage;
 use sol_core::savings::{
     Book, Change, LAYERS, ModelPrices, Money, Part, PriceTable, Report, ReportedUsage,
     ResponseUsage, SAVINGS_ENTRY_TYPE, Savings, SentPart, ToolCall, layer_of, own_changes,
-    prompt_after_lifetime, request_cause,
+    prompt_after_lifetime, request_cause, rewritten_tokens,
 };
 
 use sol_occ::economics::MEMO_TOKENS;
@@ -52,7 +52,7 @@ use sol_occ::session::{
 use sol_occ::settings::OccOptions;
 use sol_occ::tokens::{MessageRole, SizedMessage};
 
-use sol_obspack::placement::{Pending, Shape, place};
+use sol_obspack::placement::{CacheMisses, Pending, Shape, place};
 use sol_reducer::economics::{Economy, weigh};
 
 use crate::prices::ModelPriceTable;
@@ -64,6 +64,10 @@ use crate::reader::{
 /// How many of the newest tool results the masking baseline keeps (the Complexity Trap
 /// study's N).
 pub const MASK_KEEP: usize = 10;
+
+/// How many of the newest tool outputs the recent-outputs placement keeps in full by
+/// default (`keepRecentOutputs: true`).
+pub const DEFAULT_KEEP_RECENT_OUTPUTS: u32 = sol_obspack::DEFAULT_KEEP_RECENT_OUTPUTS;
 
 /// The context window a re-decided Online Context Compact measures against by default.
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;
@@ -97,6 +101,9 @@ pub struct ReplayOptions {
     /// The `cacheWriteReadRatio` ObservationPack's cache-aware placement weighs its
     /// rewrites at (the configured one).
     pub placement_ratio: f64,
+    /// How many of the newest tool outputs the recent-outputs placement keeps in full
+    /// (`keepRecentOutputs`).
+    pub keep_recent_outputs: u32,
     /// The session ran with `cacheAware`: SoL-Pi's own rows (and the `/sol-pi` table) place
     /// results by the cache-aware economics, as the live extension did.
     pub cache_aware: bool,
@@ -130,6 +137,7 @@ impl Default for ReplayOptions {
             context_window: DEFAULT_CONTEXT_WINDOW,
             keep_recent_tokens: None,
             placement_ratio: sol_core::config::DEFAULT_CACHE_WRITE_READ_RATIO,
+            keep_recent_outputs: sol_obspack::DEFAULT_KEEP_RECENT_OUTPUTS,
             cache_aware: false,
             from_reports: true,
             per_model_prices: true,
@@ -153,6 +161,8 @@ pub enum Policy {
     CacheAwarePack,
     /// ObservationPack with the cache-aware placement and Online Context Compact.
     CacheAwarePackOcc,
+    /// ObservationPack with the recent-outputs placement (`keepRecentOutputs`).
+    RecentPack,
     /// Action Fusion: the fused calls made and the opportunities found.
     ActionFusion,
     /// The reducer's candidates (counted, not priced).
@@ -163,12 +173,13 @@ pub enum Policy {
 
 impl Policy {
     /// Every policy, in the order shown.
-    pub const ALL: [Policy; 8] = [
+    pub const ALL: [Policy; 9] = [
         Policy::PlainPi,
         Policy::ObservationPack,
         Policy::ObservationPackOcc,
         Policy::CacheAwarePack,
         Policy::CacheAwarePackOcc,
+        Policy::RecentPack,
         Policy::ActionFusion,
         Policy::ReducerCandidates,
         Policy::ObservationMasking,
@@ -182,6 +193,7 @@ impl Policy {
             Policy::ObservationPackOcc => "SoL-Pi ObservationPack + OCC",
             Policy::CacheAwarePack => "Cache-aware ObservationPack",
             Policy::CacheAwarePackOcc => "Cache-aware ObservationPack + OCC",
+            Policy::RecentPack => "Recent-outputs ObservationPack",
             Policy::ActionFusion => "Action Fusion",
             Policy::ReducerCandidates => "Reducer candidates",
             Policy::ObservationMasking => "Masking (last N outputs)",
@@ -217,6 +229,9 @@ pub struct PolicyRow {
     /// Those recalls priced, each as one more request: the context read from the cache, the
     /// recalled page (up to `obs_recall`'s page) written, a short reply. Not in `cost`.
     pub recall_cost: Money,
+    /// The results the policy sent as placeholders (or masks) on some request: what
+    /// `recalls_needed` is a share of.
+    pub results_replaced: u64,
 }
 
 /// What Action Fusion did and could have done on a branch.
@@ -434,7 +449,10 @@ struct ContextPart {
     position: usize,
     role: PartRole,
     tokens: u64,
+    /// What the fixed rule and the cache-aware placement pack (over their threshold).
     pack: Option<PackFacts>,
+    /// What the recent-outputs placement packs (over its lower threshold).
+    medium: Option<PackFacts>,
     digest: Option<ContentDigest>,
     text_bytes: u64,
     /// A summary or continuation Online Context Compact added.
@@ -450,8 +468,9 @@ struct ContextPart {
     /// Its tokens in the last request that carried it as SoL-Pi sent it (a placeholder's,
     /// once ObservationPack replaced it): what Online Context Compact sees and removes.
     sent_tokens: u64,
-    /// `sent_tokens` under the cache-aware placement.
+    /// `sent_tokens` under the cache-aware placement, and under the recent-outputs one.
     aware_sent_tokens: u64,
+    recent_sent_tokens: u64,
     /// Its role as Online Context Compact tells cut points apart.
     occ_role: MessageRole,
 }
@@ -463,6 +482,7 @@ impl ContextPart {
             role: PartRole::Other,
             tokens,
             pack: None,
+            medium: None,
             digest: None,
             text_bytes: 0,
             by_occ: false,
@@ -471,6 +491,7 @@ impl ContextPart {
             own: Vec::new(),
             sent_tokens: tokens,
             aware_sent_tokens: tokens,
+            recent_sent_tokens: tokens,
             occ_role: MessageRole::Other,
         }
     }
@@ -514,6 +535,8 @@ struct Books {
     mask: Book,
     /// ObservationPack with the cache-aware placement, and OCC as recorded.
     aware: Book,
+    /// ObservationPack with the recent-outputs placement, and OCC as recorded.
+    recent: Book,
 }
 
 impl Books {
@@ -524,16 +547,29 @@ impl Books {
         }
         apply(&mut self.mask);
         apply(&mut self.aware);
+        apply(&mut self.recent);
     }
 
-    /// Applies `apply` to every book with `fixed`, but to the cache-aware one with `aware`.
-    fn each_with<T: Copy>(&mut self, fixed: T, aware: T, mut apply: impl FnMut(&mut Book, T)) {
+    /// Applies `apply` to every book with `fixed`, but to the cache-aware one with `aware`
+    /// and to the recent-outputs one with `recent`.
+    fn each_with<T: Copy>(
+        &mut self,
+        [fixed, aware, recent]: [T; 3],
+        mut apply: impl FnMut(&mut Book, T),
+    ) {
         apply(&mut self.sol_pi, fixed);
         if let Some(pack) = &mut self.pack {
             apply(pack, fixed);
         }
         apply(&mut self.mask, fixed);
         apply(&mut self.aware, aware);
+        apply(&mut self.recent, recent);
+    }
+
+    /// Applies `apply` to the books whose placement is not the fixed rule's.
+    fn placing(&mut self, mut apply: impl FnMut(&mut Book)) {
+        apply(&mut self.aware);
+        apply(&mut self.recent);
     }
 
     /// The response to the request each book began: the SoL-Pi book first, which holds the
@@ -552,6 +588,7 @@ impl Books {
             follow(pack);
         }
         follow(&mut self.aware);
+        follow(&mut self.recent);
         follow(&mut self.mask);
     }
 
@@ -712,6 +749,12 @@ struct Walk<'a> {
     mask_tokens: u64,
     books: Books,
     placement: CacheAware,
+    /// The recent-outputs placement.
+    recent: CacheAware,
+    /// What the provider did at the prompt-start requests so far, and the input of the
+    /// last request it reported (the recent-outputs placement's miss chance).
+    cache_misses: CacheMisses,
+    last_reported_input: Option<u64>,
     context: Vec<ContextPart>,
     /// What the walk keeps of the context between requests.
     tracked: Tracked,
@@ -770,14 +813,12 @@ impl<'a> Walk<'a> {
                 pack: separate_pack.then(Book::new),
                 mask: Book::new(),
                 aware: Book::new(),
+                recent: Book::new(),
             },
-            placement: CacheAware {
-                ratio: options.placement_ratio,
-                shown: BTreeSet::new(),
-                archived: BTreeSet::new(),
-                // The branch's first request shares nothing with an earlier one.
-                rewritten: true,
-            },
+            placement: CacheAware::new(options.placement_ratio, None),
+            recent: CacheAware::new(options.placement_ratio, Some(options.keep_recent_outputs)),
+            cache_misses: CacheMisses::default(),
+            last_reported_input: None,
             context: Vec::new(),
             tracked: Tracked::default(),
             fusion: FusionFacts::default(),
@@ -812,6 +853,9 @@ impl<'a> Walk<'a> {
             mask_tokens,
             books,
             placement,
+            recent,
+            cache_misses,
+            last_reported_input,
             context,
             tracked,
             fusion,
@@ -884,8 +928,34 @@ impl<'a> Walk<'a> {
                                 fusion.opportunities += 1;
                                 fusion.opportunity_tokens += tracked.total_tokens();
                             }
-                            let placed = placement.place(context, tracked);
-                            let aware_from = tracked.aware_from(&placed);
+                            let starts_prompt = prompted_at.is_some();
+                            let lifetime_ms = options.cache_lifetime_seconds as f64 * 1000.0;
+                            let expired = match (*answered_at, prompted_at.flatten()) {
+                                (Some(answered), Some(prompted)) => prompt_after_lifetime(
+                                    &[answered as f64, prompted as f64],
+                                    true,
+                                    lifetime_ms,
+                                ),
+                                _ => false,
+                            };
+                            let placed =
+                                placement.place(context, tracked, &BTreeSet::new(), 0.0, false);
+                            let aware_from = tracked.placed_from(&placed, &tracked.placed);
+                            // The recent-outputs placement weighs a rewrite at a prompt by the
+                            // chance the provider keeps its cache, once it has reported usage.
+                            let miss_chance = match starts_prompt && last_reported_input.is_some() {
+                                true => cache_misses.miss_chance(true),
+                                false => 0.0,
+                            };
+                            let recent_placed = recent.place(
+                                context,
+                                tracked,
+                                &reliance.quoted,
+                                miss_chance,
+                                expired,
+                            );
+                            let recent_from =
+                                tracked.placed_from(&recent_placed, &tracked.recent_placed);
                             let from = tracked.stable_prefix(context, options.mask_keep);
                             // With `cacheAware` the fixed books send the placement's choice.
                             let fixed_from = match options.cache_aware {
@@ -912,7 +982,13 @@ impl<'a> Walk<'a> {
                                 &placed,
                                 (aware_from, &mut tracked.aware),
                             );
-                            reliance.sent(&fixed_replaced, &aware_replaced);
+                            let recent_replaced = recent.request(
+                                &mut books.recent,
+                                context,
+                                &recent_placed,
+                                (recent_from, &mut tracked.recent),
+                            );
+                            reliance.sent(&fixed_replaced, &aware_replaced, &recent_replaced);
                             if let Some(quotes) = message.assistant.as_deref().map(|a| &a.quotes) {
                                 let replied = ReplyFacts {
                                     context_tokens: tracked.total_tokens(),
@@ -921,22 +997,25 @@ impl<'a> Walk<'a> {
                                 };
                                 reliance.reply(quotes, &replied);
                             }
-                            if prompted_at.is_some() {
+                            if starts_prompt {
                                 books.each(Book::starts_with_prompt);
                             }
-                            let prompted_at = prompted_at.flatten();
-                            let lifetime_ms = options.cache_lifetime_seconds as f64 * 1000.0;
-                            if let (Some(answered), Some(prompted)) = (*answered_at, prompted_at)
-                                && prompt_after_lifetime(
-                                    &[answered as f64, prompted as f64],
-                                    true,
-                                    lifetime_ms,
-                                )
-                            {
+                            if expired {
                                 books.each(Book::after_cache_lifetime);
                             }
-                            tracked.sent(context.len(), placed);
+                            tracked.sent(context.len(), placed, recent_placed);
                             books.answer(usage, failed, &owners);
+                            if let Some(report) = usage.reported {
+                                if let Some(previous) = *last_reported_input {
+                                    // A miss frees a replacement only where the provider
+                                    // read less than the older part of the context, where the
+                                    // replaced results sit: a read short of a quarter of it.
+                                    let missed = rewritten_tokens(previous, report.cache_read)
+                                        .is_some_and(|rewritten| rewritten * 4 > previous * 3);
+                                    cache_misses.observe(starts_prompt, missed);
+                                }
+                                *last_reported_input = Some(report.all_input());
+                            }
                             if let Some(sim) = sim.as_mut() {
                                 sim.book.follow_scale(books.sol_pi.report_scale());
                                 sim.request(usage, failed);
@@ -972,11 +1051,11 @@ impl<'a> Walk<'a> {
                             // ObservationPack packs a recall's result as the live extension
                             // does; a plan result (which does not exist below OCC's layer, above
                             // ObservationPack's) is never packed.
-                            part.pack = result.pack.filter(|_| {
-                                part.own.iter().all(|(by, _)| {
-                                    layer_of(*by) <= layer_of(Mechanism::ObservationPack)
-                                })
+                            let packs = part.own.iter().all(|(by, _)| {
+                                layer_of(*by) <= layer_of(Mechanism::ObservationPack)
                             });
+                            part.pack = result.pack.filter(|_| packs);
+                            part.medium = result.compact.filter(|_| packs);
                             part.digest = Some(result.digest);
                             part.text_bytes = result.text_bytes;
                             if let Some(log) = result.reducer_log {
@@ -1018,7 +1097,7 @@ impl<'a> Walk<'a> {
                             if &*result.tool_name == sol_obspack::text::TOOL_NAME {
                                 let bytes = result.text_bytes;
                                 books.packing(|book| book.record_recall(bytes));
-                                books.aware.record_recall(bytes);
+                                books.placing(|book| book.record_recall(bytes));
                                 if let Some(sim) = sim.as_mut() {
                                     sim.book.record_recall(bytes);
                                 }
@@ -1101,12 +1180,13 @@ impl<'a> Walk<'a> {
                             ..StepAccount::default()
                         }
                     };
-                    let (fixed, aware) = (
+                    let accounts = [
                         account(|part| part.sent_tokens),
                         account(|part| part.aware_sent_tokens),
-                    );
+                        account(|part| part.recent_sent_tokens),
+                    ];
                     // Each book's OCC removes the parts as that book sent them.
-                    books.each_with(fixed, aware, |book, account| {
+                    books.each_with(accounts, |book, account| {
                         book.record_step(Mechanism::OnlineContextCompact, account);
                     });
                 } else {
@@ -1116,6 +1196,7 @@ impl<'a> Walk<'a> {
                 tracked.changed(0);
                 reliance.present_only(context);
                 placement.rewritten = true;
+                recent.rewritten = true;
                 // A re-decided OCC makes its own compactions; Pi's apply to it as recorded.
                 if let Some(sim) = sim.as_mut().filter(|_| !by_occ) {
                     apply_compaction(&mut sim.context, facts, position, first_kept, false);
@@ -1176,6 +1257,7 @@ impl<'a> Walk<'a> {
             self.compactions.redecided = Some(sim.compactions);
         }
         let recorded = recorded_totals(branch);
+        self.reliance.masked(&self.masked);
         let policies = policy_rows(
             &self.books,
             self.sim.as_ref().map(|sim| &sim.book),
@@ -1443,7 +1525,10 @@ fn apply_edit(context: &mut Vec<ContextPart>, target: Option<usize>, replacement
         Some(tokens) => {
             context[index].tokens = tokens;
             context[index].sent_tokens = tokens;
+            context[index].aware_sent_tokens = tokens;
+            context[index].recent_sent_tokens = tokens;
             context[index].pack = None;
+            context[index].medium = None;
         }
         None => {
             context.remove(index);
@@ -1454,7 +1539,11 @@ fn apply_edit(context: &mut Vec<ContextPart>, target: Option<usize>, replacement
 /// A part as plain Pi had it with the changes the session records (Online Context
 /// Compact's additions, the reducer's receipts), and as ObservationPack sends it, as its
 /// placeholder when `replace` (and it is packed), with the replacement it made, if any.
-fn sent_forms(part: &ContextPart, replace: bool) -> (SentPart, SentPart, Option<PackFacts>) {
+fn sent_forms(
+    part: &ContextPart,
+    facts: Option<PackFacts>,
+    replace: bool,
+) -> (SentPart, SentPart, Option<PackFacts>) {
     let original = Part {
         key: part.key(ORIGINAL),
         tokens: part.tokens,
@@ -1488,7 +1577,7 @@ fn sent_forms(part: &ContextPart, replace: bool) -> (SentPart, SentPart, Option<
             }),
         });
     }
-    match part.pack.filter(|_| replace) {
+    match facts.filter(|_| replace) {
         Some(pack) => {
             let packed = SentPart {
                 part: Part {
@@ -1561,8 +1650,8 @@ fn request(
         Some(placed) => pack_context_with(
             (context, from, removals),
             archived,
+            (|part| part.pack, |part| &mut part.sent_tokens),
             |index, _| placed.contains(&index),
-            |part| &mut part.sent_tokens,
             also,
         ),
         None => pack_context((context, from, removals), archived, also),
@@ -1589,15 +1678,19 @@ fn request(
 
 /// ObservationPack's cache-aware placement over a branch, as the extension runs it: each
 /// request's packed results placed by [`sol_obspack::placement::place`], placeholders kept
-/// once shown, every waiting one replaced on the first request after a compaction.
+/// once shown, every waiting one replaced on the first request after a compaction. With
+/// `keep`, the recent-outputs placement: results over the lower threshold, the newest
+/// `keep` tool outputs kept in full.
 #[derive(Clone)]
 struct CacheAware {
     /// The `cacheWriteReadRatio` it weighs rewrites at.
     ratio: f64,
+    /// The recent-outputs placement's `keepRecentOutputs`; `None`: the cache-aware one.
+    keep: Option<u32>,
     /// The results whose placeholder it has shown, by content (as the extension's pack
     /// knows them).
     shown: BTreeSet<ContentDigest>,
-    /// What its context walk archived (the fixed walk books the archive).
+    /// What its context walk archived (the fixed walk books the cache-aware one's archive).
     archived: BTreeSet<ContentDigest>,
     /// The next request shares no prefix with the one before (the branch's first, the
     /// first after a compaction).
@@ -1605,23 +1698,61 @@ struct CacheAware {
 }
 
 impl CacheAware {
+    fn new(ratio: f64, keep: Option<u32>) -> CacheAware {
+        CacheAware {
+            ratio,
+            keep,
+            shown: BTreeSet::new(),
+            archived: BTreeSet::new(),
+            // The branch's first request shares nothing with an earlier one.
+            rewritten: true,
+        }
+    }
+
+    /// What it packs of a part.
+    fn facts(&self) -> fn(&ContextPart) -> Option<PackFacts> {
+        match self.keep {
+            Some(_) => |part| part.medium,
+            None => |part| part.pack,
+        }
+    }
+
     /// The parts of the next request of `context` it sends as placeholders (by index);
-    /// `tracked` is synced with `context`.
-    fn place(&mut self, context: &[ContextPart], tracked: &Tracked) -> BTreeSet<usize> {
+    /// `tracked` is synced with `context`. `miss_chance` is the chance the provider misses
+    /// the cache anyway, `expired` that its lifetime has passed (a rewrite for sure).
+    fn place(
+        &mut self,
+        context: &[ContextPart],
+        tracked: &Tracked,
+        quoted: &BTreeSet<usize>,
+        miss_chance: f64,
+        expired: bool,
+    ) -> BTreeSet<usize> {
         let after = tracked.total_tokens();
         let assistants = tracked.assistants_after(0);
         let new_tokens = tracked
             .last_assistant
             .map(|index| tracked.tokens_after(index));
-        let items: Vec<(usize, Pending)> = tracked
-            .packed
+        let facts = self.facts();
+        let candidates = match self.keep {
+            Some(_) => &tracked.medium,
+            None => &tracked.packed,
+        };
+        let items: Vec<(usize, Pending)> = candidates
             .iter()
             .filter_map(|&index| {
                 let part = &context[index];
-                let (pack, digest) = (part.pack?, part.digest?);
+                let (pack, digest) = (facts(part)?, part.digest?);
+                let recent = self.keep.is_some_and(|keep| {
+                    let newer = tracked.results_after(index + 1);
+                    newer < keep
+                        || (quoted.contains(&part.position)
+                            && newer < keep.saturating_mul(QUOTED_KEEP_FACTOR))
+                });
                 let pending = Pending {
                     prior_requests: tracked.assistants_after(index + 1),
                     shown: self.shown.contains(&digest),
+                    recent,
                     full_tokens: pack.removed_tokens + pack.placeholder_tokens,
                     removed_tokens: pack.removed_tokens,
                     tokens_after: tracked.tokens_after(index),
@@ -1631,8 +1762,13 @@ impl CacheAware {
             .collect();
         let shape = Shape {
             new_tokens: new_tokens.unwrap_or(after),
-            rewritten: self.rewritten,
+            rewritten: self.rewritten || expired,
             carried_requests: assistants,
+            miss_chance,
+            caution: match self.keep {
+                Some(_) => sol_obspack::placement::RECENT_CAUTION,
+                None => 1.0,
+            },
         };
         self.rewritten = false;
         let pending: Vec<Pending> = items.iter().map(|(_, pending)| *pending).collect();
@@ -1661,18 +1797,33 @@ impl CacheAware {
         placed: &BTreeSet<usize>,
         (from, removals): (usize, &mut Removals),
     ) -> Vec<(usize, bool)> {
+        let sent: fn(&mut ContextPart) -> &mut u64 = match self.keep {
+            Some(_) => |part| &mut part.recent_sent_tokens,
+            None => |part| &mut part.aware_sent_tokens,
+        };
+        let facts = self.facts();
         let packed = pack_context_with(
             (context, from, removals),
             &mut self.archived,
+            (facts, sent),
             |index, _| placed.contains(&index),
-            |part| &mut part.aware_sent_tokens,
             |_, _| {},
         );
+        if self.keep.is_some() {
+            for bytes in &packed.archived {
+                book.record_archived(*bytes);
+            }
+        }
         book.begin_request_from(from, packed.parts);
         book.record_step(Mechanism::ObservationPack, packed.account);
         packed.replaced
     }
 }
+
+/// A result a reply already quoted stays in full under the recent-outputs placement while
+/// it is one of this many times `keepRecentOutputs` newest outputs: the model that quoted
+/// it once tends to again.
+pub const QUOTED_KEEP_FACTOR: u32 = 3;
 
 /// The output tokens a recall's request is priced with (the model's short `obs_recall` call).
 const RECALL_REPLY_TOKENS: u64 = 50;
@@ -1689,11 +1840,18 @@ struct Reliance {
     /// placement's, sent it as its placeholder.
     fixed: Vec<bool>,
     aware: Vec<bool>,
+    /// Per position: the recent-outputs placement's last request sent it as its placeholder.
+    recent: Vec<bool>,
     /// Per position: the message's tokens (a result's recall page is at most these).
     tokens: Vec<u64>,
-    /// Per policy (the fixed rule, the cache-aware placement, masking): the results relied
-    /// on after their replacement, by position, each with its recall's price.
-    needed: [BTreeMap<usize, Money>; 3],
+    /// Per policy (the fixed rule, the cache-aware placement, masking, the recent-outputs
+    /// placement): the results relied on after their replacement, by position, each with
+    /// its recall's price.
+    needed: [BTreeMap<usize, Money>; 4],
+    /// The results a reply quoted so far, by position.
+    quoted: BTreeSet<usize>,
+    /// Per policy as `needed`: every result it sent as its placeholder (or mask), by position.
+    replaced: [BTreeSet<usize>; 4],
 }
 
 /// What a reply's reliance is priced with.
@@ -1711,6 +1869,7 @@ impl Reliance {
         self.present.push(true);
         self.fixed.push(false);
         self.aware.push(false);
+        self.recent.push(false);
         self.tokens.push(0);
     }
 
@@ -1725,9 +1884,22 @@ impl Reliance {
     }
 
     /// A request went out: the parts built for it, each with whether the fixed rule's books
-    /// (`fixed`) or the cache-aware placement (`aware`) sent it as its placeholder.
-    fn sent(&mut self, fixed: &[(usize, bool)], aware: &[(usize, bool)]) {
-        for (hidden, built) in [(&mut self.fixed, fixed), (&mut self.aware, aware)] {
+    /// (`fixed`), the cache-aware placement (`aware`) or the recent-outputs one (`recent`)
+    /// sent it as its placeholder.
+    fn sent(&mut self, fixed: &[(usize, bool)], aware: &[(usize, bool)], recent: &[(usize, bool)]) {
+        let each = [
+            (&mut self.fixed, fixed),
+            (&mut self.aware, aware),
+            (&mut self.recent, recent),
+        ];
+        for (index, (hidden, built)) in each.into_iter().enumerate() {
+            let replaced = &mut self.replaced[[0, 1, 3][index]];
+            replaced.extend(
+                built
+                    .iter()
+                    .filter(|(_, hid)| *hid)
+                    .map(|(position, _)| *position),
+            );
             for &(position, replaced) in built {
                 if let Some(slot) = hidden.get_mut(position) {
                     *slot = replaced;
@@ -1761,7 +1933,8 @@ impl Reliance {
             if present.is_empty() {
                 continue;
             }
-            let hidden: [&[bool]; 3] = [&self.fixed, &self.aware, facts.masked];
+            self.quoted.extend(present.iter().copied());
+            let hidden: [&[bool]; 4] = [&self.fixed, &self.aware, facts.masked, &self.recent];
             for (needed, hidden) in self.needed.iter_mut().zip(hidden) {
                 if !present
                     .iter()
@@ -1781,13 +1954,33 @@ impl Reliance {
         }
     }
 
+    /// The masking baseline masked the results at the positions `masked` marks.
+    fn masked(&mut self, masked: &[bool]) {
+        self.replaced[2] = (0..masked.len())
+            .filter(|&position| masked[position])
+            .collect();
+    }
+
+    /// The results `policy` replaced.
+    fn replaced(&self, policy: Policy) -> u64 {
+        self.index(policy)
+            .map_or(0, |index| self.replaced[index].len() as u64)
+    }
+
+    fn index(&self, policy: Policy) -> Option<usize> {
+        match policy {
+            Policy::ObservationPack | Policy::ObservationPackOcc => Some(0),
+            Policy::CacheAwarePack | Policy::CacheAwarePackOcc => Some(1),
+            Policy::ObservationMasking => Some(2),
+            Policy::RecentPack => Some(3),
+            _ => None,
+        }
+    }
+
     /// The recalls `policy` needed and their price.
     fn of(&self, policy: Policy) -> (u64, Money) {
-        let index = match policy {
-            Policy::ObservationPack | Policy::ObservationPackOcc => 0,
-            Policy::CacheAwarePack | Policy::CacheAwarePackOcc => 1,
-            Policy::ObservationMasking => 2,
-            _ => return (0, Money::ZERO),
+        let Some(index) = self.index(policy) else {
+            return (0, Money::ZERO);
         };
         let needed = &self.needed[index];
         (needed.len() as u64, needed.values().copied().sum())
@@ -1830,19 +2023,25 @@ fn pack_context(
     pack_context_with(
         building,
         archived,
+        (|part| part.pack, |part| &mut part.sent_tokens),
         fixed,
-        |part| &mut part.sent_tokens,
         also,
     )
 }
 
-/// [`pack_context`] with the placement `replace(index, assistants_after)` and the field
-/// each part's size as sent goes to.
+/// What a placement packs of a part, and the field its size as sent goes to.
+type PackForms = (
+    fn(&ContextPart) -> Option<PackFacts>,
+    fn(&mut ContextPart) -> &mut u64,
+);
+
+/// [`pack_context`] with the placement `replace(index, assistants_after)`, what it packs of
+/// a part (`facts`) and the field each part's size as sent goes to (`sent`).
 fn pack_context_with(
     (context, from, removals): Building<'_>,
     archived: &mut BTreeSet<ContentDigest>,
+    (facts, sent): PackForms,
     replace: impl Fn(usize, u32) -> bool,
-    sent: fn(&mut ContextPart) -> &mut u64,
     mut also: impl FnMut(&ContextPart, SentPart),
 ) -> PackedRequest {
     let from = from.min(context.len());
@@ -1852,8 +2051,9 @@ fn pack_context_with(
     let mut replaced_parts = Vec::with_capacity(context.len() - from);
     let mut assistants_after = 0u32;
     for (index, part) in context.iter_mut().enumerate().skip(from).rev() {
-        let (base, pack_form, replaced) = sent_forms(part, replace(index, assistants_after));
-        if part.pack.is_some()
+        let (base, pack_form, replaced) =
+            sent_forms(part, facts(part), replace(index, assistants_after));
+        if facts(part).is_some()
             && let Some(digest) = part.digest
             && archived.insert(digest)
         {
@@ -1915,8 +2115,12 @@ struct Tracked {
     /// assistant messages among them. One more entry than the parts indexed.
     tokens: Vec<u64>,
     assistants: Vec<u32>,
-    /// The indexed parts that ObservationPack packed (the placement's candidates).
+    /// `results[i]`: the tool results among the first `i` parts.
+    results: Vec<u32>,
+    /// The indexed parts that ObservationPack packed (the placement's candidates), and
+    /// those the recent-outputs placement packs.
     packed: Vec<usize>,
+    medium: Vec<usize>,
     /// The last indexed assistant message.
     last_assistant: Option<usize>,
     /// How many leading parts of the context the sums describe.
@@ -1928,8 +2132,11 @@ struct Tracked {
     /// The removals of the books that send by the fixed rule, and of the cache-aware book.
     fixed: Removals,
     aware: Removals,
-    /// The parts the cache-aware placement sent as placeholders in the request before.
+    recent: Removals,
+    /// The parts the cache-aware placement, and the recent-outputs one, sent as
+    /// placeholders in the request before.
     placed: BTreeSet<usize>,
+    recent_placed: BTreeSet<usize>,
 }
 
 impl Tracked {
@@ -1945,23 +2152,34 @@ impl Tracked {
         if self.tokens.is_empty() {
             self.tokens.push(0);
             self.assistants.push(0);
+            self.results.push(0);
         }
         self.tokens.truncate(from + 1);
         self.assistants.truncate(from + 1);
+        self.results.truncate(from + 1);
         self.packed.retain(|index| *index < from);
+        self.medium.retain(|index| *index < from);
         self.last_assistant = self.last_assistant.filter(|index| *index < from);
         let (mut tokens, mut assistants) = (self.tokens[from], self.assistants[from]);
+        let mut results = self.results[from];
         for (index, part) in context.iter().enumerate().skip(from) {
             tokens = tokens.saturating_add(part.tokens);
             if part.role == PartRole::Assistant {
                 assistants = assistants.saturating_add(1);
                 self.last_assistant = Some(index);
             }
+            if part.role == PartRole::ToolResult {
+                results = results.saturating_add(1);
+            }
             if part.pack.is_some() && part.digest.is_some() {
                 self.packed.push(index);
             }
+            if part.medium.is_some() && part.digest.is_some() {
+                self.medium.push(index);
+            }
             self.tokens.push(tokens);
             self.assistants.push(assistants);
+            self.results.push(results);
         }
         self.indexed = context.len();
     }
@@ -1978,6 +2196,11 @@ impl Tracked {
     /// The assistant messages from part `index` on.
     fn assistants_after(&self, index: usize) -> u32 {
         self.assistants.last().copied().unwrap_or(0) - self.assistants[index]
+    }
+
+    /// The tool results from part `index` on.
+    fn results_after(&self, index: usize) -> u32 {
+        self.results.last().copied().unwrap_or(0) - self.results[index.min(self.results.len() - 1)]
     }
 
     /// The first part the fixed rule or the masking baseline can send otherwise than in the
@@ -1998,21 +2221,23 @@ impl Tracked {
         from
     }
 
-    /// The first part the cache-aware placement `placed` sends otherwise than in the
-    /// request before.
-    fn aware_from(&self, placed: &BTreeSet<usize>) -> usize {
+    /// The first part a placement whose choice is `placed` sends otherwise than in the
+    /// request before, where it chose `before`.
+    fn placed_from(&self, placed: &BTreeSet<usize>, before: &BTreeSet<usize>) -> usize {
         let unchanged = self.sent_len.min(self.changed_from);
         placed
-            .symmetric_difference(&self.placed)
+            .symmetric_difference(before)
             .next()
             .map_or(unchanged, |index| unchanged.min(*index))
     }
 
-    /// A request of `len` parts went out, with `placed` as the cache-aware placement's.
-    fn sent(&mut self, len: usize, placed: BTreeSet<usize>) {
+    /// A request of `len` parts went out, with `placed` as the cache-aware placement's and
+    /// `recent_placed` as the recent-outputs one's.
+    fn sent(&mut self, len: usize, placed: BTreeSet<usize>, recent_placed: BTreeSet<usize>) {
         self.sent_len = len;
         self.changed_from = len;
         self.placed = placed;
+        self.recent_placed = recent_placed;
     }
 }
 
@@ -2094,6 +2319,7 @@ fn policy_rows(
     let pack = report(redecided.or(books.pack.as_ref()).unwrap_or(&books.sol_pi));
     let mask = report(&books.mask);
     let aware = report(&books.aware);
+    let recent = report(&books.recent);
     let plain = &sol_pi;
     let row = |policy: Policy, report: &Report, mechanisms: &[Mechanism]| {
         let rows = mechanisms.iter().map(|mechanism| report.row(*mechanism));
@@ -2118,6 +2344,7 @@ fn policy_rows(
             priced: policy != Policy::ReducerCandidates,
             recalls_needed: reliance.of(policy).0,
             recall_cost: reliance.of(policy).1,
+            results_replaced: reliance.replaced(policy),
         }
     };
     vec![
@@ -2142,6 +2369,7 @@ fn policy_rows(
             &aware,
             &[Mechanism::ObservationPack, Mechanism::OnlineContextCompact],
         ),
+        row(Policy::RecentPack, &recent, &[Mechanism::ObservationPack]),
         row(Policy::ActionFusion, plain, &[Mechanism::ActionFusion]),
         row(Policy::ReducerCandidates, plain, &[]),
         PolicyRow {
@@ -2155,6 +2383,7 @@ fn policy_rows(
             priced: true,
             recalls_needed: reliance.of(Policy::ObservationMasking).0,
             recall_cost: reliance.of(Policy::ObservationMasking).1,
+            results_replaced: reliance.replaced(Policy::ObservationMasking),
         },
     ]
 }

@@ -5,21 +5,28 @@
 use proptest::prelude::*;
 use sol_obspack::ledger::ledger_lines;
 use sol_obspack::pack::{Carried, Pack, Seen};
-use sol_obspack::placement::{Pending, PlacementReason, Shape, place};
+use sol_obspack::placement::{CacheMisses, Pending, PlacementReason, Shape, place};
 use sol_obspack::{FULL_SENDS, LedgerRecord, observe};
 
-const REASONS: [PlacementReason; 5] = [
+const REASONS: [PlacementReason; 6] = [
     PlacementReason::FullSend,
     PlacementReason::Shown,
     PlacementReason::RidesRewrite,
     PlacementReason::Economic,
     PlacementReason::Deferred,
+    PlacementReason::Recent,
 ];
 
 /// A request's packed results in order: each with tokens after it that shrink from one to the
 /// next (a later result has fewer messages after it).
 fn request() -> impl Strategy<Value = (Vec<Pending>, Shape)> {
-    let item = (0u32..6, any::<bool>(), 2_600u64..40_000, 0u64..6_000);
+    let item = (
+        0u32..6,
+        any::<bool>(),
+        2_600u64..40_000,
+        0u64..6_000,
+        prop::bool::weighted(0.2),
+    );
     (
         prop::collection::vec(item, 0..8),
         0u64..8_000,
@@ -30,12 +37,13 @@ fn request() -> impl Strategy<Value = (Vec<Pending>, Shape)> {
             let mut after: u64 = new_tokens + items.iter().map(|item| item.2 + item.3).sum::<u64>();
             let pending = items
                 .into_iter()
-                .map(|(prior, shown, full, gap)| {
+                .map(|(prior, shown, full, gap, recent)| {
                     after = after.saturating_sub(full + gap);
                     Pending {
                         prior_requests: prior,
                         // A placeholder is shown only past the full sends.
                         shown: shown && prior >= FULL_SENDS,
+                        recent,
                         full_tokens: full,
                         removed_tokens: full - 2_500,
                         tokens_after: after + gap,
@@ -46,6 +54,7 @@ fn request() -> impl Strategy<Value = (Vec<Pending>, Shape)> {
                 new_tokens,
                 rewritten,
                 carried_requests,
+                ..Shape::default()
             };
             (pending, shape)
         })
@@ -69,6 +78,9 @@ proptest! {
             // The requirement's two full sends are never cut short; a shown placeholder stays.
             if item.prior_requests < FULL_SENDS {
                 prop_assert_eq!(*reason, PlacementReason::FullSend);
+            } else if item.recent && !item.shown {
+                // The recent-outputs placement keeps its newest outputs whatever pays.
+                prop_assert_eq!(*reason, PlacementReason::Recent);
             } else if item.shown {
                 prop_assert_eq!(*reason, PlacementReason::Shown);
             } else if shape.rewritten {
@@ -112,6 +124,72 @@ proptest! {
     }
 
     #[test]
+    fn a_likelier_miss_never_replaces_less(
+        (items, shape) in request(),
+        ratio in 0.0f64..40.0,
+        low in 0.0f64..1.0,
+        more in 0.0f64..1.0,
+    ) {
+        let trusting = replaced(&items, Shape { miss_chance: low, ..shape }, ratio);
+        let missing = replaced(&items, Shape { miss_chance: (low + more).min(1.0), ..shape }, ratio);
+        for (at_low, at_high) in trusting.iter().zip(&missing) {
+            prop_assert!(!at_low || *at_high);
+        }
+    }
+
+    #[test]
+    fn more_caution_never_replaces_more(
+        (items, shape) in request(),
+        ratio in 0.0f64..40.0,
+        low in 1.0f64..5.0,
+        more in 0.0f64..5.0,
+    ) {
+        let bold = replaced(&items, Shape { caution: low, ..shape }, ratio);
+        let careful = replaced(&items, Shape { caution: low + more, ..shape }, ratio);
+        for (at_low, at_high) in bold.iter().zip(&careful) {
+            prop_assert!(!at_high || *at_low);
+        }
+    }
+
+    /// A miss chance or a caution that is not a number in range counts as its nearest sane
+    /// value: never a panic, never a different placement than that value's.
+    #[test]
+    fn odd_chances_and_cautions_count_as_their_nearest_sane_value(
+        (items, shape) in request(),
+        ratio in 0.0f64..40.0,
+        odd in prop::sample::select(vec![f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -3.0, 7.0, 0.0]),
+    ) {
+        let chance = place(&items, Shape { miss_chance: odd, ..shape }, ratio);
+        let sane = if odd.is_nan() { 0.0 } else { odd.clamp(0.0, 1.0) };
+        prop_assert_eq!(chance, place(&items, Shape { miss_chance: sane, ..shape }, ratio));
+        let caution = place(&items, Shape { caution: odd, ..shape }, ratio);
+        let sane = if odd.is_finite() { odd.max(1.0) } else { 1.0 };
+        prop_assert_eq!(caution, place(&items, Shape { caution: sane, ..shape }, ratio));
+    }
+
+    /// The learned miss chance stays between 0 and 1, grows with the misses seen and keeps
+    /// the two kinds of request apart.
+    #[test]
+    fn the_miss_chance_follows_the_misses(seen in prop::collection::vec((any::<bool>(), any::<bool>()), 0..200)) {
+        let mut misses = CacheMisses::default();
+        for &(prompt, missed) in &seen {
+            misses.observe(prompt, missed);
+        }
+        for prompt in [true, false] {
+            let chance = misses.miss_chance(prompt);
+            prop_assert!((0.0..=1.0).contains(&chance));
+            let mut more = misses;
+            more.observe(prompt, true);
+            prop_assert!(more.miss_chance(prompt) >= chance);
+            prop_assert_eq!(more.miss_chance(!prompt), misses.miss_chance(!prompt));
+            let mut fewer = misses;
+            fewer.observe(prompt, false);
+            prop_assert!(fewer.miss_chance(prompt) <= chance);
+        }
+        prop_assert!(misses.prompt_misses <= misses.prompts && misses.turn_misses <= misses.turns);
+    }
+
+    #[test]
     fn placement_is_deterministic((items, shape) in request(), ratio in 0.0f64..40.0) {
         prop_assert_eq!(place(&items, shape, ratio), place(&items, shape, ratio));
     }
@@ -144,12 +222,14 @@ proptest! {
                 .map(|(n, handle)| Carried {
                     seen: Seen::new(*handle, request - n as u32 - 1),
                     tokens_after: 1_000 * u64::from(request - n as u32),
+                    recent: false,
                 })
                 .collect();
             let shape = Shape {
                 new_tokens: 1_000,
                 rewritten: compaction_at == Some(request),
                 carried_requests: request - 1,
+                ..Shape::default()
             };
             let step = pack.on_context_cache_aware(request, &carried, shape, ratio);
             for (n, replace) in step.replace.iter().enumerate() {
@@ -179,6 +259,7 @@ fn a_rewrite_takes_every_waiting_result_along() {
         new_tokens: 500,
         rewritten: true,
         carried_requests: 2,
+        ..Shape::default()
     };
     let placed = place(&waiting, shape, 12.5);
     assert_eq!(
@@ -199,6 +280,7 @@ fn a_late_result_goes_alone_when_the_early_one_would_rewrite_too_much() {
         new_tokens: 1_000,
         rewritten: false,
         carried_requests: 10,
+        ..Shape::default()
     };
     let placed = place(&waiting, shape, 12.5);
     assert_eq!(
@@ -222,11 +304,13 @@ fn the_step_records_held_results_once_and_names_the_reason_of_a_replacement() {
     let at = |request: u32, tokens_after: u64| Carried {
         seen: Seen::new(handle, request - 1),
         tokens_after,
+        recent: false,
     };
     let young = Shape {
         new_tokens: 100,
         rewritten: false,
         carried_requests: 2,
+        ..Shape::default()
     };
     let step = pack.on_context_cache_aware(3, &[at(3, 60_000)], young, 12.5);
     assert_eq!(step.replace, [false]);
@@ -284,6 +368,7 @@ fn reason_codes_and_records() {
             new_tokens: 1_500,
             rewritten: false,
             carried_requests: 12,
+            ..Shape::default()
         },
         12.5,
     );

@@ -59,6 +59,23 @@ fn assert_page_within_limits(text: &str) {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
+    /// The compact placeholder has its three lines whatever the text, is small and a pure
+    /// function of the text, and names the observation it stands for.
+    #[test]
+    fn compact_placeholders_keep_their_layout(text in tricky_text(2_500)) {
+        let obs = observe("bash", "call", &text);
+        let names = sol_obspack::text::Names::default();
+        let shown = sol_obspack::compact_placeholder_with(&obs, &text, &names);
+        prop_assert_eq!(&shown, &sol_obspack::compact_placeholder_with(&obs, &text, &names));
+        let lines: Vec<&str> = shown.split('\n').collect();
+        prop_assert_eq!(lines.len(), 3);
+        prop_assert!(lines[0].starts_with("[tool output archived: "));
+        prop_assert!(lines[1].starts_with("first line: "));
+        prop_assert!(lines[1].len() <= "first line: ".len() + sol_obspack::placeholder::COMPACT_FIRST_LINE_BYTES);
+        prop_assert!(!lines[1].chars().any(char::is_control));
+        prop_assert!(lines[2].contains(obs.id.as_str()));
+    }
+
     #[test]
     fn recall_pages_reassemble_the_original_exactly(text in tricky_text(2_500)) {
         let obs = observe("bash", "call", &text);

@@ -3,8 +3,8 @@
 use camino::Utf8PathBuf;
 use sol_core::{FsError, FsErrorKind};
 use sol_obspack::{
-    Damage, LedgerRecord, ObservationId, RecallError, StoreError, ledger_lines, observe,
-    placeholder, recall_page, search_page, text,
+    Damage, LedgerRecord, ObservationId, RecallError, StoreError, compact_placeholder_with,
+    ledger_lines, observe, placeholder, recall_page, search_page, text,
 };
 
 use crate::fixtures::{CARGO_TEST_LOG, MULTIBYTE_TEXT, bash, minified_json};
@@ -33,6 +33,23 @@ fn placeholder_when_no_complete_line_fits() {
         "placeholder_no_complete_line_fits",
         placeholder(&observe("read", "toolu_01Read", &json), &json)
     );
+}
+
+#[test]
+fn compact_placeholders_for_a_log_multi_byte_text_and_one_long_line() {
+    let json = minified_json();
+    let names = text::Names::default();
+    let texts = [
+        ("bash", CARGO_TEST_LOG.to_owned()),
+        ("bash", MULTIBYTE_TEXT.to_owned()),
+        ("read", json),
+        ("bash", format!("\n\n  \t\n{}", "x\u{7}y ".repeat(40))),
+    ];
+    let shown: Vec<String> = texts
+        .iter()
+        .map(|(tool, text)| compact_placeholder_with(&observe(tool, "call_1", text), text, &names))
+        .collect();
+    assert_text_snapshot!("compact_placeholders", shown.join("\n---\n"));
 }
 
 /// The two header lines of every page of `text`.

@@ -303,6 +303,11 @@ pub struct ToolResultFacts {
     /// archive the result (text blocks only, not an error, over its threshold, not a
     /// receipt): `None` otherwise.
     pub pack: Option<PackFacts>,
+    /// What the recent-outputs placement (`keepRecentOutputs`) would send instead, its
+    /// compact placeholder ([`sol_obspack::compact_placeholder_with`]), when it would
+    /// archive the result (the same, over
+    /// [`MEDIUM_THRESHOLD_BYTES`](sol_obspack::MEDIUM_THRESHOLD_BYTES)): `None` otherwise.
+    pub compact: Option<PackFacts>,
     /// The log the Evidence-Preserving Reducer would send its model, when the result is one
     /// of its candidates (a build or test command's output of at least its minimum size, no
     /// likely secret), read from the text alone (Pi's full-output file is not part of the
@@ -786,31 +791,51 @@ fn tool_result_facts(message: &Value, names: &mut Names) -> ToolResultFacts {
                     && block.get("text").is_some_and(Value::is_string)
             })
     });
-    // Only a result over ObservationPack's threshold is joined (the only texts that are).
-    let joined = (text_only && text_bytes > sol_obspack::THRESHOLD_BYTES)
+    // Only a result ObservationPack may pack is joined (over the recent-outputs placement's
+    // threshold, the lowest).
+    let joined = (text_only && text_bytes > sol_obspack::MEDIUM_THRESHOLD_BYTES)
         .then(|| texts().collect::<Vec<_>>().join("\n"));
     let receipt = texts().any(sol_obspack::is_receipt);
-    let pack = joined
-        .as_deref()
-        .filter(|text| !is_error && sol_obspack::is_packable(text))
-        .map(|text| {
-            let observation = sol_obspack::observe(&tool_name, &tool_call_id, text);
-            let placeholder = sol_obspack::placeholder(&observation, text);
-            let sent = json!({
-                "role": "toolResult",
-                "toolCallId": &*tool_call_id,
-                "toolName": &*tool_name,
-                "content": [{"type": "text", "text": placeholder}],
-                "isError": false,
-            });
-            PackFacts {
-                placeholder_tokens: AgentMessage::from_value(sent).estimated_tokens(),
-                removed_tokens: sol_obspack::removed_tokens(
-                    observation.tokens,
-                    sol_obspack::placeholder_tokens(&placeholder),
-                ),
-                removed_bytes: observation.bytes.saturating_sub(placeholder.len() as u64),
-            }
+    let packable = joined.as_deref().filter(|text| {
+        !is_error && sol_obspack::is_packable_over(text, sol_obspack::MEDIUM_THRESHOLD_BYTES)
+    });
+    let facts = |text: &str, observation: &sol_obspack::Observation, placeholder: String| {
+        let sent = json!({
+            "role": "toolResult",
+            "toolCallId": &*tool_call_id,
+            "toolName": &*tool_name,
+            "content": [{"type": "text", "text": placeholder}],
+            "isError": false,
+        });
+        PackFacts {
+            placeholder_tokens: AgentMessage::from_value(sent).estimated_tokens(),
+            removed_tokens: sol_obspack::removed_tokens(
+                observation.tokens,
+                sol_obspack::placeholder_tokens(&placeholder),
+            ),
+            removed_bytes: (text.len() as u64).saturating_sub(placeholder.len() as u64),
+        }
+    };
+    let observation = packable.map(|text| sol_obspack::observe(&tool_name, &tool_call_id, text));
+    let pack = packable
+        .zip(observation.as_ref())
+        .filter(|(text, _)| sol_obspack::is_packable(text))
+        .map(|(text, observation)| {
+            facts(
+                text,
+                observation,
+                sol_obspack::placeholder(observation, text),
+            )
+        });
+    let compact = packable
+        .zip(observation.as_ref())
+        .map(|(text, observation)| {
+            let names = sol_obspack::text::Names::default();
+            facts(
+                text,
+                observation,
+                sol_obspack::compact_placeholder_with(observation, text, &names),
+            )
         });
     let reduced = message
         .get("details")
@@ -836,6 +861,7 @@ fn tool_result_facts(message: &Value, names: &mut Names) -> ToolResultFacts {
         text_bytes,
         digest: ContentDigest::of_texts(texts()),
         pack,
+        compact,
         reducer_log: None,
         receipt,
         reduced,

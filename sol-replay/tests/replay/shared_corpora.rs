@@ -5,7 +5,7 @@
 use serde_json::Value;
 use sol_replay::reader::read_session;
 use sol_replay::render::{Format, render};
-use sol_replay::replay::{ReplayOptions, replay_session};
+use sol_replay::replay::{Policy, ReplayOptions, replay_session};
 
 use crate::support::shared_corpora;
 
@@ -137,4 +137,56 @@ fn every_real_mini_swe_agent_run_reads_with_its_replies_and_their_usage() {
         assert_eq!(branch.sol_pi.layers[0].input(), prompt, "{name}");
         assert_eq!(branch.sol_pi.layers[0].cache_read, cached, "{name}");
     }
+}
+
+/// The recent-outputs placement on every real session: never dearer than plain Pi (priced
+/// from the providers' reports), its recalls a share of the results it replaced, and on the
+/// long Pi session cheaper than the fixed rule.
+#[test]
+fn the_recent_outputs_placement_never_costs_more_than_plain_pi_on_a_real_session() {
+    let Some(corpora) = shared_corpora() else {
+        return;
+    };
+    let dir = corpora.join("mini-swe-agent").join("trajs");
+    #[allow(clippy::disallowed_methods)] // The corpus is listed and read in place.
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the trajectories")
+        .map(|entry| entry.expect("an entry").path())
+        .collect();
+    files.sort();
+    let mut sessions = Vec::new();
+    for path in &files {
+        #[allow(clippy::disallowed_methods)]
+        let bytes = std::fs::read(path).expect("a trajectory");
+        let name = path.display().to_string();
+        let session = sol_replay::reader::trajectory::read_trajectory(&name, &bytes)
+            .unwrap_or_else(|error| panic!("{error}"));
+        sessions.push((name, session));
+    }
+    let large = corpora.join("pi-mono").join("large-session.jsonl");
+    #[allow(clippy::disallowed_methods)]
+    let bytes = std::fs::read(&large).expect("the Pi session");
+    let name = large.display().to_string();
+    let session = read_session(&name, bytes.as_slice()).unwrap_or_else(|error| panic!("{error}"));
+    sessions.push((name, session));
+    for (name, session) in &sessions {
+        let replayed = replay_session(session, &ReplayOptions::default());
+        let branch = &replayed.branches[0];
+        let plain = branch.row(Policy::PlainPi);
+        let recent = branch.row(Policy::RecentPack);
+        assert!(
+            recent.cost <= plain.cost,
+            "{name}: {} > {}",
+            recent.cost,
+            plain.cost
+        );
+        assert!(recent.recalls_needed <= recent.results_replaced, "{name}");
+        assert_eq!(recent.requests, plain.requests, "{name}");
+    }
+    let (_, pi) = sessions.last().expect("the Pi session");
+    let replayed = replay_session(pi, &ReplayOptions::default());
+    let branch = &replayed.branches[0];
+    let recent = branch.row(Policy::RecentPack);
+    assert!(recent.cost < branch.row(Policy::ObservationPack).cost);
+    assert!(recent.results_replaced > branch.row(Policy::ObservationPack).results_replaced);
 }
