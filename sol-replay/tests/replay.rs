@@ -10,6 +10,8 @@ extern crate sol_testkit;
 
 #[path = "replay/corpus.rs"]
 mod corpus;
+#[path = "replay/corpus_table.rs"]
+mod corpus_table;
 #[path = "replay/incremental.rs"]
 mod incremental;
 #[path = "replay/long.rs"]
