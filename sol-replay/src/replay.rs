@@ -1745,7 +1745,7 @@ impl CacheAware {
                 let (pack, digest) = (facts(part)?, part.digest?);
                 let recent = self.keep.is_some_and(|keep| {
                     let newer = tracked.results_after(index + 1);
-                    newer < keep
+                    (part.text_bytes <= sol_obspack::THRESHOLD_BYTES && newer < keep)
                         || (quoted.contains(&part.position)
                             && newer < keep.saturating_mul(QUOTED_KEEP_FACTOR))
                 });
@@ -1820,6 +1820,9 @@ impl CacheAware {
     }
 }
 
+/// Under the recent-outputs placement a medium result (up to ObservationPack's threshold)
+/// stays in full while fewer than `keepRecentOutputs` tool outputs follow it; a large one
+/// is replaced from its third request on, as the fixed rule replaces it, when that pays.
 /// A result a reply already quoted stays in full under the recent-outputs placement while
 /// it is one of this many times `keepRecentOutputs` newest outputs: the model that quoted
 /// it once tends to again.

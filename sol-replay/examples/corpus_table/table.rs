@@ -66,7 +66,11 @@ fn cost_row(branches: &[&BranchReplay], policies: &[Policy]) -> String {
             .iter()
             .map(|branch| branch.row(*policy).recalls_needed)
             .sum();
-        let _ = write!(row, " {} / {recalls} |", ratio(cost, plain));
+        let replaced: u64 = branches
+            .iter()
+            .map(|branch| branch.row(*policy).results_replaced)
+            .sum();
+        let _ = write!(row, " {} / {recalls} of {replaced} |", ratio(cost, plain));
     }
     row
 }
@@ -114,7 +118,7 @@ pub(crate) fn corpus_table(corpora: &[Corpus]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Each policy's cell: its cost as a ratio to plain Pi's over the corpus (the sum of its cost over the sum of plain Pi's) / the recalls it needed (results it replaced that a later reply quoted). Plain Pi's cost is its row's, priced from the provider's reported usage at each model's prices (what was billed, as the replay rebuilds it). Active branch of each session.\n"
+        "Each policy's cell: its cost as a ratio to plain Pi's over the corpus (the sum of its cost over the sum of plain Pi's) / the recalls it needed (results it replaced that a later reply quoted) of the results it replaced. Plain Pi's cost is its row's, priced from the provider's reported usage at each model's prices (what was billed, as the replay rebuilds it). Active branch of each session.\n"
     );
     let (head, rule) = header("| corpus | sessions | plain Pi requests | plain Pi cost |");
     let _ = writeln!(out, "{head}\n{rule}");
