@@ -20,6 +20,8 @@ mod long;
 mod reader;
 #[path = "replay/reader_props.rs"]
 mod reader_props;
+#[path = "replay/recent.rs"]
+mod recent;
 #[path = "replay/reliance.rs"]
 mod reliance;
 #[path = "replay/replay_props.rs"]
