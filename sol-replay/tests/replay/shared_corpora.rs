@@ -85,6 +85,18 @@ fn the_real_format_1_session_of_pi_mono_reads_with_every_reply_and_its_usage() {
     assert!(text.contains("Plain Pi"), "{text}");
 }
 
+/// The mini-swe-agent runs of the corpora, in name order.
+fn trajectories(corpora: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let dir = corpora.join("mini-swe-agent").join("trajs");
+    #[allow(clippy::disallowed_methods)] // The corpus is listed and read in place.
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the trajectories")
+        .map(|entry| entry.expect("an entry").path())
+        .collect();
+    files.sort();
+    files
+}
+
 /// Every mini-swe-agent run of `../shared/corpora/mini-swe-agent/trajs/`, read as the Pi
 /// session it amounts to: one request per reply with usage, each reply's usage as reported
 /// (summed here from the raw JSON), and a replay whose requests as sent are those replies.
@@ -93,13 +105,7 @@ fn every_real_mini_swe_agent_run_reads_with_its_replies_and_their_usage() {
     let Some(corpora) = shared_corpora() else {
         return;
     };
-    let dir = corpora.join("mini-swe-agent").join("trajs");
-    #[allow(clippy::disallowed_methods)] // The corpus is listed and read in place.
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("the trajectories")
-        .map(|entry| entry.expect("an entry").path())
-        .collect();
-    files.sort();
+    let files = trajectories(&corpora);
     assert!(files.len() >= 60, "{} trajectories", files.len());
     for path in &files {
         #[allow(clippy::disallowed_methods)]
@@ -147,13 +153,7 @@ fn the_recent_outputs_placement_never_costs_more_than_plain_pi_on_a_real_session
     let Some(corpora) = shared_corpora() else {
         return;
     };
-    let dir = corpora.join("mini-swe-agent").join("trajs");
-    #[allow(clippy::disallowed_methods)] // The corpus is listed and read in place.
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("the trajectories")
-        .map(|entry| entry.expect("an entry").path())
-        .collect();
-    files.sort();
+    let files = trajectories(&corpora);
     let mut sessions = Vec::new();
     for path in &files {
         #[allow(clippy::disallowed_methods)]
