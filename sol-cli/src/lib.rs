@@ -38,7 +38,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sol_core::savings::PriceTable;
-use sol_replay::reader::{ReadLimits, Size, read_session_limited, trajectory};
+use sol_replay::reader::{ReadLimits, Size, neutral, read_session_limited};
 use sol_replay::render::{Format, render};
 use sol_replay::replay::{ReplayOptions, SessionReplay, replay_session};
 
@@ -368,18 +368,16 @@ fn replay_file(
         }
     };
     let mut input = BufReader::new(file);
-    // A mini-swe-agent trajectory is one JSON object: read whole (the file's size is bounded
-    // above), then as the Pi session it amounts to.
-    let trajectory = input
-        .fill_buf()
-        .is_ok_and(trajectory::looks_like_trajectory);
-    let read = if trajectory {
+    // Another harness's file (a mini-swe-agent trajectory, one JSON object) is read whole
+    // (the file's size is bounded above), then as the Pi session it amounts to.
+    let foreign = input.fill_buf().ok().and_then(neutral::detect);
+    let read = if let Some(format) = foreign {
         let mut text = Vec::new();
         match (&mut input)
             .take(READ_LIMITS.max_file_bytes)
             .read_to_end(&mut text)
         {
-            Ok(_) => trajectory::read_trajectory(&name, &text),
+            Ok(_) => (format.read)(&name, &text),
             Err(error) => {
                 let _ = writeln!(stderr, "sol-pi: {name}: reading failed: {error}");
                 return None;

@@ -81,6 +81,7 @@
 mod entry;
 mod error;
 mod line;
+pub mod neutral;
 pub mod trajectory;
 
 use std::collections::BTreeMap;

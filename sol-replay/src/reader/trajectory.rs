@@ -13,7 +13,8 @@
 
 use serde_json::{Value, json};
 
-use super::{ReadError, ReadErrorKind, ReadLimits, Session, read_session_limited};
+use super::neutral::{Step, Trajectory, Usage};
+use super::{ReadError, ReadErrorKind, Session};
 
 /// The format this reader takes.
 pub const MINI_SWE_AGENT_FORMAT: &str = "mini-swe-agent-1";
@@ -74,21 +75,13 @@ pub fn read_trajectory(file: &str, text: &[u8]) -> Result<Session, ReadError> {
         .get("instance_id")
         .and_then(Value::as_str)
         .unwrap_or("trajectory");
-    let lines = session_lines(id, messages);
-    read_session_limited(file, lines.as_bytes(), ReadLimits::default(), |_| {})
+    neutral(id, messages).into_session(file)
 }
 
-/// The session lines of a trajectory's messages: a header, then one message entry each,
-/// in a chain.
-fn session_lines(id: &str, messages: &[Value]) -> String {
-    let mut lines = String::new();
-    let mut push = |value: Value| {
-        lines.push_str(&value.to_string());
-        lines.push('\n');
-    };
-    push(
-        json!({"type": "session", "version": 3, "id": id, "timestamp": "1970-01-01T00:00:00.000Z", "cwd": "/"}),
-    );
+/// The neutral trajectory of a mini-swe-agent run's messages: each reply with its bash
+/// call, each output as that call's result.
+fn neutral(id: &str, messages: &[Value]) -> Trajectory {
+    let mut run = Trajectory::new(id);
     // The reply waiting for its command's output, and the time of the last reply.
     let mut waiting: Option<String> = None;
     let mut clock = 0i64;
@@ -102,24 +95,18 @@ fn session_lines(id: &str, messages: &[Value]) -> String {
         {
             clock = created.saturating_mul(1000);
         }
-        let body = match role {
-            "system" => json!({"role": "system", "content": text, "timestamp": clock}),
+        let step = match role {
+            "system" => Step::System { text, at_ms: clock },
             "assistant" => {
                 let call = format!("call-{index}");
-                let mut content = vec![json!({"type": "text", "text": text})];
                 let command = bash_command(&text);
+                let mut reply = Step::reply(text, clock);
                 if let Some(command) = &command {
-                    content.push(json!({"type": "toolCall", "id": call, "name": "bash", "arguments": {"command": command}}));
+                    reply = reply.call(&call, "bash", json!({"command": command}));
                 }
                 waiting = command.map(|_| call);
-                let mut reply = json!({
-                    "role": "assistant",
-                    "content": content,
-                    "stopReason": if waiting.is_some() { "toolUse" } else { "stop" },
-                    "timestamp": clock,
-                });
                 if let Some(response) = response {
-                    reply["usage"] = usage(response.get("usage"));
+                    reply = reply.usage(usage(response.get("usage")));
                     if let Some(model) = response.get("model").and_then(Value::as_str) {
                         // `provider/model` as the response names the model (a router's
                         // `google/gemini-…`), else with the response's own provider.
@@ -130,30 +117,22 @@ fn session_lines(id: &str, messages: &[Value]) -> String {
                         let (provider, model) = model
                             .split_once('/')
                             .map_or((provider.as_str(), model), |(p, m)| (p, m));
-                        reply["provider"] = json!(provider);
-                        reply["model"] = json!(model);
+                        reply = reply.model(provider, model);
                     }
                 }
                 reply
             }
             _ => match waiting.take() {
-                Some(call) => json!({
-                    "role": "toolResult",
-                    "toolCallId": call,
-                    "toolName": "bash",
-                    "content": [{"type": "text", "text": text}],
-                    "isError": return_code(&text).is_some_and(|code| code != 0),
-                    "timestamp": clock,
-                }),
-                None => json!({"role": "user", "content": text, "timestamp": clock}),
+                Some(call) => {
+                    let failed = return_code(&text).is_some_and(|code| code != 0);
+                    Step::result(call, "bash", text, failed, clock)
+                }
+                None => Step::prompt(text, clock),
             },
         };
-        let parent = index.checked_sub(1).map(|before| format!("m{before}"));
-        push(
-            json!({"type": "message", "id": format!("m{index}"), "parentId": parent, "timestamp": "1970-01-01T00:00:00.000Z", "message": body}),
-        );
+        run.push(step);
     }
-    lines
+    run
 }
 
 /// A message's text: a string, or the text of its blocks.
@@ -185,7 +164,7 @@ fn return_code(text: &str) -> Option<i64> {
 }
 
 /// OpenAI-shaped usage as Pi's.
-fn usage(usage: Option<&Value>) -> Value {
+fn usage(usage: Option<&Value>) -> Usage {
     let number = |value: Option<&Value>| value.and_then(Value::as_u64).unwrap_or(0);
     let usage = usage.unwrap_or(&Value::Null);
     let prompt = number(usage.get("prompt_tokens"));
@@ -195,10 +174,10 @@ fn usage(usage: Option<&Value>) -> Value {
             .and_then(|details| details.get("cached_tokens")),
     )
     .min(prompt);
-    json!({
-        "input": prompt - cached,
-        "cacheRead": cached,
-        "cacheWrite": 0,
-        "output": number(usage.get("completion_tokens")),
-    })
+    Usage {
+        input: prompt - cached,
+        cache_read: cached,
+        cache_write: 0,
+        output: number(usage.get("completion_tokens")),
+    }
 }

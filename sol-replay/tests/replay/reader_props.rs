@@ -458,3 +458,71 @@ proptest! {
         }
     }
 }
+
+/// One generated step of a harness-neutral trajectory.
+fn neutral_step() -> impl Strategy<Value = sol_replay::reader::neutral::Step> {
+    use sol_replay::reader::neutral::{Step, Usage};
+    let text = "[a-z é😀\n\"\\\\]{0,24}";
+    prop_oneof![
+        text.prop_map(|text| Step::prompt(text, 5)),
+        (
+            text,
+            prop::option::of((0u64..5_000, 0u64..5_000, 0u64..500, 0u64..900)),
+            any::<bool>()
+        )
+            .prop_map(|(text, usage, calls)| {
+                let mut reply = Step::reply(text, 6);
+                if calls {
+                    reply = reply.call("c", "bash", json!({"command": "ls"}));
+                }
+                if let Some((input, cache_read, cache_write, output)) = usage {
+                    reply = reply.usage(Usage {
+                        input,
+                        cache_read,
+                        cache_write,
+                        output,
+                    });
+                }
+                reply
+            }),
+        (text, any::<bool>()).prop_map(|(text, failed)| Step::result("c", "bash", text, failed, 7)),
+    ]
+}
+
+proptest! {
+    /// A harness-neutral trajectory becomes a session of one entry per step, in a chain,
+    /// whose replies carry exactly the usage reported: the replay's requests as sent add up
+    /// to the steps' usage.
+    #[test]
+    fn a_neutral_trajectory_is_the_session_of_its_steps(steps in prop::collection::vec(neutral_step(), 0..20)) {
+        use sol_replay::reader::neutral::{Step, Trajectory};
+        use sol_replay::replay::{ReplayOptions, replay_session};
+        let mut run = Trajectory::new("run");
+        let mut sums = (0u64, 0u64, 0u64, 0u64, 0u64);
+        for step in &steps {
+            if let Step::Reply { usage: Some(usage), .. } = step {
+                sums.0 += 1;
+                sums.1 += usage.input;
+                sums.2 += usage.cache_read;
+                sums.3 += usage.cache_write;
+                sums.4 += usage.output;
+            }
+            run.push(step.clone());
+        }
+        let session = run.into_session("run.json").expect("a session");
+        prop_assert!(session.warnings().is_empty());
+        prop_assert_eq!(session.active_branch().len(), steps.len());
+        let replayed = replay_session(&session, &ReplayOptions::default());
+        if let Some(branch) = replayed.branches.first() {
+            let reported = branch.sol_pi.reported;
+            // A reply whose usage is all zeros is one the provider did not bill.
+            prop_assert!(reported.requests <= sums.0);
+            prop_assert_eq!(
+                (reported.input, reported.cache_read, reported.cache_write, reported.output),
+                (sums.1, sums.2, sums.3, sums.4)
+            );
+        } else {
+            prop_assert!(steps.is_empty());
+        }
+    }
+}
