@@ -31,7 +31,7 @@ pub fn looks_like_trajectory(start: &[u8]) -> bool {
                 .any(|window| window == b"\"trajectory_format\""))
 }
 
-/// The Pi session a trajectory amounts to, read as [`read_session_limited`] reads a file
+/// The Pi session a trajectory amounts to, read as [`read_session_limited`](super::read_session_limited) reads a file
 /// (`file` names it in messages).
 ///
 /// ```
