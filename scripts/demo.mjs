@@ -3,9 +3,16 @@
 // Pi's faux provider plays the model: only its choices are scripted (each reply is a
 // function of the real context it is sent); files, commands and outputs are real.
 // A second faux model plays the reducer and quotes real lines of the real log.
-//   node scripts/demo.mjs            one progress line per step, then the session file
-//   node scripts/demo.mjs --tui      the same script in Pi's interactive terminal
+//   node scripts/demo.mjs            one progress line per step, then the session file; then
+//                                    the long task below
+//   node scripts/demo.mjs --short    the short task only
+//   node scripts/demo.mjs --tui      the short task in Pi's interactive terminal
 // The core is `runDemo()`, which the test suite runs and checks against the session file.
+// On a task this short SoL-Pi's own turns cost more than it saves, and `/sol-pi` says so.
+// `runLongDemo()` shows what SoL-Pi is for: a long task (the recorder's long-fnv scenario:
+// four prompts of real cargo builds, tests, greps and reads on the fnv crate) recorded once
+// with plain Pi and once with SoL-Pi, both bills as the provider's reports add them up, and
+// `/sol-pi`'s net saving beside their difference.
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import { createRequire } from "node:module";
@@ -14,6 +21,7 @@ import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 
 import { ai, pi, piCliPath, piMajor, piVersion, repoRoot, startSession, writeJson } from "../sol-napi/test/support.mjs";
+import { readSessionFile } from "../sol-napi/test/session-file.mjs";
 import { createProject } from "./demo/project.mjs";
 import {
 	AGENT_MODEL,
@@ -35,6 +43,8 @@ import {
 	textOf,
 } from "./demo/script.mjs";
 import { KEEP_RECENT_TOKENS } from "./demo/settings.mjs";
+import { compareBills, comparisonLines } from "./record/bill.mjs";
+import { record } from "./record/recorder.mjs";
 
 export { QUERY, SEARCH_COMMAND, TEST_COMMAND, placeholderId };
 export { REDUCER_ENTRY } from "../sol-napi/test/demo-checks.mjs";
@@ -255,6 +265,37 @@ export function cliDemo({ print = false } = {}) {
 	return { root, cwd, sessionDir, command: process.execPath, args, env, sessionFiles };
 }
 
+/** The long task of the demo: the recorder's scenario that `runLongDemo` runs. */
+export const LONG_SCENARIO = "long-fnv";
+
+/**
+ * The long task, recorded twice in real Pi sessions (plain Pi, then SoL-Pi with all four
+ * mechanisms) into a temp folder: prints the SoL-Pi session's `/sol-pi` table, both bills
+ * from the usage the provider reported, and how far `/sol-pi`'s net saving is from their
+ * difference. Returns the comparison (compareBills), the two files with their branches'
+ * entries and the folder, which it removes unless `keep`.
+ */
+export async function runLongDemo({ log = console.log, keep = true } = {}) {
+	const root = fs.mkdtempSync(path.join(os.tmpdir(), "sol-pi-demo-long-"));
+	const plainFile = path.join(root, "plain.jsonl");
+	const solPiFile = path.join(root, "sol-pi.jsonl");
+	log(`\nThe long task (Pi ${piVersion}): four prompts on the fnv crate with real cargo builds, tests, greps and reads, once with plain Pi and once with SoL-Pi`);
+	try {
+		const plain = await record({ scenario: LONG_SCENARIO, out: plainFile });
+		log(`plain Pi: ${plain.requests} provider requests`);
+		const solPi = await record({ scenario: LONG_SCENARIO, out: solPiFile, withSolPi: true });
+		log(`SoL-Pi: ${solPi.requests} provider requests (${solPi.summaries} compaction summaries), ${solPi.reducerCalls} reducer calls`);
+		const comparison = compareBills(plainFile, solPiFile, addon());
+		const branchOf = (file) => readSessionFile(file).branch;
+		log(`\n/sol-pi of the SoL-Pi session\n${comparison.table}\n`);
+		log("The two bills as the provider reported them, at the same prices:");
+		for (const line of comparisonLines(comparison)) log(line);
+		return { comparison, plainFile, solPiFile, plainEntries: branchOf(plainFile), solPiEntries: branchOf(solPiFile), root };
+	} finally {
+		if (!keep) fs.rmSync(root, { recursive: true, force: true });
+	}
+}
+
 /** `--tui`: the same script in Pi's interactive terminal, under the user's terminal; the user leaves Pi as usual. */
 export function runTuiDemo() {
 	const cli = cliDemo();
@@ -267,9 +308,9 @@ export function runTuiDemo() {
 const isMain = process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href;
 if (isMain) {
 	const flags = process.argv.slice(2);
-	const unknown = flags.filter((flag) => flag !== "--tui");
+	const unknown = flags.filter((flag) => flag !== "--tui" && flag !== "--short");
 	if (unknown.length > 0) {
-		console.error(`unknown argument: ${unknown.join(" ")} (usage: node scripts/demo.mjs [--tui])`);
+		console.error(`unknown argument: ${unknown.join(" ")} (usage: node scripts/demo.mjs [--short | --tui])`);
 		process.exitCode = 2;
 	} else if (flags.includes("--tui")) {
 		process.exitCode = runTuiDemo();
@@ -279,5 +320,9 @@ if (isMain) {
 		if (demo.missing.length > 0) console.log(`steps that did not happen: ${demo.missing.join(", ")}`);
 		console.log(`session file: ${demo.sessionFile}`);
 		process.exitCode = demo.ok ? 0 : 1;
+		if (demo.ok && !flags.includes("--short")) {
+			const long = await runLongDemo();
+			console.log(`session files: ${long.plainFile}, ${long.solPiFile}`);
+		}
 	}
 }

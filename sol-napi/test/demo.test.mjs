@@ -18,7 +18,7 @@ import { assertReplayedAsLive, npmReplay } from "./replay-check.mjs";
 import { parseSession, readSessionFile, textOf } from "./session-file.mjs";
 import { piVersion } from "./support.mjs";
 import { FIXED_LINE } from "../../scripts/demo/project.mjs";
-import { QUERY, REDUCER_ENTRY, SEARCH_COMMAND, TEST_COMMAND, cliDemo, placeholderId, runDemo } from "../../scripts/demo.mjs";
+import { QUERY, REDUCER_ENTRY, SEARCH_COMMAND, TEST_COMMAND, cliDemo, placeholderId, runDemo, runLongDemo } from "../../scripts/demo.mjs";
 import { FINAL_ANSWER, RECALL_HEADER } from "../../scripts/demo/script.mjs";
 
 
@@ -397,4 +397,38 @@ test(`Pi ${piVersion}: the --tui models drive the real pi CLI through the same t
 	assert.deepEqual(recalls.checked, ["recall-query", "recall-0", "recall-1"]);
 	assert.ok(fs.readFileSync(path.join(cli.cwd, "shop", "pricing.py"), "utf8").includes(FIXED_LINE));
 	assert.equal(spawnSync("python3", ["-m", "unittest"], { cwd: cli.cwd }).status, 0);
+});
+
+// Pi's faux provider before 1.6 reports the uncached part of a prompt both as input and as
+// cache write, and puts the tools after the messages, so no request's tools are read from
+// its cache: its bill is not one a real provider sends, and the long demo is measured
+// against the faux provider of Pi 1.6 and later only.
+const billLikeProvider = (() => {
+	const [major, minor] = piVersion.split(".").map(Number);
+	return major > 1 || (major === 1 && minor >= 6);
+})();
+
+test(`Pi ${piVersion}: the long demo's /sol-pi net saving is within 5 % of the difference of the two provider bills`, { skip: !billLikeProvider && `Pi ${piVersion}'s faux provider counts uncached input twice` }, async () => {
+	const shown = [];
+	const long = await runLongDemo({ log: (line) => shown.push(line), keep: false });
+	const text = shown.join("\n");
+	// The bills, summed here from every usage the two files report.
+	const dollars = (usage) => (usage.input * 3 + usage.cacheRead * 0.3 + usage.cacheWrite * 3.75 + usage.output * 15) / 1e6;
+	const bill = (branch) => {
+		let sum = 0;
+		for (const entry of branch) {
+			const usage = entry.type === "message" && entry.message.role === "assistant" ? entry.message.usage : entry.type === "compaction" ? entry.usage : entry.type === "custom" && entry.data?.kind === "provider_response" ? entry.data.usage : undefined;
+			if (usage) sum += dollars(usage);
+		}
+		return sum;
+	};
+	const { comparison } = long;
+	assert.ok(Math.abs(comparison.plain.dollars - bill(long.plainEntries)) < 1e-9, "the plain bill is the sum of its reports");
+	assert.ok(Math.abs(comparison.solPi.dollars - bill(long.solPiEntries)) < 1e-9, "the SoL-Pi bill is the sum of its reports");
+	assert.ok(!long.plainEntries.some((entry) => entry.type === "custom" && entry.customType?.startsWith("sol-pi")), "the plain recording ran without SoL-Pi");
+	assert.match(text, /^SoL-Pi savings for this session/m);
+	assert.match(text, new RegExp(`^/sol-pi net: +\\$${comparison.net.toFixed(4).replace(".", "\\.")} `, "m"));
+	assert.ok(comparison.difference > 0, `SoL-Pi's bill is lower on the long task (${comparison.difference})`);
+	assert.ok(Math.abs(comparison.off) <= 5, `the net saving $${comparison.net} is within 5 % of the bills' difference $${comparison.difference} (${comparison.off.toFixed(1)} %)`);
+	assert.ok(!fs.existsSync(long.root), "the recordings' folder is removed");
 });
