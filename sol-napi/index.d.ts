@@ -1161,6 +1161,14 @@ export interface SavingsPrices {
   output: number
 }
 
+/** A model's prompt cache lifetimes in Pi's model registry, in seconds. */
+export interface SavingsPromptCache {
+  /** The default lifetime. */
+  short?: number
+  /** The lifetime asked for with long retention. */
+  long?: number
+}
+
 /**
  * One provider request as sent: its messages' roles, sizes and identities, and SoL-Pi's
  * changes to them, earliest first per message.
@@ -1183,6 +1191,10 @@ export interface SavingsRequest {
   toolUses?: Array<SavingsToolUse>
   /** The results of fused calls first seen in this request (absent: none). */
   fused?: Array<SavingsFused>
+  /** The cache retention the request asked for (Pi's `PI_CACHE_RETENTION`), if any. */
+  cacheRetention?: string
+  /** The answering model's cache lifetimes in Pi's model registry (`promptCache`). */
+  promptCache?: SavingsPromptCache
 }
 
 /** One tool call (or tool result) of a message. */

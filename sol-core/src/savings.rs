@@ -68,8 +68,8 @@ mod report;
 
 pub use book::{Book, ReportedUsage, ResponseUsage, SentPart};
 pub use breaks::{
-    BreakCause, BreakFacts, CACHE_LIFETIME_MS, CacheBreaks, CauseTotals, break_cause,
-    prompt_after_lifetime, rewritten_tokens,
+    BreakCause, BreakFacts, CACHE_LIFETIME_MS, CacheBreaks, CauseTotals, LONG_CACHE_LIFETIME_MS,
+    break_cause, cache_lifetime_ms, prompt_after_lifetime, rewritten_tokens,
 };
 pub use entry::{
     RestoredSavings, SAVINGS_ENTRY_TYPE, SAVINGS_ENTRY_VERSION, SavingsEntryError, restore_savings,

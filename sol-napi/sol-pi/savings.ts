@@ -88,7 +88,7 @@ export class SavingsTracker {
 	/** The model that answered the last response (`provider/model`): the one Pi's compaction summarizes with. */
 	private lastModel: string | undefined;
 	/** Pi's model registry, for each model's `cost`. */
-	private registry: { find?(provider: string, id: string): { cost?: Record<string, unknown> } | undefined } | undefined;
+	private registry: { find?(provider: string, id: string): { cost?: Record<string, unknown>; promptCache?: Record<string, unknown> } | undefined } | undefined;
 	/** The usage Pi reported for the compaction summary OCC's next step accounts for. */
 	private summaryUsage: Record<string, unknown> | undefined;
 
@@ -134,11 +134,21 @@ export class SavingsTracker {
 		if (usage && typeof usage === "object") this.summaryUsage = usage as Record<string, unknown>;
 	}
 
+	/** The entry of `model` (`provider/model`) in Pi's model registry, if it has one. */
+	private registered(model: string | undefined) {
+		const slash = model?.indexOf("/") ?? -1;
+		return model && slash > 0 ? this.registry?.find?.(model.slice(0, slash), model.slice(slash + 1)) : undefined;
+	}
+
+	/** A model's cache lifetimes (`promptCache`, seconds) in Pi's model registry, if it names them. */
+	private promptCacheOf(model: string | undefined): NativeAddon.SavingsPromptCache | undefined {
+		const cache = this.registered(model)?.promptCache;
+		return cache ? { short: number(cache.short), long: number(cache.long) } : undefined;
+	}
+
 	/** A model's `cost` in Pi's model registry, if it has one. */
 	private pricesOf(model: string | undefined): NativeAddon.SavingsPrices | undefined {
-		if (!model) return undefined;
-		const slash = model.indexOf("/");
-		const cost = this.registry?.find?.(model.slice(0, slash), model.slice(slash + 1))?.cost;
+		const cost = this.registered(model)?.cost;
 		if (!cost) return undefined;
 		const [input, output, cacheRead, cacheWrite] = [cost.input, cost.output, cost.cacheRead, cost.cacheWrite].map(number);
 		if (input === undefined || output === undefined) return undefined;
@@ -308,7 +318,7 @@ export class SavingsTracker {
 			}
 		}
 		this.marks = new WeakMap();
-		this.book.recordRequest({ roles, tokens, stamps, unstamped, changes, toolUses, fused });
+		this.book.recordRequest({ roles, tokens, stamps, unstamped, changes, toolUses, fused, cacheRetention: process.env.PI_CACHE_RETENTION, promptCache: this.promptCacheOf(this.lastModel) });
 		this.changed = true;
 	}
 

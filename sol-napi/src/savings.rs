@@ -11,8 +11,8 @@ use napi_derive::napi;
 use serde_json::Value;
 use sol_core::Mechanism;
 use sol_core::savings::{
-    Book, CACHE_LIFETIME_MS, Change, ModelPrices, Part, PriceTable, ReportedUsage, ResponseUsage,
-    SAVINGS_ENTRY_TYPE, SentPart, ToolCall, own_changes, prompt_after_lifetime, request_cause,
+    Book, Change, ModelPrices, Part, PriceTable, ReportedUsage, ResponseUsage, SAVINGS_ENTRY_TYPE,
+    SentPart, ToolCall, cache_lifetime_ms, own_changes, prompt_after_lifetime, request_cause,
     restore_savings,
 };
 use sol_core::session::SessionEntry;
@@ -110,6 +110,19 @@ pub struct SavingsRequest {
     pub tool_uses: Option<Vec<SavingsToolUse>>,
     /// The results of fused calls first seen in this request (absent: none).
     pub fused: Option<Vec<SavingsFused>>,
+    /// The cache retention the request asked for (Pi's `PI_CACHE_RETENTION`), if any.
+    pub cache_retention: Option<String>,
+    /// The answering model's cache lifetimes in Pi's model registry (`promptCache`).
+    pub prompt_cache: Option<SavingsPromptCache>,
+}
+
+/// A model's prompt cache lifetimes in Pi's model registry, in seconds.
+#[napi(object)]
+pub struct SavingsPromptCache {
+    /// The default lifetime.
+    pub short: Option<f64>,
+    /// The lifetime asked for with long retention.
+    pub long: Option<f64>,
 }
 
 /// The model calls of one mechanism step: the model that answered them (with its prices
@@ -369,7 +382,14 @@ impl SavingsBook {
             if prompt {
                 book.starts_with_prompt();
             }
-            if prompt_after_lifetime(&request.stamps, prompt, CACHE_LIFETIME_MS) {
+            let lifetime = cache_lifetime_ms(
+                request.cache_retention.as_deref(),
+                request
+                    .prompt_cache
+                    .as_ref()
+                    .map_or((None, None), |cache| (cache.short, cache.long)),
+            );
+            if prompt_after_lifetime(&request.stamps, prompt, lifetime) {
                 book.after_cache_lifetime();
             }
             let fused = request.fused.iter().flatten().filter_map(|result| {

@@ -259,6 +259,39 @@ test(`Pi ${piVersion}: a restarted session goes on from its own totals`, async (
 	assert.ok(lines.filter((entry) => entry.customType === ENTRY).length >= 2, "one totals entry per turn that changed them");
 });
 
+/** The causes of the cache breaks in the `/sol-pi` table of totals `data`. */
+const breakCauses = (data) => /^Cache rewrites the provider billed: .*causes: (.*)$/m.exec(addon.savingsViewOfEntry(data).table)?.[1] ?? "";
+
+test(`Pi ${piVersion}: a prompt 20 minutes after the last message is after the cache lifetime, unless the request asked for long retention`, async (t) => {
+	const causes = [];
+	for (const retention of [undefined, "long"]) {
+		const ws = makeWorkspace(t);
+		writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, observationPack: true });
+		const run = await startSession({ ...ws, replies: ["first answer", "second answer"] });
+		await run.session.prompt("a first question");
+		// The conversation so far happened 20 minutes ago, and the provider has lost its cache
+		// (the faux provider keys its cache by the session id the agent sends).
+		for (const message of run.session.agent.state.messages) {
+			if (typeof message.timestamp === "number") message.timestamp -= 20 * 60 * 1000;
+		}
+		run.session.agent.sessionId = `${run.session.agent.sessionId}-later`;
+		const saved = process.env.PI_CACHE_RETENTION;
+		if (retention) process.env.PI_CACHE_RETENTION = retention;
+		else delete process.env.PI_CACHE_RETENTION;
+		try {
+			await run.session.prompt("a second question");
+		} finally {
+			if (saved === undefined) delete process.env.PI_CACHE_RETENTION;
+			else process.env.PI_CACHE_RETENTION = saved;
+			run.close();
+		}
+		assert.deepEqual(run.errors, []);
+		causes.push(breakCauses(totals(run.session)));
+	}
+	assert.match(causes[0], /^1 a new prompt after the cache lifetime/);
+	assert.match(causes[1], /^1 a new prompt within the cache lifetime/);
+});
+
 test(`Pi ${piVersion}: a damaged totals entry is named once and the session goes on from the last good one`, async (t) => {
 	const ws = makeWorkspace(t);
 	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, observationPack: true });

@@ -102,6 +102,41 @@ pub fn rewritten_tokens(previous_input: u64, cache_read: u64) -> Option<u64> {
 /// default, five minutes), in milliseconds.
 pub const CACHE_LIFETIME_MS: f64 = 5.0 * 60.0 * 1000.0;
 
+/// The lifetime a request asking for long retention gets where the model names none
+/// (Anthropic's extended cache, one hour), in milliseconds.
+pub const LONG_CACHE_LIFETIME_MS: f64 = 60.0 * 60.0 * 1000.0;
+
+/// The prompt cache lifetime of a request, in milliseconds: `retention` is what the request
+/// asked for (Pi's `PI_CACHE_RETENTION`: `long`, `short`, `none`; anything else is the short
+/// one) and `model_seconds` the model's own lifetimes in Pi's model registry
+/// (`promptCache.short` and `promptCache.long`, seconds), where it names them. A model's
+/// lifetime that is not a positive number is left for the default.
+///
+/// ```
+/// use sol_core::savings::{CACHE_LIFETIME_MS, LONG_CACHE_LIFETIME_MS, cache_lifetime_ms};
+/// assert_eq!(cache_lifetime_ms(None, (None, None)), CACHE_LIFETIME_MS);
+/// assert_eq!(cache_lifetime_ms(Some("long"), (None, None)), LONG_CACHE_LIFETIME_MS);
+/// assert_eq!(cache_lifetime_ms(Some("long"), (Some(300.0), Some(86_400.0))), 86_400_000.0);
+/// assert_eq!(cache_lifetime_ms(Some("short"), (Some(f64::NAN), None)), CACHE_LIFETIME_MS);
+/// // No cache: every request rewrites, as if each came after the lifetime.
+/// assert_eq!(cache_lifetime_ms(Some("none"), (None, None)), 0.0);
+/// ```
+pub fn cache_lifetime_ms(
+    retention: Option<&str>,
+    model_seconds: (Option<f64>, Option<f64>),
+) -> f64 {
+    let given = |seconds: Option<f64>| {
+        seconds
+            .filter(|seconds| seconds.is_finite() && *seconds > 0.0)
+            .map(|seconds| seconds * 1000.0)
+    };
+    match retention {
+        Some("none") => 0.0,
+        Some("long") => given(model_seconds.1).unwrap_or(LONG_CACHE_LIFETIME_MS),
+        _ => given(model_seconds.0).unwrap_or(CACHE_LIFETIME_MS),
+    }
+}
+
 /// Whether a request whose messages carry these timestamps (milliseconds, NaN where a message
 /// has none) ends with a new user prompt (`ends_with_prompt`) sent more than `lifetime_ms`
 /// after the newest message before it (the previous response): the cache had expired.
