@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The six library crates as they would be published (in this order: sol-core, sol-host, then
-# the four mechanisms): their API docs build without a warning, each README example runs as the
+# The seven library crates as they would be published (in this order: sol-core, sol-host, the
+# four mechanisms, then sol-replay): their API docs build without a warning, each README example runs as the
 # program of a new project with one dependency line, every example with a committed .stdout
 # prints exactly that, and `cargo package` assembles each crate and builds it from its .crate
 # alone (the workspace's crates resolve from the packages just made, everything else from the

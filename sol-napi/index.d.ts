@@ -117,10 +117,6 @@ export declare class Occ {
    * at construction).
    */
   shouldCancelTreeNavigation(): boolean
-  /** Whether a boundary compaction is selected and waiting for the run to settle. */
-  isCompactionSelected(): boolean
-  /** Whether a boundary compaction is running. */
-  isCompacting(): boolean
   /**
    * `session_compact`: records the compaction and observes the compacted messages
    * (their total size, as the host sized them); the snapshot follows.
@@ -133,10 +129,6 @@ export declare class Occ {
    * when Pi started its turn inside this dispatch (0.84.2), then a compaction error.
    */
   continuationSent(idle: boolean): OccStep
-  /** The current state (for diagnostics and tests). */
-  state(): unknown
-  /** The request mark: `clear`, `marked` or `counted`. */
-  requestMark(): string
 }
 
 /**
@@ -435,26 +427,6 @@ export declare function fusionInertWarning(toolName: string): string
  * first step of a [`FusedCall`] does.
  */
 export declare function fusionPlanCall(request: FusionCallRequest): FusionCallPlan
-
-/**
- * The keys of the per-file queue, computed synchronously so that a call takes its place
- * in line the moment it starts. A call waits for the calls before it that share any of its
- * keys, so every name of one file shares a line:
- *
- * - the resolved path: the canonical form of the deepest existing ancestor of `target`
- *   with the missing part appended, where a final symbolic link whose target does not
- *   exist yet is followed too (a write through it creates that target); `target` itself
- *   when that fails. A symlink and the name it points to get the same path, whether the
- *   file exists yet or not.
- * - on Unix, when the file exists, its identity `inode:<device>:<inode>`: a hard link has
- *   another path but the same identity.
- *
- * A file created by an earlier queued write is missing when the message's calls take
- * their places: every call through its name or a symlink then shares the resolved path,
- * and a hard link cannot exist before the file does. Once the file exists, a call carries
- * both keys, so it lines up behind calls through any name.
- */
-export declare function fusionQueueKeys(target: string): Array<string>
 
 /** One error Pi's `SettingsManager.drainErrors()` reported. */
 export interface FusionSettingsError {

@@ -847,7 +847,6 @@ module.exports.ConfigOrigin = nativeBinding.ConfigOrigin
 module.exports.fileDigest = nativeBinding.fileDigest
 module.exports.fusionInertWarning = nativeBinding.fusionInertWarning
 module.exports.fusionPlanCall = nativeBinding.fusionPlanCall
-module.exports.fusionQueueKeys = nativeBinding.fusionQueueKeys
 module.exports.fusionSettingsUnreadable = nativeBinding.fusionSettingsUnreadable
 module.exports.fusionShowsBadge = nativeBinding.fusionShowsBadge
 module.exports.fusionTexts = nativeBinding.fusionTexts

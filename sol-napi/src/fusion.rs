@@ -612,12 +612,6 @@ pub fn file_digest(path: String) -> AsyncTask<DigestTask> {
 /// their places: every call through its name or a symlink then shares the resolved path,
 /// and a hard link cannot exist before the file does. Once the file exists, a call carries
 /// both keys, so it lines up behind calls through any name.
-#[napi(catch_unwind)]
-pub fn fusion_queue_keys(target: String) -> Vec<String> {
-    quiet(|| queue_keys(&target))
-}
-
-/// See [`fusion_queue_keys`].
 pub fn queue_keys(target: &str) -> Vec<String> {
     let resolved = resolved_path(Utf8Path::new(target));
     let mut keys = Vec::with_capacity(2);

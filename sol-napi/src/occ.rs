@@ -744,18 +744,6 @@ impl Occ {
         quiet(|| self.session().on_before_tree())
     }
 
-    /// Whether a boundary compaction is selected and waiting for the run to settle.
-    #[napi(catch_unwind)]
-    pub fn is_compaction_selected(&self) -> bool {
-        quiet(|| self.session().is_compaction_selected())
-    }
-
-    /// Whether a boundary compaction is running.
-    #[napi(catch_unwind)]
-    pub fn is_compacting(&self) -> bool {
-        quiet(|| self.session().is_compacting())
-    }
-
     /// `session_compact`: records the compaction and observes the compacted messages
     /// (their total size, as the host sized them); the snapshot follows.
     #[napi(catch_unwind)]
@@ -791,22 +779,5 @@ impl Occ {
     #[napi(catch_unwind)]
     pub fn continuation_sent(&self, idle: bool) -> OccStep {
         quiet(|| step_of(self.session().on_continuation_sent(idle)))
-    }
-
-    /// The current state (for diagnostics and tests).
-    #[napi(catch_unwind, ts_return_type = "unknown")]
-    pub fn state(&self) -> Value {
-        quiet(|| self.session().state().to_value())
-    }
-
-    /// The request mark: `clear`, `marked` or `counted`.
-    #[napi(catch_unwind)]
-    pub fn request_mark(&self) -> String {
-        quiet(|| {
-            serde_json::to_value(self.session().request_mark())
-                .ok()
-                .and_then(|value| value.as_str().map(str::to_owned))
-                .unwrap_or_default()
-        })
     }
 }

@@ -13,12 +13,12 @@
 //   request   the real `before_provider_request` handler after a `context`
 // Median of the timed iterations. With --expose-gc a collection runs before each timed
 // call, so that a collection of the previous copy does not land in a short call.
-//   npm run build && node --expose-gc sol-occ/bench/hot-path.mjs [iterations]
+//   npm run build && node --expose-gc scripts/bench-occ-hot-path.mjs [iterations]
 import { createRequire } from "node:module";
 
-import { registerOnlineContextCompact } from "../../sol-napi/sol-pi/online-context-compact.ts";
+import { registerOnlineContextCompact } from "../sol-napi/sol-pi/online-context-compact.ts";
 
-const addon = createRequire(import.meta.url)("../../sol-napi/index.js");
+const addon = createRequire(import.meta.url)("../sol-napi/index.js");
 const iterations = Number(process.argv[2] ?? 15);
 
 function rng(seed) {
