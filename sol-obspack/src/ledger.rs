@@ -20,9 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::observation::{Observation, ObservationId};
-use crate::recall::RecallDetails;
-use crate::search::SearchDetails;
-use crate::store::Damage;
+use crate::records::{Damage, RecallDetails, SearchDetails};
 
 /// One ledger event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

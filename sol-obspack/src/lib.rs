@@ -111,6 +111,7 @@ pub mod placeholder;
 pub mod placement;
 pub mod policy;
 pub mod recall;
+pub mod records;
 pub mod search;
 pub mod store;
 pub mod text;

@@ -70,9 +70,10 @@ use crate::observation::{Observation, ObservationId};
 use crate::placeholder::{placeholder_tokens, placeholder_with, removed_tokens};
 use crate::placement::{Pending, Placement, PlacementReason, Shape, place};
 use crate::policy::{SendDecision, decide};
-use crate::recall::{RecallError, RecallPage, recall_page_with};
+use crate::recall::{RecallPage, recall_page_with};
+use crate::records::{RecallError, StoreError};
 use crate::search::{SearchPage, search_page_with};
-use crate::store::{ObservationStore, StoreError, StoreOutcome};
+use crate::store::{ObservationStore, StoreOutcome};
 use crate::text::Names;
 
 /// A packed result, as the step knows it: its observation and its placeholder.

@@ -26,15 +26,12 @@
 //! # Ok::<(), sol_obspack::RecallError>(())
 //! ```
 
-use serde::{Deserialize, Serialize};
-
-use crate::observation::{ObservationId, ObservationIdError, count_lines, shown_id};
+use crate::observation::{ObservationId, count_lines};
 use crate::placeholder::floor_char_boundary;
 use crate::policy::{
-    QUERY_MAX_BYTES, RECALL_CHUNK_MAX_BYTES, RECALL_CHUNK_MAX_LINES, RECALL_MAX_BYTES,
-    RECALL_MAX_LINES,
+    RECALL_CHUNK_MAX_BYTES, RECALL_CHUNK_MAX_LINES, RECALL_MAX_BYTES, RECALL_MAX_LINES,
 };
-use crate::store::{Damage, StoreError};
+pub use crate::records::{MAX_OFFSET, RecallDetails, RecallError};
 use crate::text::Names;
 
 /// One page of a recalled observation.
@@ -57,139 +54,6 @@ impl RecallPage {
         &self.text[header_end..]
     }
 }
-
-/// Where a recall page sits in the observation. Serialized in camelCase:
-/// `{"id","offset","bytes","lines","nextOffset","eof"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RecallDetails {
-    /// The observation.
-    pub id: ObservationId,
-    /// Byte offset of the chunk's first byte.
-    pub offset: u64,
-    /// Size of the chunk in bytes.
-    pub bytes: u64,
-    /// Lines in the chunk: LF characters, plus one if it is non-empty and does not end with LF.
-    pub lines: u64,
-    /// Where the next page starts: `offset + bytes`.
-    pub next_offset: u64,
-    /// Whether this page reaches the end of the observation.
-    pub eof: bool,
-}
-
-/// Why a recall or a search could not return a page. The `Display` text is what the model
-/// reads as the tool's error.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RecallError {
-    /// The id is malformed, or nothing is stored under it.
-    #[error("Unknown observation id: {}", shown_id(.id))]
-    UnknownId {
-        /// The id as given.
-        id: String,
-    },
-    /// The offset lies past the end of the observation.
-    #[error("Offset {offset} exceeds observation size {size}")]
-    OffsetBeyondSize {
-        /// The requested offset.
-        offset: u64,
-        /// Size of the observation in bytes.
-        size: u64,
-    },
-    /// The offset points into the middle of a multi-byte UTF-8 character.
-    #[error(
-        "Offset {offset} falls inside a multi-byte UTF-8 character of {id}; use 0 or a next_offset returned by {recall_tool}"
-    )]
-    OffsetInsideCharacter {
-        /// The observation.
-        id: ObservationId,
-        /// The requested offset.
-        offset: u64,
-        /// The recall tool's name ([`Names::recall_tool`]).
-        recall_tool: String,
-    },
-    /// The offset is not a whole number of bytes from 0 to [`MAX_OFFSET`] (a fraction, a
-    /// negative number, not a number at all): it is refused, never rounded.
-    #[error(
-        "Offset {offset} is not a byte offset: give a whole number from 0 to {MAX_OFFSET}, such as 0 or a next_offset returned by {recall_tool}"
-    )]
-    InvalidOffset {
-        /// The offset as given, written as JSON writes it (`1.5`, `1e-300`, `-1`).
-        offset: String,
-        /// The recall tool's name ([`Names::recall_tool`]).
-        recall_tool: String,
-    },
-    /// The page would exceed 16384 bytes or 400 lines (a defect: pages are built to fit).
-    #[error("Recall output exceeded its hard limit")]
-    OutputTooLarge,
-    /// The search query is empty.
-    #[error("Search query is empty; give the exact text to search for")]
-    EmptyQuery,
-    /// The search query is longer than 256 bytes.
-    #[error("Search query is {bytes} bytes long; the limit is {QUERY_MAX_BYTES} bytes of UTF-8")]
-    QueryTooLong {
-        /// Size of the query in UTF-8 bytes.
-        bytes: usize,
-    },
-    /// The stored bytes are not UTF-8 text, so they cannot be returned as a tool result.
-    #[error("Stored observation is not valid UTF-8 text for {id}")]
-    NotText {
-        /// The observation.
-        id: ObservationId,
-    },
-    /// The stored observation is damaged and the current branch's history does not hold
-    /// its original, so it could not be rebuilt.
-    #[error(
-        "Stored observation {id} is damaged ({damage}); it could not be rebuilt from this branch's history"
-    )]
-    DamagedNotRebuilt {
-        /// The observation.
-        id: ObservationId,
-        /// What is wrong with it.
-        damage: Damage,
-    },
-    /// The archive could not be read or failed its checks.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-impl RecallError {
-    /// A stable snake-case identifier of the kind of error.
-    pub fn code(&self) -> &'static str {
-        match self {
-            RecallError::UnknownId { .. } => "unknown_id",
-            RecallError::OffsetBeyondSize { .. } => "offset_beyond_size",
-            RecallError::OffsetInsideCharacter { .. } => "offset_inside_character",
-            RecallError::InvalidOffset { .. } => "invalid_offset",
-            RecallError::OutputTooLarge => "output_too_large",
-            RecallError::EmptyQuery => "empty_query",
-            RecallError::QueryTooLong { .. } => "query_too_long",
-            RecallError::NotText { .. } => "not_text",
-            RecallError::DamagedNotRebuilt { .. } => "damaged_not_rebuilt",
-            RecallError::Store(error) => error.code(),
-        }
-    }
-
-    /// Whether the original from history can fix this: nothing is stored under the id, or
-    /// what is stored is damaged (see [`ObservationStore::read_or_rebuild`](crate::ObservationStore::read_or_rebuild)).
-    pub fn is_rebuildable(&self) -> bool {
-        matches!(
-            self,
-            RecallError::UnknownId { .. } | RecallError::Store(StoreError::Damaged { .. })
-        )
-    }
-}
-
-impl From<ObservationIdError> for RecallError {
-    fn from(error: ObservationIdError) -> Self {
-        RecallError::UnknownId {
-            id: error.rejected_id().to_owned(),
-        }
-    }
-}
-
-/// The largest offset a recall accepts: 2^53 - 1, the largest whole number a JSON number
-/// (a JavaScript number) holds exactly. Observations are far smaller.
-pub const MAX_OFFSET: u64 = (1 << 53) - 1;
 
 /// The byte offset of a recall call from the tool's `offset` argument as JSON gives it (a
 /// double; absent means 0). Only a whole number from 0 to [`MAX_OFFSET`] is an offset:

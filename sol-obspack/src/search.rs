@@ -36,12 +36,12 @@
 //! # Ok::<(), sol_obspack::RecallError>(())
 //! ```
 
-use serde::{Deserialize, Serialize};
-
 use crate::observation::ObservationId;
 use crate::placeholder::{ceil_char_boundary, floor_char_boundary};
 use crate::policy::{QUERY_MAX_BYTES, QUERY_MAX_MATCHES, RECALL_MAX_BYTES, SEARCH_CONTEXT_BYTES};
-use crate::recall::{RecallError, check_hard_limit, text_at};
+use crate::recall::{check_hard_limit, text_at};
+use crate::records::RecallError;
+pub use crate::records::{MatchDetail, SearchDetails};
 use crate::text::Names;
 
 /// One page of search results.
@@ -51,43 +51,6 @@ pub struct SearchPage {
     pub text: String,
     /// The matches and the page's position, for the tool result's `details`.
     pub details: SearchDetails,
-}
-
-/// The matches of one search page. Serialized in camelCase.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SearchDetails {
-    /// The observation.
-    pub id: ObservationId,
-    /// The literal text searched for.
-    pub query: String,
-    /// Where the page starts: matches start at or after this byte offset.
-    pub offset: u64,
-    /// The matches, in order.
-    pub matches: Vec<MatchDetail>,
-    /// Bytes this page covers: `next_offset - offset`.
-    pub scanned_bytes: u64,
-    /// Where the next page starts: the first match not reported, or the size at the end.
-    pub next_offset: u64,
-    /// Whether there are no more matches after this page.
-    pub eof: bool,
-}
-
-/// One occurrence of the query. Offsets are 0-based byte offsets into the observation;
-/// the context span excludes its end.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MatchDetail {
-    /// Byte offset where the match starts.
-    pub byte_offset: u64,
-    /// 1-based line number of the match's first byte.
-    pub line: u64,
-    /// Byte offset where the context starts.
-    pub context_start: u64,
-    /// Byte offset just past the context.
-    pub context_end: u64,
-    /// The original text from `context_start` to `context_end`.
-    pub context: String,
 }
 
 /// The page of matches of `query` in `original` (the stored bytes of observation `id`)

@@ -63,7 +63,8 @@ use sol_core::{FileKind, FileSystem, FsError, FsErrorKind};
 
 use crate::ledger::{LedgerRead, LedgerRecord, ledger_lines, read_ledger};
 use crate::observation::{Observation, ObservationId, sha256_hex};
-use crate::recall::RecallError;
+use crate::records::RecallError;
+pub use crate::records::{Damage, StoreError};
 
 /// Name of the directory of archived originals, inside the store's directory.
 pub const OBJECTS_DIR_NAME: &str = "objects";
@@ -83,137 +84,6 @@ pub enum StoreOutcome {
     Reused,
     /// Something was stored but damaged; it was rebuilt from the original given.
     Repaired(Damage),
-}
-
-/// What is wrong with a stored observation. The `Display` text is a lower-case phrase
-/// that fits in `"Stored observation <id> is damaged (<damage>)"`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, thiserror::Error)]
-pub enum Damage {
-    /// The object is there but its record is not (a crash between the two writes).
-    #[error("its record is missing")]
-    RecordMissing,
-    /// The record is not a valid record of this observation.
-    #[error("its record is invalid: {reason}")]
-    RecordInvalid {
-        /// What is wrong with it, lower-case.
-        reason: String,
-    },
-    /// The record is there but the object is not.
-    #[error("its object file is missing")]
-    ObjectMissing,
-    /// The object has another size than the original.
-    #[error("{}", size_phrase(*.expected, *.found, *.unvouched))]
-    SizeMismatch {
-        /// The original's size in bytes.
-        expected: u64,
-        /// The size found, or `None` when the file is larger than `expected + 1`.
-        found: Option<u64>,
-        /// True when no valid record vouches for the expected size (it comes from the
-        /// original being stored).
-        unvouched: bool,
-    },
-    /// The object has the right size but other bytes.
-    #[error("its object's SHA-256 differs from the original's")]
-    HashMismatch,
-}
-
-fn size_phrase(expected: u64, found: Option<u64>, unvouched: bool) -> String {
-    let source = if unvouched {
-        "the original"
-    } else {
-        "its record"
-    };
-    match found {
-        Some(found) => format!("its object has {found} bytes, {source} has {expected}"),
-        None => format!("its object is larger than the {expected} bytes of {source}"),
-    }
-}
-
-/// Why the archive or the ledger could not be written or read. Messages name the
-/// observation; the host logs them and fails open.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum StoreError {
-    /// A component of the storage path is a symlink or not a directory.
-    #[error("Observation directory is not a regular directory for {id}: {reason}")]
-    DirectoryNotRegular {
-        /// The observation being stored or recalled.
-        id: ObservationId,
-        /// What is wrong with it (a symbolic link in the path, a file in the way).
-        reason: String,
-    },
-    /// The object path holds a symlink, which is never followed.
-    #[error("Content-addressed observation is a symlink for {id}; symlinks are never followed")]
-    ObjectSymlink {
-        /// The observation.
-        id: ObservationId,
-    },
-    /// The object path holds a directory or another non-file.
-    #[error("Content-addressed observation is not a regular file for {id}")]
-    ObjectNotRegularFile {
-        /// The observation.
-        id: ObservationId,
-    },
-    /// The object or its record is damaged (see [`Damage`]) and was not rebuilt: the
-    /// original was not at hand.
-    #[error("Stored observation {id} is damaged ({damage})")]
-    Damaged {
-        /// The observation.
-        id: ObservationId,
-        /// What is wrong.
-        damage: Damage,
-    },
-    /// The record path holds a symlink or a non-file, which is never read or replaced.
-    #[error("Observation record is invalid for {id}: {reason}")]
-    RecordInvalid {
-        /// The observation.
-        id: ObservationId,
-        /// What is wrong with it, lower-case.
-        reason: String,
-    },
-    /// The observation given to [`ObservationStore::ensure_stored`] was not made from the
-    /// text given with it.
-    #[error("Observation does not describe the given text for {id}")]
-    ObservationMismatch {
-        /// The observation.
-        id: ObservationId,
-    },
-    /// The file system refused an operation.
-    #[error("Observation storage failed for {id}: {source}")]
-    Io {
-        /// The observation.
-        id: ObservationId,
-        /// The port's error.
-        source: FsError,
-    },
-    /// The ledger could not be appended to.
-    #[error("Observation ledger append failed: {source}")]
-    LedgerAppend {
-        /// The port's error.
-        source: FsError,
-    },
-    /// The ledger could not be read back.
-    #[error("Observation ledger read failed: {source}")]
-    LedgerRead {
-        /// The port's error.
-        source: FsError,
-    },
-}
-
-impl StoreError {
-    /// A stable snake-case identifier of the kind of error.
-    pub fn code(&self) -> &'static str {
-        match self {
-            StoreError::DirectoryNotRegular { .. } => "directory_not_regular",
-            StoreError::ObjectSymlink { .. } => "object_symlink",
-            StoreError::ObjectNotRegularFile { .. } => "object_not_regular_file",
-            StoreError::Damaged { .. } => "damaged",
-            StoreError::RecordInvalid { .. } => "record_invalid",
-            StoreError::ObservationMismatch { .. } => "observation_mismatch",
-            StoreError::Io { .. } => "io",
-            StoreError::LedgerAppend { .. } => "ledger_append_failed",
-            StoreError::LedgerRead { .. } => "ledger_read_failed",
-        }
-    }
 }
 
 /// The record stored next to each object. Every field follows from the tool name and the

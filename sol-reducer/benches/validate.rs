@@ -16,7 +16,7 @@ use camino::Utf8Path;
 use serde_json::{Value, json};
 use sol_core::message::ContentBlock;
 use sol_core::testing::MemoryFileSystem;
-use sol_reducer::archive::{archive_source, store_root};
+use sol_reducer::archive::store_root;
 use sol_reducer::model::ReducerReply;
 use sol_reducer::pi::structured_exit_code;
 use sol_reducer::render::apply_reply;
@@ -309,8 +309,9 @@ fn reduce_fixture(name: &str) -> (u64, u64) {
     )
     .expect("a source");
     let fs = MemoryFileSystem::new();
-    let archived =
-        archive_source(&fs, &store_root(Utf8Path::new(ROOT)), &source).expect("archived");
+    let archived = source
+        .archive(&fs, &store_root(Utf8Path::new(ROOT)))
+        .expect("archived");
     let reply = ReducerReply::from_text(
         read("receipt.json"),
         &Route::new("openai-codex", "gpt-5.6-luna"),

@@ -185,12 +185,3 @@ pub fn read_archived(
     }
     String::from_utf8(content).map_err(|_| integrity())
 }
-
-/// Archives a prepared log (see [`archive_log`]), reusing the hash it already carries.
-pub fn archive_source(
-    fs: &dyn FileSystem,
-    store_root: &Utf8Path,
-    source: &crate::source::Source,
-) -> Result<ArchivedLog, ArchiveError> {
-    archive_hashed(fs, store_root, source.body(), source.sha256().to_owned())
-}

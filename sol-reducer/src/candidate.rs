@@ -38,6 +38,7 @@ use sol_core::{ShellExit, ShellOutcome};
 use crate::pi::exit::{ThenRunMarker, split_status_line};
 use crate::policy::Policy;
 use crate::reason::{Fallback, ReasonCode};
+pub use crate::records::ExitSignal;
 
 /// How a command ended, as the host saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -183,38 +184,6 @@ impl CandidateInput for ShellResult<'_> {
             details: None,
             readback_tool: policy.shell_tool.clone(),
         })
-    }
-}
-
-/// What the result says about how its command ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum ExitSignal {
-    /// The command ended successfully.
-    Succeeded,
-    /// The command failed: a non-zero exit, a timeout, an abort or a kill.
-    Failed,
-    /// The result carries no signal; its error flag alone decides.
-    Unknown,
-}
-
-impl ExitSignal {
-    /// Whether this signal contradicts a result's error flag.
-    pub fn contradicts(self, is_error: bool) -> bool {
-        match self {
-            ExitSignal::Succeeded => is_error,
-            ExitSignal::Failed => !is_error,
-            ExitSignal::Unknown => false,
-        }
-    }
-
-    /// The signal that agrees with `is_error`.
-    pub fn of_error_flag(is_error: bool) -> ExitSignal {
-        if is_error {
-            ExitSignal::Failed
-        } else {
-            ExitSignal::Succeeded
-        }
     }
 }
 

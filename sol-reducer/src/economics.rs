@@ -38,6 +38,7 @@ use sol_core::savings::PriceTable;
 
 use crate::digest::utf16_len;
 use crate::prompt::{SYSTEM_PROMPT, user_text_units};
+pub use crate::records::Verdict;
 use crate::source::Source;
 
 /// The reply a reducer model is expected to write, in tokens: a receipt of a few quotes.
@@ -57,38 +58,6 @@ pub struct Economy {
     pub write_read_ratio: f64,
     /// The assistant messages the current context carries: the horizon's input.
     pub carried_requests: u32,
-}
-
-/// The figures of one decision, for the journal and for people.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Verdict {
-    /// Tokens the model would read of the result as it is.
-    pub result_tokens: u64,
-    /// Tokens the receipt is expected to remove from every request that carries it.
-    pub removed_tokens: u64,
-    /// Tokens the reducer call reads.
-    pub call_input_tokens: u64,
-    /// Tokens the reducer call is expected to write.
-    pub call_output_tokens: u64,
-    /// The expected remaining requests.
-    pub horizon_requests: u32,
-    /// The expected saving, in picodollars (10⁻¹² dollars, the accounting's unit).
-    pub saving_picodollars: u64,
-    /// The expected cost of the reducer call, in picodollars.
-    pub cost_picodollars: u64,
-}
-
-impl Verdict {
-    /// Whether the reduction is expected to save at least what its call costs.
-    pub fn pays(&self) -> bool {
-        self.removed_tokens > 0 && self.saving_picodollars >= self.cost_picodollars
-    }
-
-    /// `saving − cost`, in picodollars.
-    pub fn net_picodollars(&self) -> i128 {
-        i128::from(self.saving_picodollars) - i128::from(self.cost_picodollars)
-    }
 }
 
 /// Pi's token estimate of a length in UTF-16 units: a quarter, rounded up.

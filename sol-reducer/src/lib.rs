@@ -226,6 +226,7 @@ pub mod policy;
 pub mod prompt;
 pub mod reason;
 pub mod receipt;
+pub mod records;
 pub mod render;
 pub mod secret;
 pub mod source;

@@ -20,6 +20,7 @@ use sol_core::{ModelError, ModelReply, ModelRequest, SolPiConfig};
 
 use crate::prompt::{SYSTEM_PROMPT, user_text};
 use crate::reason::{Fallback, ReasonCode};
+pub use crate::records::Usage;
 use crate::source::Source;
 use crate::{MAX_OUTPUT_TOKENS, MODEL_TIMEOUT};
 
@@ -68,22 +69,6 @@ pub fn model_request(source: &Source, route: &Route) -> ModelRequest {
         max_output_tokens: MAX_OUTPUT_TOKENS,
         timeout: MODEL_TIMEOUT,
     }
-}
-
-/// Tokens a model call used; all zero for a cached receipt.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Usage {
-    /// Input tokens.
-    pub input: u64,
-    /// Output tokens.
-    pub output: u64,
-    /// Tokens read from the provider's cache.
-    pub cache_read: u64,
-    /// Tokens written to the provider's cache.
-    pub cache_write: u64,
-    /// All tokens.
-    pub total_tokens: u64,
 }
 
 /// The reducer model's answer, as the host received it.

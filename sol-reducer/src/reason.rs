@@ -16,10 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::candidate::ExitSignal;
-use crate::economics::Verdict;
-use crate::model::Usage;
-use crate::secret::SecretKind;
+use crate::records::{ExitSignal, SecretKind, Usage, Verdict};
 
 /// Why a tool result was left unchanged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

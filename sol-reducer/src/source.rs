@@ -25,9 +25,11 @@
 //! assert_eq!(fallback.reason, ReasonCode::ExitStateMismatch);
 //! ```
 
+use camino::Utf8Path;
 use serde::{Deserialize, Serialize};
+use sol_core::FileSystem;
 
-use crate::archive::ArchivedLog;
+use crate::archive::{ArchiveError, ArchivedLog, archive_hashed};
 use crate::candidate::Candidate;
 use crate::digest::{line_count, sha256_hex, utf16_len};
 use crate::failure::{check_success_log, identify_failures};
@@ -73,6 +75,16 @@ pub struct Source {
 }
 
 impl Source {
+    /// Archives the log under `store_root` as [`crate::archive::archive_log`] does, reusing
+    /// the hash it already carries.
+    pub fn archive(
+        &self,
+        fs: &dyn FileSystem,
+        store_root: &Utf8Path,
+    ) -> Result<ArchivedLog, ArchiveError> {
+        archive_hashed(fs, store_root, self.body(), self.sha256().to_owned())
+    }
+
     /// The host's whole output archived beside the log, when the log is the part the model
     /// saw (the cache-aware policy) and the whole output was read.
     pub fn full_output_artifact(&self) -> Option<&ArchivedLog> {

@@ -89,7 +89,7 @@ use sol_core::message::ContentBlock;
 use sol_core::{FileKind, FileSystem, ModelError, ModelRequest, StepAccount};
 
 use crate::MAX_FULL_OUTPUT_BYTES;
-use crate::archive::{ArchivedLog, archive_log, archive_source, read_archived, store_root};
+use crate::archive::{ArchivedLog, archive_log, read_archived, store_root};
 use crate::cache::{CacheKey, CachedReceipt, ReceiptCache, reuse_cached};
 use crate::candidate::{Candidate, CandidateInput};
 use crate::digest::utf16_len;
@@ -475,7 +475,7 @@ impl Reduction {
             Ok(source) => source,
             Err(fallback) => return stop(fallback, Vec::new()),
         };
-        let archived = match archive_source(fs, &store, &source) {
+        let archived = match source.archive(fs, &store) {
             Ok(archived) => archived,
             Err(error) => return stop(archive_fallback(&source, &error), Vec::new()),
         };

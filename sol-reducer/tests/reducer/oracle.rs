@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 use sol_core::{FileKind, FileSystem};
-use sol_reducer::archive::{archive_source, read_archived, store_root};
+use sol_reducer::archive::{read_archived, store_root};
 use sol_reducer::cache::{CacheKey, CachedReceipt, ReceiptCache, reuse_cached};
 use sol_reducer::candidate::Candidate;
 use sol_reducer::journal::{
@@ -75,7 +75,7 @@ pub(crate) fn reduce(
             facts.detail = Some(error.to_string());
         })
     };
-    let archived = match archive_source(ports.fs, &store_root(context.runtime_root), &source) {
+    let archived = match source.archive(ports.fs, &store_root(context.runtime_root)) {
         Ok(archived) => archived,
         Err(error) => return unchanged(archive_fallback(&error)),
     };

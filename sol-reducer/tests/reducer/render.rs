@@ -3,7 +3,7 @@
 use camino::Utf8Path;
 use serde_json::{Value, json};
 use sol_core::testing::MemoryFileSystem;
-use sol_reducer::archive::{ArchivedLog, archive_source, store_root};
+use sol_reducer::archive::{ArchivedLog, store_root};
 use sol_reducer::model::{ReducerReply, Usage};
 use sol_reducer::notice::{format_bytes, savings_notice, savings_status, savings_text};
 use sol_reducer::render::{
@@ -24,8 +24,9 @@ fn source_of(result: &OwnedResult) -> (Source, ArchivedLog) {
     )
     .expect("a source");
     let fs = MemoryFileSystem::new();
-    let archived =
-        archive_source(&fs, &store_root(Utf8Path::new(ROOT)), &source).expect("archived");
+    let archived = source
+        .archive(&fs, &store_root(Utf8Path::new(ROOT)))
+        .expect("archived");
     (source, archived)
 }
 

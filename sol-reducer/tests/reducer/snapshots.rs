@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 use sol_core::ModelError;
-use sol_reducer::archive::{archive_source, store_root};
+use sol_reducer::archive::store_root;
 use sol_reducer::journal::{JournalHeader, fallback_record, run_id};
 use sol_reducer::model::{ReducerReply, model_request};
 use sol_reducer::notice::{savings_notice, savings_status};
@@ -168,8 +168,9 @@ fn journal_fallback_records() {
     let candidate = select_candidate(&failing.view()).expect("a candidate");
     let source = prepare_source(candidate, FullOutput::NotRead).expect("a source");
     let fs = sol_core::testing::MemoryFileSystem::new();
-    let archived =
-        archive_source(&fs, &store_root(camino::Utf8Path::new(ROOT)), &source).expect("archived");
+    let archived = source
+        .archive(&fs, &store_root(camino::Utf8Path::new(ROOT)))
+        .expect("archived");
     let mut reply = ReducerReply::from_text(failing_receipt(&log), &route());
     reply.stop_reason = Some("error".into());
     reply.error_message = Some("503 upstream overloaded".into());
