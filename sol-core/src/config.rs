@@ -10,7 +10,7 @@ mod validate;
 
 use serde::{Deserialize, Serialize};
 
-use crate::savings::PriceTable;
+use crate::price::PriceTable;
 
 pub use error::ConfigError;
 pub use load::{ConfigSearch, ConfigSource, LoadedConfig, load_config};

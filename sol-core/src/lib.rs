@@ -55,6 +55,7 @@ pub mod horizon;
 pub mod ids;
 pub mod message;
 pub mod ports;
+pub mod price;
 pub mod savings;
 pub mod session;
 #[cfg(any(test, feature = "testing"))]

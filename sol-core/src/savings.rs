@@ -61,11 +61,10 @@ mod book;
 mod breaks;
 mod entry;
 mod ledger;
-mod money;
 mod own;
-mod price;
 mod report;
 
+pub use crate::price::{MAX_PRICE, Money, PriceError, PriceTable};
 pub use book::{Book, ReportedUsage, ResponseUsage, SentPart};
 pub use breaks::{
     BreakCause, BreakFacts, CACHE_LIFETIME_MS, CacheBreaks, CauseTotals, LONG_CACHE_LIFETIME_MS,
@@ -78,7 +77,5 @@ pub use ledger::{
     ArchiveTotals, Calibration, CallTokens, Change, LAYERS, LayerTokens, Ledger, ModelPrices,
     ModelTotals, Part, PartForms, ReportScale, RequestFacts, Savings, TokenBasis, layer_of,
 };
-pub use money::Money;
 pub use own::{ToolCall, own_changes, request_cause};
-pub use price::{MAX_PRICE, PriceError, PriceTable};
 pub use report::{Report, Row};

@@ -7,7 +7,7 @@ use super::{
     CONFIG_KEYS, ConfigError, KEY_CACHE_AWARE, KEY_CACHE_WRITE_READ_RATIO, KEY_PRICES,
     KEY_REDUCER_MODEL, KEY_REDUCER_PROVIDER, KEY_VERSION, Mechanism, SolPiConfig,
 };
-use crate::savings::PriceTable;
+use crate::price::PriceTable;
 
 /// Parses and validates the bytes of a configuration file.
 ///

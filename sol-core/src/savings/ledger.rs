@@ -235,10 +235,10 @@ impl ModelPrices {
     /// The prices of a table.
     pub fn of(table: &super::PriceTable) -> ModelPrices {
         ModelPrices {
-            input: super::price::per_token(table.input),
-            cache_read: super::price::per_token(table.cache_read),
-            cache_write: super::price::per_token(table.cache_write),
-            output: super::price::per_token(table.output),
+            input: crate::price::per_token(table.input),
+            cache_read: crate::price::per_token(table.cache_read),
+            cache_write: crate::price::per_token(table.cache_write),
+            output: crate::price::per_token(table.output),
         }
     }
 

@@ -438,7 +438,7 @@ fn change(after: Money, before: Money) -> String {
 /// [`change`] for a number of tokens.
 fn change_tokens(after: u64, before: u64) -> String {
     let delta = i128::from(after) - i128::from(before);
-    change_text(super::money::per_mille(delta, i128::from(before)))
+    change_text(crate::price::per_mille(delta, i128::from(before)))
 }
 
 fn change_text(per_mille: Option<i128>) -> String {
