@@ -8,7 +8,8 @@
 #   and the complete JS integration suite, whose check-pi-compat.test.mjs runs
 #   `check-pi-compat --strict` against that install (the one run of it per version)
 # At the end it prints the seconds each step took (scripts/test-times.sh times each JS file).
-# SOL_PI_TEST_JOBS=2 runs the Pi versions' JS suites two at a time (opt-in, see README).
+# The Pi versions' JS suites run two at a time (SOL_PI_TEST_JOBS, default 2; 1 runs them one
+# after another with their output as it comes; see README).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$root"
@@ -56,7 +57,7 @@ for v in "${PI_MATRIX_VERSIONS[@]}"; do
 done
 # One Pi version's JS suite, its output in $logs/<v>.log and its exit code in $logs/<v>.rc.
 suite() { set +e; bash scripts/test-js.sh "$1" >"$logs/$1.log" 2>&1; echo $? >"$logs/$1.rc"; }
-jobs_max="${SOL_PI_TEST_JOBS:-1}"
+jobs_max="${SOL_PI_TEST_JOBS:-2}"
 if [ "$jobs_max" -le 1 ]; then
 	for v in "${PI_MATRIX_VERSIONS[@]}"; do
 		lap "JS integration suite on Pi $v"
