@@ -41,7 +41,8 @@ reply) and is not in the policy's cost.";
 pub const REPORTED: &str = "Where the session holds the usage the provider reported for a request, \
 the request that was sent is priced as reported, and every policy's request is its estimate scaled by \
 the report's input over the estimate's; where the provider read less of its cache than the estimate \
-shared with the previous request (a cache break), no policy reads beyond the point it read to.";
+shared with the previous request (a cache break), every policy reads its own request up to the same \
+message (and the same share of it) where the provider's read ended.";
 
 /// The totals over several sessions: every active branch (and with `--all-branches` every
 /// other one) added up.

@@ -411,6 +411,46 @@ struct LayerPrevious {
     same_forms: usize,
 }
 
+impl LayerPrevious {
+    /// The point `tokens` into the request: the form it falls in and how far into it.
+    fn point_at(&self, tokens: u64) -> Option<ReadPoint> {
+        let boundaries = self
+            .starts
+            .partition_point(|&part| self.sums.get(part).is_some_and(|&sum| sum <= tokens));
+        let form = boundaries.checked_sub(1)?;
+        let start = self.sums[self.starts[form]];
+        let end = self
+            .starts
+            .get(form + 1)
+            .and_then(|&part| self.sums.get(part))
+            .map_or(start, |&end| end);
+        Some(ReadPoint {
+            form,
+            into: tokens - start,
+            of: end - start,
+        })
+    }
+
+    /// The tokens of this layer's request up to `point`: the forms before it whole, then the
+    /// same share of its form. `None` when the request has fewer forms.
+    fn tokens_at(&self, point: ReadPoint) -> Option<u64> {
+        let start = *self.sums.get(*self.starts.get(point.form)?)?;
+        let end = self
+            .starts
+            .get(point.form + 1)
+            .and_then(|&part| self.sums.get(part))
+            .map_or(start, |&end| end);
+        let size = end - start;
+        let into = if point.of == 0 {
+            0
+        } else {
+            let share = u128::from(point.into) * u128::from(size) / u128::from(point.of);
+            u64::try_from(share).unwrap_or(u64::MAX).min(size)
+        };
+        Some(start + into)
+    }
+}
+
 impl Default for LayerPrevious {
     fn default() -> LayerPrevious {
         LayerPrevious {
@@ -454,8 +494,21 @@ pub struct ReportScale {
     expected_read: u64,
     /// The reported cache read.
     read: u64,
-    /// The provider read less than the estimate shared with the previous request.
+    /// The provider read less than the estimate shared with the previous request: its cache
+    /// lost the history from some message on.
     broke: bool,
+    /// Where in the request its cache read ended, by message: every layer reads to the same
+    /// point of its own request where the provider broke the cache.
+    read_at: Option<ReadPoint>,
+}
+
+/// A point in a request, by its part forms (one per message of the request as sent): `into`
+/// tokens into form `form`, which held `of` tokens where the point was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ReadPoint {
+    form: usize,
+    into: u64,
+    of: u64,
 }
 
 impl ReportScale {
@@ -472,6 +525,7 @@ impl ReportScale {
             expected_read: 0,
             read: reported.cache_read.min(billed),
             broke: false,
+            read_at: None,
         };
         scale.expected_read = scale.scaled(estimated.cache_read);
         scale.broke = super::rewritten_tokens(scale.expected_read, scale.read).is_some();
@@ -483,15 +537,32 @@ impl ReportScale {
         u64::try_from(scaled).unwrap_or(u64::MAX)
     }
 
+    /// The reported cache read in the estimate's tokens.
+    fn estimated_read(&self) -> u64 {
+        let read = u128::from(self.read) * u128::from(self.estimated) / u128::from(self.billed);
+        u64::try_from(read).unwrap_or(u64::MAX)
+    }
+
     /// `tokens` (one layer's estimate of the request) as billed. Where the provider broke the
-    /// cache, no layer reads beyond the point it read to; otherwise each layer's read moves
-    /// by the difference between the report and the estimate. The request the report is of
-    /// comes out as the report.
+    /// cache, no layer reads beyond the token the provider read to; otherwise each layer's
+    /// read moves by the difference between the report and the estimate. The request the
+    /// report is of comes out as the report.
     pub fn apply(&self, tokens: &LayerTokens) -> LayerTokens {
+        self.apply_at(tokens, None)
+    }
+
+    /// [`ReportScale::apply`] for a layer whose request reaches the point the provider's
+    /// read ended at after `point` estimated tokens: where the cache broke, the layer reads
+    /// to that point of its own request (the same message, the same share of it), so a
+    /// layer with longer or shorter messages before the point reads more or less.
+    fn apply_at(&self, tokens: &LayerTokens, point: Option<u64>) -> LayerTokens {
         let total = self.scaled(tokens.input());
         let own = self.scaled(tokens.cache_read);
         let read = if self.broke {
-            own.min(self.read)
+            // A layer that reaches the point after as many tokens as the reference reads
+            // what the provider read, exactly.
+            let at = point.filter(|&point| point != self.estimated_read());
+            own.min(at.map_or(self.read, |point| self.scaled(point)))
         } else {
             let moved = i128::from(own) + i128::from(self.read) - i128::from(self.expected_read);
             u64::try_from(moved.clamp(0, i128::from(total))).unwrap_or(0)
@@ -675,15 +746,22 @@ impl Ledger {
         reporting: Reporting,
         terms: RequestTerms,
     ) {
-        let scale = match reporting {
+        let (scale, reference) = match reporting {
             // A request that does not exist in the reference layer (one SoL-Pi caused, in a
             // session without it; one a mechanism avoided) is scaled at the nearest layer it
             // exists in: its report is of that request all the same.
-            Reporting::Of(reported, reference) => (0..LAYERS)
-                .filter(|layer| terms.exists_in(*layer))
-                .min_by_key(|layer| layer.abs_diff(reference))
-                .and_then(|layer| ReportScale::new(&added[layer], &reported)),
-            Reporting::Scaled(scale) => Some(scale),
+            Reporting::Of(reported, reference) => {
+                let layer = (0..LAYERS)
+                    .filter(|layer| terms.exists_in(*layer))
+                    .min_by_key(|layer| layer.abs_diff(reference));
+                let scale = layer.and_then(|layer| {
+                    let mut scale = ReportScale::new(&added[layer], &reported)?;
+                    scale.read_at = self.previous[layer].point_at(scale.estimated_read());
+                    Some(scale)
+                });
+                (scale, layer)
+            }
+            Reporting::Scaled(scale) => (Some(scale), None),
         };
         self.last_scale = scale;
         let Some(scale) = scale else {
@@ -691,7 +769,14 @@ impl Ledger {
         };
         for (layer, tokens) in added.iter_mut().enumerate() {
             if terms.exists_in(layer) {
-                *tokens = scale.apply(tokens);
+                // The reference layer reads what the report says; the others, to the same
+                // point of their own request (or to the same token, where theirs has fewer
+                // messages).
+                let point = scale
+                    .read_at
+                    .filter(|_| Some(layer) != reference)
+                    .and_then(|point| self.previous[layer].tokens_at(point));
+                *tokens = scale.apply_at(tokens, point);
             }
         }
         let calibration = &mut self.savings.calibration;

@@ -617,3 +617,89 @@ fn the_sol_pi_table_with_each_model_at_its_registry_prices() {
     assert_eq!(report.total_net(), report.plain_cost - report.sent_cost);
     assert_text_snapshot!("sol_pi_table_per_model", report.to_string());
 }
+
+/// A cache break carries to the same message in every layer: where the provider's read ended
+/// after the message ObservationPack replaced, plain Pi's request (which carries the whole
+/// log there) reads to the same message, not to the same token.
+#[test]
+fn a_cache_break_carries_to_the_same_message_in_every_layer() {
+    let part = |key, tokens| Part { key, tokens };
+    let (head, log, tail, next, last) = (
+        part(1, 1_000),
+        part(2, 9_000),
+        part(3, 4_000),
+        part(4, 500),
+        part(5, 300),
+    );
+    let placeholder = SentPart {
+        part: part(6, 120),
+        changes: vec![sol_core::savings::Change {
+            by: Mechanism::ObservationPack,
+            before: Some(log),
+        }],
+    };
+    let mut book = Book::new();
+    book.calibrate_to_reports(LAYERS - 1);
+    let answer = |book: &mut Book, reported: ReportedUsage| {
+        book.end_request_with(
+            ResponseUsage {
+                estimated_output: 10,
+                reported: Some(reported),
+            },
+            false,
+            &[],
+        );
+    };
+    let sent = |parts: &[Part]| {
+        let mut sent: Vec<SentPart> = parts.iter().copied().map(SentPart::unchanged).collect();
+        sent.insert(1, placeholder.clone());
+        sent
+    };
+    book.begin_request(
+        [head, log, tail]
+            .into_iter()
+            .map(SentPart::unchanged)
+            .collect(),
+    );
+    answer(
+        &mut book,
+        ReportedUsage {
+            requests: 1,
+            cache_write: 14_000,
+            ..ReportedUsage::default()
+        },
+    );
+    book.begin_request(sent(&[head, tail, next]));
+    answer(
+        &mut book,
+        ReportedUsage {
+            requests: 1,
+            cache_read: 1_000,
+            cache_write: 4_620,
+            ..ReportedUsage::default()
+        },
+    );
+    let before = book.savings().layers;
+    // The provider read the head, the placeholder and the tail, not `next`: 500 tokens short
+    // of the 5,620 the request shares with the one before.
+    book.begin_request(sent(&[head, tail, next, last]));
+    answer(
+        &mut book,
+        ReportedUsage {
+            requests: 1,
+            cache_read: 5_120,
+            cache_write: 800,
+            ..ReportedUsage::default()
+        },
+    );
+    let added = |layer: usize| {
+        let (now, then) = (book.savings().layers[layer], before[layer]);
+        (
+            now.cache_read - then.cache_read,
+            now.cache_write - then.cache_write,
+        )
+    };
+    assert_eq!(added(LAYERS - 1), (5_120, 800));
+    // Plain Pi's request to the same message: head, log and tail.
+    assert_eq!(added(0), (14_000, 800));
+}
