@@ -158,6 +158,17 @@ export declare class ReducerReduction {
 export declare class SavingsBook {
   /** An empty book priced at `prices` (the configuration's; the default table without). */
   constructor(prices?: SavingsPrices | undefined | null)
+  /**
+   * `mechanism` (its `sol-pi.json` key) registered the tool `name`, listed in the system
+   * prompt with `snippet` and `guidelines`: its calls, results and lines are not plain
+   * Pi's ([`OwnPrompt`]).
+   */
+  ownTool(name: string, mechanismKey: string, snippet?: string | undefined | null, guidelines?: Array<string> | undefined | null): void
+  /**
+   * Each mechanism's share of a system message (`OwnPrompt::system_shares`), as the
+   * calls of a `SavingsToolUse`; empty when SoL-Pi added nothing to it.
+   */
+  systemShares(message: unknown): Array<SavingsToolCall>
   /** The `customType` of the totals entries. */
   get entryType(): string
   /** The roles `SavingsRequest.roles` indexes. */

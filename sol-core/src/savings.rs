@@ -77,5 +77,5 @@ pub use ledger::{
     ArchiveTotals, Calibration, CallTokens, Change, LAYERS, LayerTokens, Ledger, ModelPrices,
     ModelTotals, Part, PartForms, ReportScale, RequestFacts, Savings, TokenBasis, layer_of,
 };
-pub use own::{ToolCall, own_changes, request_cause};
+pub use own::{OwnPrompt, ToolCall, own_changes, request_cause};
 pub use report::{Report, Row};

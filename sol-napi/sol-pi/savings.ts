@@ -74,8 +74,8 @@ export class SavingsTracker {
 	private readonly fusedResults = new Map<string, number>();
 	/** SoL-Pi's own tools (`update_plan`, `obs_recall`), by name: plain Pi has none of their calls. */
 	private readonly ownTools = new Map<string, MechanismKey>();
-	/** The texts SoL-Pi's tools add to the system prompt, with their mechanism. */
-	private readonly ownPrompt: Array<[string, MechanismKey, number]> = [];
+	/** The last system message's content and tool count, with its shares from Rust (they change rarely). */
+	private systemShares: { content: unknown; tools: number; calls: NativeAddon.SavingsToolCall[] } | undefined;
 	/** Each role's index in the book's list (no string crosses per message). */
 	private readonly roleCodes: Map<string, number>;
 	private changed = false;
@@ -190,8 +190,8 @@ export class SavingsTracker {
 	 */
 	ownTool(name: string, mechanism: MechanismKey, snippet?: string, guidelines: readonly string[] = []): void {
 		this.ownTools.set(name, mechanism);
-		if (snippet) this.ownPrompt.push([snippet, mechanism, name.length + 5]);
-		for (const text of guidelines) if (text) this.ownPrompt.push([text, mechanism, 3]);
+		this.book.ownTool(name, mechanism, snippet, [...guidelines]);
+		this.systemShares = undefined;
 	}
 
 	/**
@@ -199,21 +199,15 @@ export class SavingsTracker {
 	 * Action Fusion's `then_run` parameter), per mechanism, as the book takes it; undefined when nothing.
 	 */
 	private systemUse(index: number, message: Message): NativeAddon.SavingsToolUse | undefined {
-		const m = message as Message & { sections?: unknown; toolsAdded?: unknown };
-		const texts = [typeof m.content === "string" ? m.content : (firstText(m.content) ?? "")];
-		if (m.sections && typeof m.sections === "object") for (const text of Object.values(m.sections)) if (typeof text === "string") texts.push(text);
-		const chars = new Map<MechanismKey, number>();
-		const add = (mechanism: MechanismKey, units: number) => chars.set(mechanism, (chars.get(mechanism) ?? 0) + units);
-		for (const [text, mechanism, around] of this.ownPrompt) if (texts.some((whole) => whole.includes(text))) add(mechanism, text.length + around);
-		for (const tool of Array.isArray(m.toolsAdded) ? (m.toolsAdded as Array<{ name?: unknown; parameters?: { properties?: Record<string, unknown> } }>) : []) {
-			const owner = this.ownTools.get(String(tool?.name));
-			if (owner) add(owner, jsonUnits(tool));
-			else if (tool?.parameters?.properties?.then_run !== undefined) add("actionFusion", jsonUnits(tool.parameters.properties.then_run) + 11);
+		const m = message as Message & { toolsAdded?: unknown };
+		const tools = Array.isArray(m.toolsAdded) ? m.toolsAdded.length : 0;
+		// The shares are Rust's (`OwnPrompt::system_shares`); the message crosses only when it changed.
+		let known = this.systemShares;
+		if (!known || known.content !== m.content || known.tools !== tools) {
+			known = { content: m.content, tools, calls: this.book.systemShares(message) };
+			this.systemShares = known;
 		}
-		if (chars.size === 0) return undefined;
-		const calls = [...chars].map(([mechanism, units]) => ({ mechanism, tokens: Math.ceil(units / 4) }));
-		// The rest of the prompt is plain Pi's: the message stays, smaller.
-		return { index, calls: [{ tokens: 0 }, ...calls], result: false };
+		return known.calls.length > 0 ? { index, calls: known.calls, result: false } : undefined;
 	}
 
 	/** A message's calls of SoL-Pi's tools or its result of one, as the book takes them; undefined for any other message. */

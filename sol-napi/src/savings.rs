@@ -11,9 +11,9 @@ use napi_derive::napi;
 use serde_json::Value;
 use sol_core::Mechanism;
 use sol_core::savings::{
-    Book, Change, ModelPrices, Part, PriceTable, ReportedUsage, ResponseUsage, SAVINGS_ENTRY_TYPE,
-    SentPart, ToolCall, cache_lifetime_ms, own_changes, prompt_after_lifetime, request_cause,
-    restore_savings,
+    Book, Change, ModelPrices, OwnPrompt, Part, PriceTable, ReportedUsage, ResponseUsage,
+    SAVINGS_ENTRY_TYPE, SentPart, ToolCall, cache_lifetime_ms, own_changes, prompt_after_lifetime,
+    request_cause, restore_savings,
 };
 use sol_core::session::SessionEntry;
 use sol_occ::tokens::content_key;
@@ -199,6 +199,8 @@ pub struct SavingsView {
 pub struct SavingsBook {
     book: Mutex<Book>,
     prices: PriceTable,
+    /// What SoL-Pi's tools add to the system message.
+    own: Mutex<OwnPrompt>,
 }
 
 /// The prices given, checked as the configuration checks them; the default table without.
@@ -328,7 +330,51 @@ impl SavingsBook {
             Ok(SavingsBook {
                 book: Mutex::new(Book::new()),
                 prices: price_table(prices)?,
+                own: Mutex::new(OwnPrompt::default()),
             })
+        })
+    }
+
+    /// `mechanism` (its `sol-pi.json` key) registered the tool `name`, listed in the system
+    /// prompt with `snippet` and `guidelines`: its calls, results and lines are not plain
+    /// Pi's ([`OwnPrompt`]).
+    #[napi(catch_unwind)]
+    pub fn own_tool(
+        &self,
+        name: String,
+        mechanism_key: String,
+        snippet: Option<String>,
+        guidelines: Option<Vec<String>>,
+    ) {
+        quiet(|| {
+            let Some(by) = mechanism(&mechanism_key) else {
+                return;
+            };
+            let guidelines: Vec<&str> = guidelines.iter().flatten().map(String::as_str).collect();
+            self.own
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .add_tool(&name, by, snippet.as_deref(), &guidelines);
+        });
+    }
+
+    /// Each mechanism's share of a system message (`OwnPrompt::system_shares`), as the
+    /// calls of a `SavingsToolUse`; empty when SoL-Pi added nothing to it.
+    #[napi(catch_unwind, ts_args_type = "message: unknown")]
+    pub fn system_shares(&self, message: Value) -> Vec<SavingsToolCall> {
+        quiet(|| {
+            let own = self.own.lock().unwrap_or_else(PoisonError::into_inner);
+            own.system_shares(&message)
+                .into_iter()
+                .map(|call| SavingsToolCall {
+                    mechanism: call.owner.map(|owner| owner.config_key().to_owned()),
+                    #[allow(
+                        clippy::cast_precision_loss,
+                        reason = "token counts are far below 2^52"
+                    )]
+                    tokens: call.tokens as f64,
+                })
+                .collect()
         })
     }
 

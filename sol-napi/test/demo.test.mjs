@@ -220,11 +220,12 @@ test(`Pi ${piVersion}: the demo's session file checks out: archives, recalls, re
 
 test(`Pi ${piVersion}: \`npm run replay\` of the demo's session gives the figures the live extension showed`, () => {
 	const before = fs.readFileSync(demo.sessionFile);
-	const result = npmReplay("--json", demo.sessionFile);
+	const result = npmReplay("--json", "--estimated", demo.sessionFile);
 	assert.equal(result.status, 0, result.stderr);
 	assert.deepEqual(fs.readFileSync(demo.sessionFile), before, "the replay never modifies the session file");
-	const [branch] = JSON.parse(result.stdout).sessions[0].branches;
-	assertReplayedAsLive(branch, "the demo");
+	const [session] = JSON.parse(result.stdout).sessions;
+	const [branch] = session.branches;
+	assertReplayedAsLive(branch, "the demo", session.systemPromptRecorded);
 	// Every mechanism acted in the demo, and the replay sees each one do so.
 	assert.ok(branch.solPi.steps[1].tokensRemoved > 0 && branch.solPi.steps[3].modelCalls === 1, JSON.stringify(branch.solPi.steps));
 	assert.ok(branch.fusion.fused >= 1 && branch.reducer.receipts === 1, JSON.stringify([branch.fusion, branch.reducer]));

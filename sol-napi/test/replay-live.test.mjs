@@ -21,13 +21,14 @@ for (const scenario of ["debugging", "plans"]) {
 		await record({ scenario, out, withSolPi: true });
 		const before = fs.readFileSync(out);
 
-		const result = npmReplay("--json", "--all-branches", out);
+		const result = npmReplay("--json", "--estimated", "--all-branches", out);
 		assert.equal(result.status, 0, result.stderr);
 		assert.deepEqual(fs.readFileSync(out), before, "the replay never modifies its input");
-		const branches = JSON.parse(result.stdout).sessions[0].branches;
+		const [session] = JSON.parse(result.stdout).sessions;
+		const branches = session.branches;
 		assert.ok(branches.length >= 1);
 		for (const branch of branches) {
-			assertReplayedAsLive(branch, `${scenario} on Pi ${piVersion}`);
+			assertReplayedAsLive(branch, `${scenario} on Pi ${piVersion}`, session.systemPromptRecorded);
 			// The scenario exercises the mechanism under comparison.
 			if (scenario === "plans") assert.ok(branch.solPi.steps[3].modelCalls > 0, "OCC compacted");
 			if (scenario === "debugging") assert.ok(branch.solPi.steps[1].tokensRemoved > 0, "ObservationPack replaced outputs");

@@ -92,8 +92,8 @@ use serde_json::Value;
 
 pub use entry::{
     AssistantFacts, CompactionFacts, ContentDigest, Entry, EntryIndex, EntryKind, MessageFacts,
-    PackFacts, QUOTE_MAX_LINES, QUOTE_MIN_BYTES, ReducerLog, Role, ToolCallFacts, ToolResultFacts,
-    Usage, quotable_lines,
+    PackFacts, QUOTE_MAX_LINES, QUOTE_MIN_BYTES, ReducedFacts, ReducerLog, Role, ToolCallFacts,
+    ToolResultFacts, Usage, quotable_lines,
 };
 pub use error::{ReadError, ReadErrorKind, ReadWarning, Size};
 

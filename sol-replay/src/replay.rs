@@ -473,6 +473,9 @@ struct ContextPart {
     recent_sent_tokens: u64,
     /// Its role as Online Context Compact tells cut points apart.
     occ_role: MessageRole,
+    /// The result of a fused command not yet sent, with its tokens without the command's
+    /// output ([`Book::fused_results`]).
+    fused_without: Option<u64>,
 }
 
 impl ContextPart {
@@ -493,6 +496,7 @@ impl ContextPart {
             aware_sent_tokens: tokens,
             recent_sent_tokens: tokens,
             occ_role: MessageRole::Other,
+            fused_without: None,
         }
     }
 
@@ -520,6 +524,9 @@ const MASKED: u64 = 2;
 const LOG: u64 = 3;
 /// The form of a message before SoL-Pi's own calls in it: `OWN + i` for its `i`-th change.
 const OWN: u64 = 4;
+/// A fused command's result without the command's output. (A tool result has at most one
+/// change of its own, so `OWN + 3` is free for it.)
+const FUSED: u64 = 7;
 
 /// The books of one branch, fed request by request.
 #[derive(Clone)]
@@ -782,6 +789,9 @@ struct Walk<'a> {
     answered_at: Option<i64>,
     prompted_at: Option<Option<i64>>,
     sim: Option<OccSim>,
+    /// The reducer's journal on the branch so far recorded its model's answers, with their
+    /// reported usage: its calls are priced from those, not from the receipts' own counts.
+    reducer_journaled: bool,
 }
 
 impl<'a> Walk<'a> {
@@ -837,6 +847,7 @@ impl<'a> Walk<'a> {
             sim: options
                 .occ_ratio
                 .map(|ratio| OccSim::new(ratio, options, entries)),
+            reducer_journaled: false,
         }
     }
 
@@ -870,6 +881,7 @@ impl<'a> Walk<'a> {
             answered_at,
             prompted_at,
             sim,
+            reducer_journaled,
             ..
         } = self;
         let options: &ReplayOptions = options;
@@ -886,6 +898,7 @@ impl<'a> Walk<'a> {
                     Role::System => {
                         part.role = PartRole::System;
                         part.identity = message.system_digest;
+                        part.own = own_changes(message.tokens, &message.system_own);
                     }
                     Role::Assistant => {
                         *assistants = assistants.saturating_add(1);
@@ -988,6 +1001,26 @@ impl<'a> Walk<'a> {
                                 &recent_placed,
                                 (recent_from, &mut tracked.recent),
                             );
+                            // The fused commands' results this request carries for the first
+                            // time: the turn a fused command saved read them without the
+                            // command's output.
+                            let fused: Vec<(usize, Part)> = context
+                                .iter_mut()
+                                .enumerate()
+                                .filter_map(|(index, part)| {
+                                    let tokens = part.fused_without.take()?;
+                                    Some((
+                                        index,
+                                        Part {
+                                            key: part.key(FUSED),
+                                            tokens,
+                                        },
+                                    ))
+                                })
+                                .collect();
+                            if !fused.is_empty() {
+                                books.each(|book| book.fused_results(fused.clone()));
+                            }
                             reliance.sent(&fixed_replaced, &aware_replaced, &recent_replaced);
                             if let Some(quotes) = message.assistant.as_deref().map(|a| &a.quotes) {
                                 let replied = ReplyFacts {
@@ -1057,6 +1090,7 @@ impl<'a> Walk<'a> {
                             part.pack = result.pack.filter(|_| packs);
                             part.medium = result.compact.filter(|_| packs);
                             part.digest = Some(result.digest);
+                            part.fused_without = result.fused_without;
                             part.text_bytes = result.text_bytes;
                             if let Some(log) = result.reducer_log {
                                 reducer.candidates += 1;
@@ -1081,13 +1115,16 @@ impl<'a> Walk<'a> {
                                 reducer.log_bytes += reduced.source_bytes;
                                 let removed = reduced.tokens_removed(result.text_bytes);
                                 part.receipt_removed = Some(removed);
+                                // The model's calls count where the journal recorded its answers
+                                // (with the usage reported), else here, as the receipt states.
+                                let calls = u64::from(!*reducer_journaled);
                                 let account = StepAccount {
                                     bytes_removed: reduced
-                                        .source_bytes
+                                        .sent_bytes()
                                         .saturating_sub(reduced.receipt_bytes),
                                     tokens_removed: removed,
-                                    model_calls: 1,
-                                    model_input_tokens: reduced.model_tokens,
+                                    model_calls: calls,
+                                    model_input_tokens: reduced.model_tokens * calls,
                                     ..StepAccount::default()
                                 };
                                 books
@@ -1171,12 +1208,20 @@ impl<'a> Walk<'a> {
                     compactions.occ += 1;
                     let account = |sent: fn(&ContextPart) -> u64| {
                         let removed = removed_tokens(context, first_kept, facts, sent);
+                        // The summary's request as the provider reported it, where Pi wrote
+                        // its usage; else OCC's estimate: what it removed, and the summary.
+                        let (input, output) = facts.usage.map_or(
+                            (
+                                removed.saturating_add(facts.summarizer_output_tokens),
+                                facts.summarizer_output_tokens,
+                            ),
+                            |usage| (usage.all_input(), usage.output),
+                        );
                         StepAccount {
                             tokens_removed: removed,
                             model_calls: 1,
-                            model_input_tokens: removed
-                                .saturating_add(facts.summarizer_output_tokens),
-                            model_output_tokens: facts.summarizer_output_tokens,
+                            model_input_tokens: input,
+                            model_output_tokens: output,
                             ..StepAccount::default()
                         }
                     };
@@ -1201,6 +1246,42 @@ impl<'a> Walk<'a> {
                 if let Some(sim) = sim.as_mut().filter(|_| !by_occ) {
                     apply_compaction(&mut sim.context, facts, position, first_kept, false);
                     sim.occ.on_session_compact(false, sim.observed());
+                }
+            }
+            EntryKind::Custom {
+                custom_type,
+                data: Some(data),
+            } if &**custom_type == sol_reducer::ENTRY_TYPE
+                && data.get("kind").and_then(Value::as_str) == Some("provider_response") =>
+            {
+                // One call of the reducer's model, with the usage its provider reported, at
+                // that model's prices.
+                *reducer_journaled = true;
+                let usage = data
+                    .get("usage")
+                    .map(crate::reader::Usage::from_value)
+                    .unwrap_or_default();
+                let account = StepAccount {
+                    model_calls: 1,
+                    model_input_tokens: usage.all_input(),
+                    model_output_tokens: usage.output,
+                    ..StepAccount::default()
+                };
+                let text = |key: &str| data.get(key).and_then(Value::as_str);
+                match text("provider").zip(text("model")) {
+                    Some((provider, model)) => {
+                        let key = format!("{provider}/{model}");
+                        let prices = pricing.prices_of(&key);
+                        books.sol_pi.record_step_by(
+                            Mechanism::EvidencePreservingReducer,
+                            account,
+                            &key,
+                            prices,
+                        );
+                    }
+                    None => books
+                        .sol_pi
+                        .record_step(Mechanism::EvidencePreservingReducer, account),
                 }
             }
             EntryKind::ContextEdit {
@@ -1501,6 +1582,7 @@ fn apply_compaction(
             role: PartRole::System,
             identity: Some(digest),
             occ_role: MessageRole::System,
+            own: own_changes(tokens, &facts.system_own),
             ..ContextPart::new(position, tokens)
         });
     }
@@ -1579,15 +1661,19 @@ fn sent_forms(
     }
     match facts.filter(|_| replace) {
         Some(pack) => {
+            // The placeholder after every earlier change: a recall's result ObservationPack
+            // replaced is still absent below ObservationPack's layer.
+            let mut changes = base.changes.clone();
+            changes.push(Change {
+                by: Mechanism::ObservationPack,
+                before: Some(original),
+            });
             let packed = SentPart {
                 part: Part {
                     key: part.key(PLACEHOLDER),
                     tokens: pack.placeholder_tokens,
                 },
-                changes: vec![Change {
-                    by: Mechanism::ObservationPack,
-                    before: Some(original),
-                }],
+                changes,
             };
             (base, packed, Some(pack))
         }

@@ -92,3 +92,136 @@ pub fn own_changes(tokens: u64, calls: &[ToolCall]) -> Vec<(Mechanism, Option<u6
         })
         .collect()
 }
+
+/// What SoL-Pi adds to Pi's system message, which plain Pi's has not: each of its tools'
+/// declarations (in the message's `toolsAdded`), its line in Pi's tool list (`- name:
+/// snippet`), its guidelines (`- guideline`), and Action Fusion's `then_run` parameter in
+/// the declarations of `edit` and `write`. The live book and replay take the system
+/// message's share of each mechanism from here, so both leave the same tokens out of the
+/// layers below it.
+///
+/// ```
+/// use serde_json::json;
+/// use sol_core::Mechanism;
+/// use sol_core::savings::{OwnPrompt, ToolCall};
+///
+/// let mut own = OwnPrompt::default();
+/// own.add_tool("update_plan", Mechanism::OnlineContextCompact, Some("Keep the plan"), &["Plan first"]);
+/// let system = json!({
+///     "role": "system",
+///     "content": "Tools:\n- read: Read files\n- update_plan: Keep the plan\n\nGuidelines:\n- Plan first\n",
+///     "toolsAdded": [{ "name": "read" }, { "name": "update_plan" }],
+/// });
+/// // The snippet's line (13 + 16), the guideline's (10 + 3), the declaration (22).
+/// let shares = own.system_shares(&system);
+/// assert_eq!(shares, vec![
+///     ToolCall { owner: None, tokens: 0 },
+///     ToolCall { owner: Some(Mechanism::OnlineContextCompact), tokens: 16 },
+/// ]);
+/// assert!(own.system_shares(&json!({ "role": "system", "content": "Be brief." })).is_empty());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OwnPrompt {
+    /// Each line SoL-Pi adds, with its mechanism and the UTF-16 units around its text.
+    lines: Vec<(String, Mechanism, u64)>,
+    /// SoL-Pi's tools by name.
+    tools: std::collections::BTreeMap<String, Mechanism>,
+}
+
+impl OwnPrompt {
+    /// `mechanism` registered the tool `name`, listed with `snippet` and these `guidelines`.
+    pub fn add_tool(
+        &mut self,
+        name: &str,
+        mechanism: Mechanism,
+        snippet: Option<&str>,
+        guidelines: &[&str],
+    ) {
+        self.tools.insert(name.to_owned(), mechanism);
+        if let Some(snippet) = snippet.filter(|snippet| !snippet.is_empty()) {
+            // `- name: ` before it and a line break after it.
+            let around = utf16_len(name) + 5;
+            self.lines.push((snippet.to_owned(), mechanism, around));
+        }
+        for guideline in guidelines.iter().filter(|text| !text.is_empty()) {
+            self.lines.push(((*guideline).to_owned(), mechanism, 3));
+        }
+    }
+
+    /// The mechanism whose tool `name` is, if it is SoL-Pi's.
+    pub fn owner(&self, name: &str) -> Option<Mechanism> {
+        self.tools.get(name).copied()
+    }
+
+    /// Each mechanism's tokens in a system message (Pi's message: its `content`, its
+    /// `sections`, its `toolsAdded`), as calls for [`own_changes`]: a first call that is
+    /// not SoL-Pi's (the rest of the message is plain Pi's, so it stays, smaller), then one
+    /// per mechanism in [`Mechanism::ALL`]'s order. Empty when SoL-Pi added nothing.
+    pub fn system_shares(&self, message: &serde_json::Value) -> Vec<ToolCall> {
+        use serde_json::Value;
+        let mut texts: Vec<&str> = Vec::new();
+        match message.get("content") {
+            Some(Value::String(text)) => texts.push(text),
+            Some(Value::Array(blocks)) => texts.extend(
+                blocks
+                    .first()
+                    .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+                    .and_then(|block| block.get("text").and_then(Value::as_str)),
+            ),
+            _ => texts.push(""),
+        }
+        if let Some(sections) = message.get("sections").and_then(Value::as_object) {
+            texts.extend(sections.values().filter_map(Value::as_str));
+        }
+        let mut units = [0u64; 4];
+        let slot = |mechanism: Mechanism| {
+            Mechanism::ALL
+                .iter()
+                .position(|known| *known == mechanism)
+                .unwrap_or(0)
+        };
+        for (line, mechanism, around) in &self.lines {
+            if texts.iter().any(|text| text.contains(line.as_str())) {
+                units[slot(*mechanism)] += utf16_len(line) + around;
+            }
+        }
+        let tools = message.get("toolsAdded").and_then(Value::as_array);
+        for tool in tools.into_iter().flatten() {
+            let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
+            if let Some(owner) = self.owner(name) {
+                units[slot(owner)] += json_units(tool);
+            } else if let Some(then_run) = tool.pointer("/parameters/properties/then_run") {
+                // `"then_run":` and the comma before it.
+                units[slot(Mechanism::ActionFusion)] += json_units(then_run) + 11;
+            }
+        }
+        if units.iter().all(|units| *units == 0) {
+            return Vec::new();
+        }
+        std::iter::once(ToolCall {
+            owner: None,
+            tokens: 0,
+        })
+        .chain(
+            Mechanism::ALL
+                .iter()
+                .zip(units)
+                .filter(|(_, units)| *units > 0)
+                .map(|(mechanism, units)| ToolCall {
+                    owner: Some(*mechanism),
+                    tokens: units.div_ceil(4),
+                }),
+        )
+        .collect()
+    }
+}
+
+/// A text's length in UTF-16 units, as Pi measures it.
+fn utf16_len(text: &str) -> u64 {
+    text.encode_utf16().count() as u64
+}
+
+/// A value's length in UTF-16 units as JSON (`JSON.stringify`).
+fn json_units(value: &serde_json::Value) -> u64 {
+    utf16_len(&value.to_string())
+}

@@ -351,3 +351,46 @@ fn a_turn_that_only_updates_the_plan_costs_online_context_compact() {
     assert_eq!(report.plain.requests, 1);
     assert_eq!(report.sent.requests, 2);
 }
+
+proptest! {
+    /// SoL-Pi's share of a system message is exactly what its tools added: the declarations
+    /// (as JSON, a quarter of their UTF-16 length rounded up) and its lines where the prompt
+    /// holds them; a prompt without them has no share, whatever Pi's own tools and text.
+    #[test]
+    fn the_system_share_is_what_sol_pi_added_and_nothing_else(
+        text in "[ -~\n]{0,200}",
+        others in prop::collection::vec("[a-z]{1,12}", 0..5),
+        description in "[ -~é]{0,300}",
+        with_line in any::<bool>(),
+    ) {
+        use serde_json::json;
+        use sol_core::savings::{OwnPrompt, ToolCall};
+        let mut own = OwnPrompt::default();
+        let snippet = "Recall an archived tool output";
+        own.add_tool("obs_recall", Mechanism::ObservationPack, Some(snippet), &[]);
+        let others: Vec<_> = others
+            .iter()
+            .filter(|name| name.as_str() != "obs_recall")
+            .map(|name| json!({ "name": name, "description": description }))
+            .collect();
+        let plain = json!({ "role": "system", "content": text, "toolsAdded": others });
+        prop_assert!(text.contains(snippet) || own.system_shares(&plain).is_empty());
+        let declaration = json!({ "name": "obs_recall", "description": description });
+        let mut tools = others.clone();
+        tools.push(declaration.clone());
+        let content = if with_line { format!("{text}\n- obs_recall: {snippet}\n") } else { text.clone() };
+        let message = json!({ "role": "system", "content": content, "toolsAdded": tools });
+        let units = |text: &str| text.encode_utf16().count() as u64;
+        let mut expected = units(&declaration.to_string());
+        if with_line || text.contains(snippet) {
+            expected += units(snippet) + units("obs_recall") + 5;
+        }
+        prop_assert_eq!(
+            own.system_shares(&message),
+            vec![
+                ToolCall { owner: None, tokens: 0 },
+                ToolCall { owner: Some(Mechanism::ObservationPack), tokens: expected.div_ceil(4) },
+            ]
+        );
+    }
+}

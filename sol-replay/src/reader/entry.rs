@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use sol_core::Mechanism;
 use sol_core::message::{AgentMessage, ToolResultMessage};
+use sol_core::savings::{OwnPrompt, ToolCall};
 use sol_core::session::{SessionEntry, iso_to_epoch_ms};
 use sol_occ::plan::TOOL_NAME as PLAN_TOOL;
 use sol_occ::session::CORRECTION_PREFIX;
@@ -183,6 +185,10 @@ pub struct CompactionFacts {
     /// The system message Pi 1.x copies into the compaction (`systemMessage`), which
     /// starts the context after it: Pi's estimate and its identity.
     pub system_message: Option<(u64, ContentDigest)>,
+    /// SoL-Pi's share of that system message ([`MessageFacts::system_own`]).
+    pub system_own: Box<[ToolCall]>,
+    /// The usage the provider reported for the summary's request (`usage`), when Pi wrote it.
+    pub usage: Option<Usage>,
 }
 
 /// A message's facts.
@@ -205,6 +211,10 @@ pub struct MessageFacts {
     /// sections, tools added), never its timestamp, which Pi renews when it copies the
     /// prompt into a compaction.
     pub system_digest: Option<ContentDigest>,
+    /// What SoL-Pi's tools added to a system message, per mechanism, as
+    /// `sol_core::savings::OwnPrompt::system_shares` gives it (the live book's rule); empty
+    /// for any other message and where SoL-Pi added nothing.
+    pub system_own: Box<[ToolCall]>,
 }
 
 impl MessageFacts {
@@ -320,6 +330,10 @@ pub struct ToolResultFacts {
     /// Its quotable lines ([`quotable_lines`]): what a later reply that quotes it shows the
     /// model relied on.
     pub lines: Box<[ContentDigest]>,
+    /// For an edit or write that ran a command (`then_run`): Pi's estimate of the result
+    /// without the command's output (the blocks before Action Fusion's `[then_run:` block),
+    /// what the model's next turn would have read in plain Pi.
+    pub fused_without: Option<u64>,
 }
 
 /// The shortest line that counts as quoted when a reply repeats it (trimmed, in bytes):
@@ -367,8 +381,10 @@ pub struct ReducerLog {
 /// The reducer's record of a result it replaced by a receipt (its `details`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReducedFacts {
-    /// The log's bytes (`sourceBytes`).
+    /// The log's bytes (`sourceBytes`): the command's whole output, which the reducer reads.
     pub source_bytes: u64,
+    /// The log's lines, as the receipt states them (`source_lines`), when it does.
+    pub source_lines: Option<u64>,
     /// The receipt's bytes (`receiptBytes`).
     pub receipt_bytes: u64,
     /// The reducer model's tokens for it, as the receipt states (`reducer_total_tokens`).
@@ -384,8 +400,45 @@ impl ReducedFacts {
     pub fn tokens_removed(&self, text_bytes: u64) -> u64 {
         let before = text_bytes
             .saturating_sub(self.receipt_bytes)
-            .saturating_add(self.source_bytes);
+            .saturating_add(self.sent_bytes());
         before.div_ceil(4).saturating_sub(text_bytes.div_ceil(4))
+    }
+
+    /// The bytes of the log as Pi's bash tool sent it, which is what the request carried
+    /// before the receipt: a log over 2,000 lines or 50 KiB is cut to its tail within both
+    /// limits, followed by a notice of the lines shown and where the full output is. The
+    /// tail is taken at the log's average line length, the notice at its usual length.
+    ///
+    /// ```
+    /// use sol_replay::reader::ReducedFacts;
+    ///
+    /// let log = |source_bytes, source_lines| ReducedFacts {
+    ///     source_bytes,
+    ///     source_lines,
+    ///     receipt_bytes: 900,
+    ///     model_tokens: 0,
+    /// };
+    /// assert_eq!(log(12_873, Some(117)).sent_bytes(), 12_873);
+    /// assert_eq!(log(85_487, Some(1_740)).sent_bytes(), 51_200 + 100);
+    /// assert_eq!(log(40_000, Some(4_000)).sent_bytes(), 20_000 + 100);
+    /// ```
+    pub fn sent_bytes(&self) -> u64 {
+        const MAX_BYTES: u64 = 50 * 1024;
+        const MAX_LINES: u64 = 2_000;
+        const NOTICE_BYTES: u64 = 100;
+        let lines = self.source_lines.unwrap_or(0);
+        let by_lines = if lines > MAX_LINES {
+            let kept = u128::from(self.source_bytes) * u128::from(MAX_LINES) / u128::from(lines);
+            u64::try_from(kept).unwrap_or(u64::MAX)
+        } else {
+            self.source_bytes
+        };
+        let kept = by_lines.min(MAX_BYTES);
+        if kept < self.source_bytes {
+            kept + NOTICE_BYTES
+        } else {
+            self.source_bytes
+        }
     }
 }
 
@@ -432,7 +485,14 @@ pub struct Usage {
 }
 
 impl Usage {
-    fn from_value(value: &Value) -> Usage {
+    /// Every input token: uncached, read from and written to the cache.
+    pub fn all_input(&self) -> u64 {
+        self.input
+            .saturating_add(self.cache_read)
+            .saturating_add(self.cache_write)
+    }
+
+    pub(crate) fn from_value(value: &Value) -> Usage {
         let field = |key: &str| value.get(key).and_then(Value::as_u64).unwrap_or(0);
         Usage {
             input: field("input"),
@@ -524,14 +584,19 @@ pub(crate) fn entry_kind(
         }
         "compaction" => {
             let tokens_before = value.get("tokensBefore").and_then(Value::as_u64);
-            let system_message = value
+            let system = value
                 .get("systemMessage")
-                .filter(|message| message.is_object())
-                .map(|message| {
-                    let tokens = AgentMessage::from_value(message.clone()).estimated_tokens();
-                    (tokens, system_digest(message))
-                });
+                .filter(|message| message.is_object());
+            let system_message = system.map(|message| {
+                let tokens = AgentMessage::from_value(message.clone()).estimated_tokens();
+                (tokens, system_digest(message))
+            });
+            let system_own = system.map(system_own).unwrap_or_default();
             let first_kept_entry_id = boxed_str(value.get("firstKeptEntryId"));
+            let usage = value
+                .get("usage")
+                .filter(|usage| usage.is_object())
+                .map(Usage::from_value);
             let (summary_tokens, summarizer_output_tokens) = match SessionEntry::from_value(value) {
                 SessionEntry::Compaction(compaction) => (
                     compaction.summary_message().estimated_tokens(),
@@ -545,6 +610,8 @@ pub(crate) fn entry_kind(
                 summary_tokens,
                 summarizer_output_tokens,
                 system_message,
+                system_own,
+                usage,
                 first_kept_entry_id,
                 tokens_before,
             }))
@@ -633,9 +700,13 @@ fn message_facts(
     let mut assistant = None;
     let mut correction = false;
     let mut system = None;
+    let mut own = Box::default();
     let mut reducer_call = None;
     match role {
-        Role::System => system = Some(system_digest(&message)),
+        Role::System => {
+            system = Some(system_digest(&message));
+            own = system_own(&message);
+        }
         Role::ToolResult => {
             // The reducer's view needs the typed message, made below from this one.
             reducer_call = calls.take(message.get("toolCallId")).map(|input| {
@@ -719,7 +790,49 @@ fn message_facts(
         assistant,
         correction,
         system_digest: system,
+        system_own: own,
     }
+}
+
+/// Pi's estimate of a tool result without the output of the command Action Fusion ran after
+/// its edit or write: the blocks before the first that starts with `[then_run:`. `None` for
+/// a result without one.
+fn fused_without(message: &Value) -> Option<u64> {
+    let blocks = message.get("content").and_then(Value::as_array)?;
+    let at = blocks.iter().position(|block| {
+        block.get("type").and_then(Value::as_str) == Some("text")
+            && block
+                .get("text")
+                .and_then(Value::as_str)
+                .is_some_and(|text| text.starts_with("[then_run:"))
+    })?;
+    let mut without = message.clone();
+    without["content"] = Value::Array(blocks[..at].to_vec());
+    Some(AgentMessage::from_value(without).estimated_tokens())
+}
+
+/// What SoL-Pi's tools add to a system message, as the live extension registers them:
+/// ObservationPack's `obs_recall` and Online Context Compact's `update_plan`, each with its
+/// line in Pi's tool list and its guidelines (Action Fusion's `then_run` is found by name).
+fn system_own(message: &Value) -> Box<[ToolCall]> {
+    static OWN: std::sync::OnceLock<OwnPrompt> = std::sync::OnceLock::new();
+    let own = OWN.get_or_init(|| {
+        let mut own = OwnPrompt::default();
+        own.add_tool(
+            sol_obspack::text::Names::default().recall_tool(),
+            Mechanism::ObservationPack,
+            Some(sol_obspack::text::prompt_snippet()),
+            &[],
+        );
+        own.add_tool(
+            PLAN_TOOL,
+            Mechanism::OnlineContextCompact,
+            Some(sol_occ::text::PROMPT_SNIPPET),
+            &sol_occ::text::PROMPT_GUIDELINES,
+        );
+        own
+    });
+    own.system_shares(message).into_boxed_slice()
 }
 
 /// The identity of a system message: its content, sections and added tools.
@@ -843,13 +956,16 @@ fn tool_result_facts(message: &Value, names: &mut Names) -> ToolResultFacts {
         .filter(|_| receipt)
         .and_then(|record| {
             let field = |key: &str| record.get(key).and_then(Value::as_u64);
-            let model_tokens = texts()
-                .flat_map(|text| text.lines())
-                .find_map(|line| line.strip_prefix("reducer_total_tokens="))
-                .and_then(|tokens| tokens.trim().parse().ok())
-                .unwrap_or(0);
+            let receipt_field = |name: &str| {
+                texts()
+                    .flat_map(|text| text.lines())
+                    .find_map(|line| line.strip_prefix(name)?.strip_prefix('='))
+                    .and_then(|value| value.trim().parse().ok())
+            };
+            let model_tokens = receipt_field("reducer_total_tokens").unwrap_or(0);
             Some(ReducedFacts {
                 source_bytes: field("sourceBytes")?,
+                source_lines: receipt_field("source_lines"),
                 receipt_bytes: field("receiptBytes")?,
                 model_tokens,
             })
@@ -866,6 +982,7 @@ fn tool_result_facts(message: &Value, names: &mut Names) -> ToolResultFacts {
         receipt,
         reduced,
         lines: quotable_lines(texts()),
+        fused_without: fused_without(message),
     }
 }
 

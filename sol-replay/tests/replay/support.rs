@@ -41,3 +41,15 @@ pub(crate) fn shared_corpora() -> Option<std::path::PathBuf> {
         .map(|dir| dir.join("shared").join("corpora"))
         .find(|corpora| corpora.is_dir())
 }
+
+/// A step account without its model's tokens. The committed recordings' totals were written
+/// before the live book took a compaction summary's tokens from the usage Pi reported, which
+/// replay takes now: what a mechanism removed and how many calls it made still compare
+/// exactly. (The JS tests compare fresh recordings the same way.)
+pub(crate) fn removal(account: sol_core::StepAccount) -> sol_core::StepAccount {
+    sol_core::StepAccount {
+        model_input_tokens: 0,
+        model_output_tokens: 0,
+        ..account
+    }
+}
