@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 pub use blocks::{AssistantBlock, ContentBlock, UserContent};
-pub use size::{IMAGE_CHARS, js_length, tokens_from_chars, tool_call_tokens};
+pub use size::{IMAGE_CHARS, js_json_length, js_length, tokens_from_chars, tool_call_tokens};
 
 use crate::ids::ToolCallId;
 

@@ -1,16 +1,14 @@
 // Online Context Compact: the size of each message the model sees, measured in
 // JavaScript so that Pi's messages never cross into Rust on a provider request.
 //
-// This is the estimate `sol-occ/src/tokens.rs` computes from a whole message
-// (`estimate_message_tokens`), rule for rule: `ceil(chars / 4)`, where `chars`
-// counts UTF-16 units of the text, thinking and tool-call parts, 4,800 per image.
-// A tool call's arguments count as the JSON text Rust writes for them after the
-// addon converted them, which differs from `JSON.stringify` only in numbers
-// (integers outside the 32-bit range are floats there: `5000000000.0`, and
-// exponents start at 1e16). Only lengths are read; no string is built. The
-// identity of a message (role and timestamp) is formatted by Rust, from the raw
-// fields handed over with a boundary measurement; a message without a timestamp
-// crosses whole then, and Rust digests its content.
+// This is Pi's estimate, which `sol_core::message` computes from a whole message
+// (`AgentMessage::estimated_tokens`): `ceil(chars / 4)`, where `chars` counts
+// UTF-16 units of the text, thinking and tool-call parts, 4,800 per image, and
+// a tool call's arguments count as `JSON.stringify` writes them
+// (`sol_core::message::js_json_length` in Rust). Only lengths are read; no
+// string is built. The identity of a message (role and timestamp) is formatted
+// by Rust, from the raw fields handed over with a boundary measurement; a
+// message without a timestamp crosses whole then, and Rust digests its content.
 //
 // No imports: the size check test loads this file on its own.
 
@@ -64,33 +62,17 @@ function jsonStringUnits(text: string): number {
 	return units;
 }
 
-const digits = (value: number): number => String(Math.abs(value)).length;
-
-/** UTF-16 units of a number as Rust writes the value the addon converted. */
-function jsonNumberUnits(value: number): number {
-	// The addon keeps integers of the 32-bit ranges as integers.
-	if (Number.isInteger(value) && value >= -2147483648 && value <= 4294967295) return String(value).length;
-	if (!Number.isFinite(value)) return String(value).length;
-	// Shortest round-trip digits and the decimal exponent: d.ddd e±x.
-	const [mantissa, exponentText] = value.toExponential().split("e");
-	const exponent = Number(exponentText);
-	const significant = mantissa.replace("-", "").replace(".", "").length;
-	const sign = value < 0 ? 1 : 0;
-	if (exponent >= -5 && exponent <= 15) {
-		if (significant <= exponent + 1) return sign + exponent + 1 + 2; // 5000000000.0
-		if (exponent >= 0) return sign + significant + 1; // 12.34
-		return sign + significant + 1 - exponent; // 0.00123
-	}
-	return sign + (significant === 1 ? 1 : significant + 1) + 2 + digits(exponent); // 1.5e+16
-}
-
-/** UTF-16 units of the JSON text Rust writes for a value the addon converted. */
+/**
+ * UTF-16 units of `JSON.stringify(value)` for a value as the addon converts it: a lone surrogate
+ * counts as the one unit of the U+FFFD Rust receives, and an object key holding one is dropped.
+ */
 export function jsonUnits(value: unknown): number {
 	switch (typeof value) {
 		case "string":
 			return jsonStringUnits(value);
 		case "number":
-			return jsonNumberUnits(value);
+			// As JavaScript writes it (`-0` as `0`); not finite: `null`.
+			return Number.isFinite(value) ? String(value).length : 4;
 		case "boolean":
 			return value ? 4 : 5;
 		case "bigint":

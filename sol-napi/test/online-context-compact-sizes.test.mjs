@@ -1,7 +1,7 @@
 // Online Context Compact sizes Pi's messages in JavaScript on every provider
 // request (extension/online-context-compact-sizes.ts) and hands Rust only their
 // total, and the sized list when a boundary is evaluated. These tests check that
-// the sizes and identities Rust then uses are exactly the ones sol-occ computes
+// the sizes and identities Rust then uses are exactly the ones Rust computes
 // from the whole messages: on every shape of message, on seeded random messages
 // with the numbers and escapes where JSON writers differ, and on the messages of
 // a real Pi session with real tools, files and shells.
@@ -40,12 +40,20 @@ test("every message shape of the shared fixture is sized and identified as sol-o
 	compare(messages, "fixture");
 });
 
-test("numbers where JSON writers differ count as Rust writes them", () => {
+test("numbers where JSON writers differ count as JavaScript writes them, in JavaScript and in Rust", () => {
 	const numbers = [0, -0, 1, -1, 4294967295, 4294967296, -2147483648, -2147483649, 5e9, 1e15, 1e16, 1.5e16, 123456789012345680, 1e21, 1e22, 1.2345e25, 0.1, 0.001, 1e-5, 1.5e-5, 1e-6, 1e-7, 1.234e-10, 2.5, -2.5, 1e300, -1e-300, Number.MAX_SAFE_INTEGER, 5e-324];
 	const messages = numbers.map((n, i) => ({ role: "assistant", timestamp: i, content: [{ type: "toolCall", id: `c${i}`, name: "t", arguments: { n, list: [n, -n] } }] }));
 	compare(messages, "numbers");
-	// JSON.stringify alone would differ here (a float in Rust after the addon's conversion).
-	assert.notEqual(jsonUnits(5e9), JSON.stringify(5e9).length);
+	// serde_json would write 5000000000.0 for the float the addon makes of 5e9; both sides count
+	// what JSON.stringify writes.
+	for (const n of numbers) assert.equal(jsonUnits({ n }), JSON.stringify({ n }).length, String(n));
+	// The shared cases Rust's own test counts (sol-core, numbers_count_as_javascript_writes_them)
+	// are what JavaScript writes.
+	const { cases } = JSON.parse(fs.readFileSync(path.join(repoRoot, "fixtures", "js-numbers.json"), "utf8"));
+	for (const { number, written } of cases) {
+		assert.equal(JSON.stringify(number), written);
+		assert.equal(jsonUnits(number), written.length, written);
+	}
 });
 
 function rng(seed) {

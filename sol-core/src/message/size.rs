@@ -37,6 +37,99 @@ pub fn js_length(text: &str) -> u64 {
     text.chars().map(|c| c.len_utf16() as u64).sum()
 }
 
+/// The length of `JSON.stringify(value)` as JavaScript counts it (UTF-16 code units), which is
+/// how Pi sizes a tool call's arguments and a system message's tool declarations. It is
+/// serde_json's text but for numbers, which JavaScript writes its own way: `5000000000` where
+/// serde_json writes `5000000000.0`, `1e+21` for `1e21`, `0.000001` for `1e-6`. The
+/// extension's JavaScript measures the same length with `String(number)`.
+///
+/// ```
+/// use serde_json::json;
+/// use sol_core::message::js_json_length;
+///
+/// assert_eq!(js_json_length(&json!({"command": "ls"})), 16);
+/// assert_eq!(js_json_length(&json!(5e9)), "5000000000".len() as u64);
+/// assert_eq!(js_json_length(&json!(1e21)), "1e+21".len() as u64);
+/// assert_eq!(js_json_length(&json!(0.000001)), "0.000001".len() as u64);
+/// assert_eq!(js_json_length(&json!(1.5e-7)), "1.5e-7".len() as u64);
+/// assert_eq!(js_json_length(&json!(["é", "\n", -0.5])), "[\"é\",\"\\n\",-0.5]".len() as u64 - 1);
+/// ```
+pub fn js_json_length(value: &Value) -> u64 {
+    match value {
+        Value::Null => 4,
+        Value::Bool(true) => 4,
+        Value::Bool(false) => 5,
+        Value::Number(number) => js_number_length(number),
+        Value::String(text) => json_string_length(text),
+        Value::Array(items) => {
+            let separators = items.len().saturating_sub(1) as u64;
+            2 + separators + items.iter().map(js_json_length).sum::<u64>()
+        }
+        Value::Object(fields) => {
+            let separators = fields.len().saturating_sub(1) as u64;
+            let fields: u64 = fields
+                .iter()
+                .map(|(key, field)| json_string_length(key) + 1 + js_json_length(field))
+                .sum();
+            2 + separators + fields
+        }
+    }
+}
+
+/// A JSON string literal's length: its quotes, and the escapes `JSON.stringify` writes.
+fn json_string_length(text: &str) -> u64 {
+    let escaped: u64 = text
+        .chars()
+        .map(|c| match c {
+            '"' | '\\' | '\u{8}' | '\t' | '\n' | '\u{c}' | '\r' => 2,
+            c if u32::from(c) < 0x20 => 6,
+            c => c.len_utf16() as u64,
+        })
+        .sum();
+    escaped + 2
+}
+
+/// The length of a number as JavaScript writes it (`Number.prototype.toString`).
+fn js_number_length(number: &serde_json::Number) -> u64 {
+    if let Some(integer) = number.as_i64() {
+        return integer.to_string().len() as u64;
+    }
+    if let Some(integer) = number.as_u64() {
+        return integer.to_string().len() as u64;
+    }
+    number.as_f64().map_or(4, js_float_length)
+}
+
+/// ECMAScript's `Number::toString` for a float, by length: the shortest digits that read back
+/// as the same number (Rust's `{:e}` gives them), written plainly when the decimal exponent is
+/// from -6 to 21, else as `d.ddde±x`. Not finite: `null`, as `JSON.stringify` writes it.
+fn js_float_length(value: f64) -> u64 {
+    if !value.is_finite() {
+        return 4;
+    }
+    if value == 0.0 {
+        return 1;
+    }
+    let sign = u64::from(value < 0.0);
+    let shortest = format!("{:e}", value.abs());
+    let (mantissa, exponent) = shortest.split_once('e').unwrap_or((&shortest, "0"));
+    let digits = mantissa.bytes().filter(u8::is_ascii_digit).count() as i64;
+    // The value is 0.d1d2…dk × 10^n.
+    let n = exponent.parse::<i64>().unwrap_or(0) + 1;
+    let length = if digits <= n && n <= 21 {
+        n
+    } else if 0 < n && n <= 21 {
+        digits + 1
+    } else if -6 < n && n <= 0 {
+        2 - n + digits
+    } else {
+        let written = (n - 1).unsigned_abs().to_string().len() as i64;
+        let mantissa = if digits == 1 { 1 } else { digits + 1 };
+        mantissa + 2 + written
+    };
+    sign + length.unsigned_abs()
+}
+
 impl AgentMessage {
     /// Pi's estimate of this message's size in tokens, `ceil(chars / 4)`; 0 for a role Pi
     /// does not size.
@@ -103,7 +196,7 @@ fn assistant_block_chars(block: &AssistantBlock) -> u64 {
         AssistantBlock::Thinking { thinking, .. } => js_length(thinking),
         AssistantBlock::ToolCall {
             name, arguments, ..
-        } => js_length(name) + js_length(&arguments.to_string()),
+        } => js_length(name) + js_json_length(arguments),
         AssistantBlock::Other(value) => assistant_value_block_chars(value),
     }
 }
@@ -151,8 +244,8 @@ fn assistant_value_block_chars(block: &Value) -> u64 {
         Some("thinking") => string_field(block, "thinking"),
         Some("toolCall") => {
             let arguments = block.get("arguments").unwrap_or(&Value::Null);
-            // JSON.stringify of the arguments; serde_json keeps the key order.
-            string_field(block, "name") + js_length(&arguments.to_string())
+            // JSON.stringify of the arguments.
+            string_field(block, "name") + js_json_length(arguments)
         }
         _ => 0,
     }
@@ -169,7 +262,7 @@ fn system_chars(message: &Value) -> u64 {
             .sum::<u64>();
     }
     if let Some(tools) = message.get("toolsAdded").filter(|tools| !tools.is_null()) {
-        chars += js_length(&tools.to_string());
+        chars += js_json_length(tools);
     }
     chars
 }

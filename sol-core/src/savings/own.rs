@@ -223,5 +223,5 @@ fn utf16_len(text: &str) -> u64 {
 
 /// A value's length in UTF-16 units as JSON (`JSON.stringify`).
 fn json_units(value: &serde_json::Value) -> u64 {
-    utf16_len(&value.to_string())
+    crate::message::js_json_length(value)
 }

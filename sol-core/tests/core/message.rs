@@ -371,3 +371,30 @@ fn a_whole_conversation_deserializes() {
         conversation
     );
 }
+
+/// Every number of the shared fixture (edge cases and seeded random ones, written by Node's
+/// `JSON.stringify`) counts as long as JavaScript writes it, inside arguments too.
+#[test]
+fn numbers_count_as_javascript_writes_them() {
+    let text = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../fixtures/js-numbers.json"
+    ));
+    let file: serde_json::Value = serde_json::from_str(text).expect("JSON");
+    let cases = file["cases"].as_array().expect("cases");
+    assert!(cases.len() >= 200);
+    for case in cases {
+        let written = case["written"].as_str().expect("written");
+        let number = &case["number"];
+        assert_eq!(
+            sol_core::message::js_json_length(number),
+            written.len() as u64,
+            "{written}"
+        );
+        let arguments = serde_json::json!({ "n": number, "list": [number, number] });
+        assert_eq!(
+            sol_core::message::js_json_length(&arguments),
+            format!("{{\"n\":{written},\"list\":[{written},{written}]}}").len() as u64
+        );
+    }
+}

@@ -224,8 +224,9 @@ fn assistant_chars(message: &Value) -> u64 {
             Some("thinking") => string_field(block, "thinking"),
             Some("toolCall") => {
                 let arguments = block.get("arguments").unwrap_or(&Value::Null);
-                // JSON.stringify of the arguments; serde_json keeps the key order.
-                string_field(block, "name") + js_length(&arguments.to_string())
+                // JSON.stringify of the arguments (numbers as JavaScript writes them, which
+                // sol-core's own test checks against Node's output).
+                string_field(block, "name") + sol_core::message::js_json_length(arguments)
             }
             _ => 0,
         })
@@ -242,7 +243,7 @@ fn system_chars(message: &Value) -> u64 {
             .sum::<u64>();
     }
     if let Some(tools) = message.get("toolsAdded").filter(|tools| !tools.is_null()) {
-        chars += js_length(&tools.to_string());
+        chars += sol_core::message::js_json_length(tools);
     }
     chars
 }
