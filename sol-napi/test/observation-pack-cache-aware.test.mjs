@@ -91,7 +91,11 @@ test(`Pi ${piVersion}: with cacheAware, two large results are replaced together 
 	const replayed = npmReplay("--json", "--cache-aware", file);
 	assert.equal(replayed.status, 0, replayed.stderr);
 	const [branch] = JSON.parse(replayed.stdout).sessions[0].branches;
-	assertReplayedAsLive(branch, `cache-aware session on Pi ${piVersion}`);
+	// Priced from Pi's estimate as the live book is, every layer is the live book's.
+	const asLive = npmReplay("--json", "--estimated", "--cache-aware", file);
+	assert.equal(asLive.status, 0, asLive.stderr);
+	const [session] = JSON.parse(asLive.stdout).sessions;
+	assertReplayedAsLive(session.branches[0], `cache-aware session on Pi ${piVersion}`, session.systemPromptRecorded);
 	assert.ok(branch.solPi.steps[1].tokensRemoved > 0);
 	const row = (policy) => branch.policies.find((r) => r.policy === policy);
 	// Its cache-aware row is SoL-Pi's own here, and it costs less than the fixed rule's.

@@ -23,7 +23,8 @@ const MECHANISMS = { observationPack: [1, 1, 2], onlineContextCompact: [3, 3, 4]
  * session's: where the file holds no system prompt (Pi 0.84.2), the live book's requests have one
  * that replay cannot know, so only the requests and outputs of the layers are compared.
  */
-export function assertReplayedAsLive(branch, what, systemPromptRecorded = true) {
+export function assertReplayedAsLive(branch, what, systemPromptRecorded) {
+	assert.equal(typeof systemPromptRecorded, "boolean", "the session's systemPromptRecorded");
 	const live = branch.recorded;
 	assert.ok(live, `${what}, branch ${branch.leaf}: the live extension's totals`);
 	const again = branch.solPi;
