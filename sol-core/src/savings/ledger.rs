@@ -412,18 +412,25 @@ struct LayerPrevious {
 }
 
 impl LayerPrevious {
+    /// The tokens before form `form` of this layer's request and the tokens through it;
+    /// `None` when the request has fewer forms.
+    fn form_span(&self, form: usize) -> Option<(u64, u64)> {
+        let start = *self.sums.get(*self.starts.get(form)?)?;
+        let end = self
+            .starts
+            .get(form + 1)
+            .and_then(|&part| self.sums.get(part))
+            .map_or(start, |&end| end);
+        Some((start, end))
+    }
+
     /// The point `tokens` into the request: the form it falls in and how far into it.
     fn point_at(&self, tokens: u64) -> Option<ReadPoint> {
         let boundaries = self
             .starts
             .partition_point(|&part| self.sums.get(part).is_some_and(|&sum| sum <= tokens));
         let form = boundaries.checked_sub(1)?;
-        let start = self.sums[self.starts[form]];
-        let end = self
-            .starts
-            .get(form + 1)
-            .and_then(|&part| self.sums.get(part))
-            .map_or(start, |&end| end);
+        let (start, end) = self.form_span(form)?;
         Some(ReadPoint {
             form,
             into: tokens - start,
@@ -434,12 +441,7 @@ impl LayerPrevious {
     /// The tokens of this layer's request up to `point`: the forms before it whole, then the
     /// same share of its form. `None` when the request has fewer forms.
     fn tokens_at(&self, point: ReadPoint) -> Option<u64> {
-        let start = *self.sums.get(*self.starts.get(point.form)?)?;
-        let end = self
-            .starts
-            .get(point.form + 1)
-            .and_then(|&part| self.sums.get(part))
-            .map_or(start, |&end| end);
+        let (start, end) = self.form_span(point.form)?;
         let size = end - start;
         let into = if point.of == 0 {
             0

@@ -13,6 +13,7 @@
 //! A response that made another tool call did other work: its request stays in plain Pi.
 
 use crate::Mechanism;
+use crate::message::{js_json_length, js_length, tokens_from_chars};
 
 use super::layer_of;
 
@@ -140,7 +141,7 @@ impl OwnPrompt {
         self.tools.insert(name.to_owned(), mechanism);
         if let Some(snippet) = snippet.filter(|snippet| !snippet.is_empty()) {
             // `- name: ` before it and a line break after it.
-            let around = utf16_len(name) + 5;
+            let around = js_length(name) + 5;
             self.lines.push((snippet.to_owned(), mechanism, around));
         }
         for guideline in guidelines.iter().filter(|text| !text.is_empty()) {
@@ -174,25 +175,21 @@ impl OwnPrompt {
             texts.extend(sections.values().filter_map(Value::as_str));
         }
         let mut units = [0u64; 4];
-        let slot = |mechanism: Mechanism| {
-            Mechanism::ALL
-                .iter()
-                .position(|known| *known == mechanism)
-                .unwrap_or(0)
-        };
+        // Per mechanism, in `Mechanism::ALL`'s order.
+        let slot = |mechanism: Mechanism| layer_of(mechanism) - 1;
         for (line, mechanism, around) in &self.lines {
             if texts.iter().any(|text| text.contains(line.as_str())) {
-                units[slot(*mechanism)] += utf16_len(line) + around;
+                units[slot(*mechanism)] += js_length(line) + around;
             }
         }
         let tools = message.get("toolsAdded").and_then(Value::as_array);
         for tool in tools.into_iter().flatten() {
             let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
             if let Some(owner) = self.owner(name) {
-                units[slot(owner)] += json_units(tool);
+                units[slot(owner)] += js_json_length(tool);
             } else if let Some(then_run) = tool.pointer("/parameters/properties/then_run") {
                 // `"then_run":` and the comma before it.
-                units[slot(Mechanism::ActionFusion)] += json_units(then_run) + 11;
+                units[slot(Mechanism::ActionFusion)] += js_json_length(then_run) + 11;
             }
         }
         if units.iter().all(|units| *units == 0) {
@@ -209,19 +206,9 @@ impl OwnPrompt {
                 .filter(|(_, units)| *units > 0)
                 .map(|(mechanism, units)| ToolCall {
                     owner: Some(*mechanism),
-                    tokens: units.div_ceil(4),
+                    tokens: tokens_from_chars(units),
                 }),
         )
         .collect()
     }
-}
-
-/// A text's length in UTF-16 units, as Pi measures it.
-fn utf16_len(text: &str) -> u64 {
-    text.encode_utf16().count() as u64
-}
-
-/// A value's length in UTF-16 units as JSON (`JSON.stringify`).
-fn json_units(value: &serde_json::Value) -> u64 {
-    crate::message::js_json_length(value)
 }
