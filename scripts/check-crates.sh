@@ -20,54 +20,40 @@ RUSTDOCFLAGS="${RUSTDOCFLAGS:-} -D warnings" cargo doc --no-deps --workspace --a
 echo "== cargo package (each crate built from its .crate)"
 # One target folder kept from run to run, so the registry dependencies' builds are reused
 # (a fresh folder meant a cold build of every dependency each time). What must never be reused
-# is any build or unpacked source of the packages themselves: cargo unpacks a package that
-# another one depends on into $CARGO_HOME/registry/src/<name from this folder's path>/ and keeps
-# an unpacked copy it finds there, so before packaging, this removes the copies an earlier run
-# left (their folders are listed in the build's .d files) and cleans the packages' builds, and
-# after, checks that every unpacked copy used is the .crate just made.
+# is an unpacked copy of the packages themselves: cargo unpacks a package that another one
+# depends on into $CARGO_HOME/registry/src/<a name made from the package folder's path>/ and
+# keeps any copy it finds there. That folder outlives the checkout: a new clone at the same path
+# (as CI makes each run) finds the copies an older commit left, and builds against them. So
+# before packaging, every unpacked copy of our packages in every registry folder is removed
+# (no registry dependency has one of their names), and after, each copy a build read is checked
+# against the .crate just made.
 outside="$(mktemp -d)"
 trap 'rm -rf "$outside"' EXIT
 package_target="${CARGO_TARGET_DIR:-$root/target}/package-check"
 packaged=(sol-core sol-host sol-fusion sol-obspack sol-reducer sol-occ sol-replay sol-pi-cli)
+registry_src="${CARGO_HOME:-$HOME/.cargo}/registry/src"
+for name in "${packaged[@]}"; do
+	find "$registry_src" -mindepth 2 -maxdepth 2 -type d -name "$name-[0-9]*" -exec rm -rf {} + 2>/dev/null || true
+done
+if [ -d "$package_target/debug" ]; then
+	cargo clean --quiet --target-dir "$package_target" $(printf -- '-p %s ' "${packaged[@]}")
+fi
+cargo package --workspace --exclude sol-napi --exclude sol-testkit --exclude sol-fuzz --locked --allow-dirty \
+	--target-dir "$package_target"
 # The unpacked copies of our packages that the builds in the package target read.
-unpacked_copies() {
-	[ -d "$package_target/debug/deps" ] || return 0
-	local names
-	names="$(printf '%s|' "${packaged[@]}")"
-	find "$package_target/debug/deps" -name '*.d' -print0 |
-		xargs -0r grep -hoE "/[^ :]*/registry/src/[^/]+/(${names%|})-[0-9][^/ :]*/" |
-		sort -u
-}
-# Packages, then checks each unpacked copy a build used against the .crate just made; a copy
-# that differs is removed, and the function fails. (It runs on the left of `||`, where `set -e`
-# does not apply: every command that must stop the script exits explicitly.)
-package_and_check() {
-	local copy name fresh found=0 stale=0
-	while read -r copy; do rm -rf "$copy"; done < <(unpacked_copies)
-	if [ -d "$package_target/debug" ]; then
-		cargo clean --quiet --target-dir "$package_target" $(printf -- '-p %s ' "${packaged[@]}") || exit 1
-	fi
-	cargo package --workspace --exclude sol-napi --exclude sol-testkit --exclude sol-fuzz --locked --allow-dirty \
-		--target-dir "$package_target" || exit 1
-	while read -r copy; do
-		found=$((found + 1))
-		name="$(basename "$copy")"
-		fresh="$outside/fresh-$name"
-		rm -rf "$fresh" && mkdir -p "$fresh"
-		tar -xzf "$package_target/package/$name.crate" -C "$fresh" || exit 1
-		if ! diff -r -x .cargo-ok "$fresh/$name" "$copy" >/dev/null; then
-			echo "check-crates: a package was built against an older unpacked copy of $name ($copy); removed" >&2
-			rm -rf "$copy"
-			stale=1
-		fi
-	done < <(unpacked_copies)
-	# The other packages depend on sol-core, so a run that found no copy could not check them.
-	[ "$found" -gt 0 ] || { echo "check-crates: found no unpacked copy of the packages in $package_target's builds" >&2; exit 1; }
-	[ "$stale" -eq 0 ]
-}
-# A stale copy is possible only when this folder's builds were deleted and the unpacked copies
-# were not (say after `cargo clean`); the second run then starts from fresh copies.
-package_and_check || { echo "== cargo package again, from fresh unpacked copies"; package_and_check; }
+names="$(printf '%s|' "${packaged[@]}")"
+copies="$(find "$package_target/debug/deps" -name '*.d' -print0 |
+	xargs -0r grep -hoE "/[^ :]*/registry/src/[^/]+/(${names%|})-[0-9][^/ :]*/" | sort -u)"
+# The other packages depend on sol-core, so a run that found no copy could not check them.
+[ -n "$copies" ] || { echo "check-crates: found no unpacked copy of the packages in $package_target's builds" >&2; exit 1; }
+while read -r copy; do
+	name="$(basename "$copy")"
+	fresh="$outside/fresh-$name"
+	mkdir -p "$fresh"
+	tar -xzf "$package_target/package/$name.crate" -C "$fresh"
+	diff -r -x .cargo-ok "$fresh/$name" "$copy" >/dev/null ||
+		{ echo "check-crates: a package was built against an unpacked copy of $name ($copy) that is not the .crate just made" >&2; exit 1; }
+done <<<"$copies"
 
 crates=(sol-core sol-host sol-fusion sol-obspack sol-reducer sol-occ sol-replay)
 mechanisms=(sol-fusion sol-obspack sol-reducer sol-occ)
