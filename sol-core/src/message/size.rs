@@ -33,7 +33,22 @@ pub fn tool_call_tokens(block: &Value) -> u64 {
 }
 
 /// Length of `text` as JavaScript counts it (UTF-16 code units).
+///
+/// Every message is measured on every request, so this runs over the whole conversation
+/// each time: ASCII text (most tool output) is one unit per byte, which `is_ascii` finds
+/// without decoding a character.
+///
+/// ```
+/// use sol_core::message::js_length;
+///
+/// assert_eq!(js_length("ls -la"), 6);
+/// assert_eq!(js_length("é"), 1); // two UTF-8 bytes, one UTF-16 unit
+/// assert_eq!(js_length("🦀"), 2); // four UTF-8 bytes, a surrogate pair
+/// ```
 pub fn js_length(text: &str) -> u64 {
+    if text.is_ascii() {
+        return text.len() as u64;
+    }
     text.chars().map(|c| c.len_utf16() as u64).sum()
 }
 

@@ -338,3 +338,22 @@ proptest! {
         prop_assert_eq!(message.to_value(), value);
     }
 }
+
+proptest! {
+    /// `js_length` is JavaScript's `length`: the UTF-16 code units of the text, for ASCII
+    /// (its fast path), any Unicode, and the two mixed.
+    #[test]
+    fn js_length_counts_utf16_units(
+        ascii in "[ -~\t\n]{0,64}",
+        any_text in any::<String>(),
+        astral in "[\u{10000}-\u{10FFFF}]{0,4}",
+    ) {
+        for text in [ascii.clone(), any_text.clone(), format!("{ascii}{astral}{any_text}")] {
+            prop_assert_eq!(
+                sol_core::message::js_length(&text),
+                text.encode_utf16().count() as u64,
+                "{:?}", text
+            );
+        }
+    }
+}

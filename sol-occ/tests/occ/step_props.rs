@@ -8,8 +8,8 @@
 use proptest::prelude::*;
 use sol_core::StepAccount;
 use sol_occ::session::{
-    CompactionOutcome, CompactionResult, CustomEntry, Effect, OccSession, PiCapabilities,
-    SettledAction, Step, TurnEndOutcome,
+    BoundaryMeasurement, CompactionOutcome, CompactionResult, CustomEntry, Effect, OccSession,
+    PiCapabilities, SettledAction, Step, TurnEndOutcome,
 };
 use sol_occ::state::STATE_ENTRY_TYPE;
 use sol_occ::tokens::{MessageRole, estimate_utf8_tokens};
@@ -50,6 +50,14 @@ fn grow(driver: &mut Driver, chars: usize) {
     driver.messages.push(assistant(driver.clock, 8));
 }
 
+/// The boundary measurement, taken before the event, for the two events that use it: a
+/// `turn_end` (whose only follow-up that measures is [`Effect::Measure`]) and a decision.
+/// Neither changes the conversation, so measuring first is measuring when asked; the
+/// others skip it (it rebuilds the whole branch, the most of these tests' time).
+fn measured(driver: &Driver, event: &Event) -> Option<BoundaryMeasurement> {
+    matches!(event, Event::TurnEnd { .. } | Event::Decide).then(|| driver.measurement())
+}
+
 /// One event the way the extension drove the per-event API before the effects: what it
 /// did, in order, as effects, and what a completed compaction removed. `idle_after_send`
 /// is what `ctx.isIdle()` says right after a continuation was sent.
@@ -61,7 +69,8 @@ fn oracle(
     let mut effects = Vec::new();
     let mut returned = String::new();
     let mut account = StepAccount::default();
-    let measurement = driver.measurement();
+    let measurement = measured(driver, event);
+    let measurement = || measurement.as_ref().expect("measured for a boundary event");
     let occ = &mut driver.occ;
     match event {
         Event::Context { aborted, chars } => {
@@ -109,7 +118,7 @@ fn oracle(
         Event::TurnEnd { .. } => {
             let turn = turn_end_of(event).expect("a turn");
             if occ.turn_end(&turn) == TurnEndOutcome::Evaluate
-                && let Some(evaluation) = occ.decide_boundary(&measurement)
+                && let Some(evaluation) = occ.decide_boundary(measurement())
             {
                 let abort = evaluation.abort;
                 effects.push(Effect::Decision(Box::new(evaluation)));
@@ -120,7 +129,7 @@ fn oracle(
             }
         }
         Event::Decide => {
-            if let Some(evaluation) = occ.decide_boundary(&measurement) {
+            if let Some(evaluation) = occ.decide_boundary(measurement()) {
                 let abort = evaluation.abort;
                 effects.push(Effect::Decision(Box::new(evaluation)));
                 if abort {
@@ -184,7 +193,8 @@ fn stepped(
     idle_after_send: bool,
 ) -> (Vec<Effect>, String, StepAccount) {
     let mut returned = String::new();
-    let measurement = driver.measurement();
+    let measurement = measured(driver, event);
+    let measurement = || measurement.as_ref().expect("measured for a boundary event");
     let occ = &mut driver.occ;
     let first: Step = match event {
         Event::Context { aborted, chars } => {
@@ -218,7 +228,7 @@ fn stepped(
             step
         }
         Event::TurnEnd { .. } => occ.on_turn_end(&turn_end_of(event).expect("a turn")),
-        Event::Decide => occ.on_decide_boundary(&measurement),
+        Event::Decide => occ.on_decide_boundary(measurement()),
         Event::Settled { idle } => occ.on_agent_settled(*idle),
         Event::Finished(result) => occ.on_compaction_finished(result),
         Event::BeforeCompact(trigger) => {
@@ -235,7 +245,7 @@ fn stepped(
     let mut queue: Vec<Effect> = first.effects.into_iter().rev().collect();
     while let Some(effect) = queue.pop() {
         let next = match &effect {
-            Effect::Measure => Some(driver.occ.on_decide_boundary(&measurement)),
+            Effect::Measure => Some(driver.occ.on_decide_boundary(measurement())),
             Effect::SendMessage(_) => Some(driver.occ.on_continuation_sent(idle_after_send)),
             _ => None,
         };

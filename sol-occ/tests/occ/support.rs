@@ -13,6 +13,7 @@ use sol_occ::session::{
     TurnToolResult,
 };
 use sol_occ::settings::{OccOptions, resolve_compaction_settings};
+use std::cell::RefCell;
 
 /// A message read from its JSON.
 pub(crate) fn message(value: Value) -> AgentMessage {
@@ -67,18 +68,21 @@ pub(crate) fn branch_of(messages: &[AgentMessage]) -> Vec<SessionEntry> {
     messages
         .iter()
         .enumerate()
-        .map(|(i, message)| {
-            let parent = if i == 0 {
-                Value::Null
-            } else {
-                json!(format!("e{}", i - 1))
-            };
-            entry(
-                json!({"type": "message", "id": format!("e{i}"), "parentId": parent,
-                         "timestamp": "2026-03-02T09:00:00.000Z", "message": message}),
-            )
-        })
+        .map(|(i, message)| message_entry(i, message))
         .collect()
+}
+
+/// The entry at position `i` of [`branch_of`]: it depends on the message and `i` only.
+fn message_entry(i: usize, message: &AgentMessage) -> SessionEntry {
+    let parent = if i == 0 {
+        Value::Null
+    } else {
+        json!(format!("e{}", i - 1))
+    };
+    entry(
+        json!({"type": "message", "id": format!("e{i}"), "parentId": parent,
+                 "timestamp": "2026-03-02T09:00:00.000Z", "message": message}),
+    )
 }
 
 /// `update_plan` arguments from `(id, status)` pairs; goals are `goal <id>`.
@@ -97,6 +101,11 @@ pub(crate) struct Driver {
     pub(crate) clock: i64,
     pub(crate) window: f64,
     pub(crate) keep_recent: u64,
+    /// `branch_of(&messages)` as far as it was built: `messages` only ever grows, and an
+    /// entry depends on its message and position alone, so each measurement builds the
+    /// entries of the new messages only (a whole branch per event was the most of the
+    /// property tests' time).
+    branch: RefCell<Vec<SessionEntry>>,
 }
 
 impl Driver {
@@ -112,6 +121,7 @@ impl Driver {
             clock: 0,
             window: 200_000.0,
             keep_recent: 150,
+            branch: RefCell::new(Vec::new()),
         }
     }
 
@@ -154,10 +164,28 @@ impl Driver {
             usage_context_window: Some(self.window),
             model_context_window: None,
             system_prompt_tokens: 0,
-            projection: NativeProjection::from_branch(&branch_of(&self.messages)),
+            projection: NativeProjection::from_branch(&self.branch()),
             settings: resolve_compaction_settings(None, None, Some(self.keep_recent)),
             observed: None,
         }
+    }
+
+    /// The branch of the conversation so far, the same as `branch_of(&self.messages)`.
+    fn branch(&self) -> std::cell::Ref<'_, Vec<SessionEntry>> {
+        let mut branch = self.branch.borrow_mut();
+        assert!(
+            branch.len() <= self.messages.len(),
+            "the driver's conversation only grows"
+        );
+        let built = branch.len();
+        branch.extend(
+            self.messages[built..]
+                .iter()
+                .enumerate()
+                .map(|(i, message)| message_entry(built + i, message)),
+        );
+        drop(branch);
+        self.branch.borrow()
     }
 
     pub(crate) fn decide(&mut self) -> Option<BoundaryEvaluation> {
