@@ -18,18 +18,21 @@ echo "== cargo doc --no-deps (warnings are errors)"
 RUSTDOCFLAGS="${RUSTDOCFLAGS:-} -D warnings" cargo doc --no-deps --workspace --all-features --locked
 
 echo "== cargo package (each crate built from its .crate)"
-# One target folder kept from run to run, so the registry dependencies' builds are reused
-# (a fresh folder meant a cold build of every dependency each time). What must never be reused
+# The workspace's own target folder, so the packages build on the registry dependencies the
+# test command's `cargo test` has just built (a folder of their own meant a cold build of every
+# dependency, more than half of this script's time). What must never be reused
 # is an unpacked copy of the packages themselves: cargo unpacks a package that another one
 # depends on into $CARGO_HOME/registry/src/<a name made from the package folder's path>/ and
 # keeps any copy it finds there. That folder outlives the checkout: a new clone at the same path
 # (as CI makes each run) finds the copies an older commit left, and builds against them. So
 # before packaging, every unpacked copy of our packages in every registry folder is removed
 # (no registry dependency has one of their names), and after, each copy a build read is checked
-# against the .crate just made.
+# against the .crate just made. (Cleaning the packages' builds cleans the workspace's builds of
+# the same crates too: the next build of the workspace compiles those crates again, not their
+# dependencies.)
 outside="$(mktemp -d)"
 trap 'rm -rf "$outside"' EXIT
-package_target="${CARGO_TARGET_DIR:-$root/target}/package-check"
+package_target="${CARGO_TARGET_DIR:-$root/target}"
 packaged=(sol-core sol-host sol-fusion sol-obspack sol-reducer sol-occ sol-replay sol-pi-cli)
 registry_src="${CARGO_HOME:-$HOME/.cargo}/registry/src"
 for name in "${packaged[@]}"; do
@@ -73,10 +76,14 @@ done
 # crate (a mechanism with its `host` feature, so the real ports come with it), and whose program
 # is the crate README's first rust block (its asserts are the check): as it is when it has its
 # own `fn main`, else wrapped in one. The workspace's lock file pins the same versions of
-# everything else.
+# everything else. The projects are workspaces of their own (an empty [workspace] table) in the
+# target folder, so that the checkout's .cargo/config.toml applies to them as to every other
+# build here and they build on the same dependency builds.
+hosts="$package_target/readme-hosts"
+rm -rf "$hosts"
 for crate in "${crates[@]}"; do
 	echo "== the $crate README example in a project of its own"
-	project="$outside/$crate-host"
+	project="$hosts/$crate-host"
 	mkdir -p "$project/src"
 	features=""
 	if is_mechanism "$crate"; then features=', features = ["host"]'; fi
@@ -86,6 +93,8 @@ for crate in "${crates[@]}"; do
 		version = "0.0.0"
 		edition = "2024"
 		publish = false
+
+		[workspace]
 
 		[dependencies]
 		$crate = { path = "$root/$crate"$features }
@@ -98,7 +107,7 @@ for crate in "${crates[@]}"; do
 		printf 'fn main() {\n%s\n}\n' "$example" >"$project/src/main.rs"
 	fi
 	cp "$root/Cargo.lock" "$project/Cargo.lock"
-	(cd "$project" && CARGO_TARGET_DIR="$root/target/outside-hosts" cargo run --quiet)
+	(cd "$project" && CARGO_TARGET_DIR="$package_target" cargo run --quiet)
 done
 
 # The first rust block of a crate's README, as written.

@@ -29,16 +29,30 @@ node --version
 step "JavaScript dependencies (Pi 1.3.0, @napi-rs/cli, TypeScript)"
 npm_ci_in .
 
+# The matrix's Pi versions install (network and disk) while the addon compiles (CPU); each
+# install's output is shown after the build, and a failed install fails the setup.
+matrix=()
+if [ "${1:-}" = "--matrix" ]; then
+	for v in "${PI_MATRIX_VERSIONS[@]}"; do [ "$v" = "1.3.0" ] || matrix+=("$v"); done
+fi
+installs="$(mktemp -d)"
+trap 'rm -rf "$installs"' EXIT
+(
+	for v in "${matrix[@]}"; do
+		mkdir -p ".cache/pi/$v"
+		cp "scripts/pi-versions/$v/package.json" "scripts/pi-versions/$v/package-lock.json" ".cache/pi/$v/"
+		if npm_ci_in ".cache/pi/$v" >"$installs/$v.log" 2>&1; then echo ok >"$installs/$v.rc"; fi
+	done
+) &
+matrix_installs=$!
+
 step "Rust addon (release build)"
 npm run --silent build
 
-if [ "${1:-}" = "--matrix" ]; then
-	for v in "${PI_MATRIX_VERSIONS[@]}"; do
-		[ "$v" = "1.3.0" ] && continue
-		step "Pi $v (test matrix)"
-		mkdir -p ".cache/pi/$v"
-		cp "scripts/pi-versions/$v/package.json" "scripts/pi-versions/$v/package-lock.json" ".cache/pi/$v/"
-		npm_ci_in ".cache/pi/$v"
-	done
-fi
+wait "$matrix_installs"
+for v in "${matrix[@]}"; do
+	step "Pi $v (test matrix)"
+	cat "$installs/$v.log"
+	[ -f "$installs/$v.rc" ] || { echo "setup: installing Pi $v failed" >&2; exit 1; }
+done
 step "setup done"

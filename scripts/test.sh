@@ -7,9 +7,10 @@
 #   Per version of the Pi matrix: type check of the extension against that version's types,
 #   and the complete JS integration suite, whose check-pi-compat.test.mjs runs
 #   `check-pi-compat --strict` against that install (the one run of it per version)
-# At the end it prints the seconds each step took (scripts/test-times.sh times each JS file).
-# The Pi versions' JS suites run two at a time (SOL_PI_TEST_JOBS, default 2; 1 runs them one
-# after another with their output as it comes; see README).
+# At the end it prints the wall and CPU seconds each step took (scripts/test-times.sh times
+# each JS file). The Pi versions' JS suites run beside the Rust and TypeScript steps, all four
+# at a time (SOL_PI_TEST_JOBS=n: n at a time; 1 runs them one after another at the end, with
+# their output as it comes; see README).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$root"
@@ -31,6 +32,50 @@ bash scripts/setup.sh --matrix
 
 lap "cargo fmt --check"
 cargo fmt --all -- --check
+
+# The JS suites run beside the Rust steps below (SOL_PI_TEST_JOBS Pi versions at a time, all
+# four by default), since a suite leaves most of a core idle (its tests wait on Pi, shells and
+# terminals). They need the addon (built by the setup) and the `sol-pi` debug binary that
+# replay-cli.test.mjs compares with `npm run replay`: built here, first, in a target folder of
+# their own, so that nothing the Rust steps build replaces it while they run (that test's own
+# `cargo build`, kept so the file stays right alone, is then a no-op).
+js_target="${CARGO_TARGET_DIR:-$root/target}/js-suites"
+lap "cargo build -p sol-pi-cli (for the JS suites)"
+CARGO_TARGET_DIR="$js_target" cargo build -q -p sol-pi-cli
+
+passed=0 failed=0 bad_versions=()
+logs="$(mktemp -d)"
+js_suites=""
+# A step that fails ends the command: the suites still running in the background end with it.
+trap '[ -z "$js_suites" ] || kill -- "-$js_suites" 2>/dev/null; rm -rf "$logs"' EXIT
+# One Pi version's JS suite, its output in $logs/<v>.log and its exit code in $logs/<v>.rc.
+suite() { set +e; CARGO_TARGET_DIR="$js_target" bash scripts/test-js.sh "$1" >"$logs/$1.log" 2>&1; echo $? >"$logs/$1.rc"; }
+# Every version's suite, $1 at a time; then the suites' wall and CPU seconds in $logs/js.times.
+suites() {
+	local t0 c0 v
+	t0=$(date +%s) c0=$(cpu)
+	for v in "${PI_MATRIX_VERSIONS[@]}"; do
+		while [ "$(jobs -rp | wc -l)" -ge "$1" ]; do wait -n || true; done
+		suite "$v" &
+	done
+	wait
+	echo "$(($(date +%s) - t0)) s, CPU $(($(cpu) - c0)) s  JS integration suites, $1 Pi versions at a time (SOL_PI_TEST_JOBS), beside the steps above" >"$logs/js.times"
+}
+jobs_max="${SOL_PI_TEST_JOBS:-${#PI_MATRIX_VERSIONS[@]}}"
+if [ "$jobs_max" -gt 1 ]; then
+	# In a process group of its own (job control on just for this start), so that the trap
+	# above can end the suites and everything they started; cpu() there reads the subshell.
+	set -m
+	(
+		set +m
+		cpu() { local f; read -r -a f </proc/$BASHPID/stat; echo $(((f[15] + f[16]) / tick)); }
+		suites "$jobs_max"
+	) </dev/null &
+	js_suites=$!
+	set +m
+	echo "== JS integration suites started in the background, $jobs_max Pi versions at a time"
+fi
+
 lap "cargo clippy"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 lap "cargo test"
@@ -39,11 +84,6 @@ lap "cargo test"
 # random seeds with more cases, to look for new failures (commit what it finds to the
 # crate's proptest-regressions/).
 INSTA_UPDATE=no PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261201}" cargo test --workspace --all-features
-
-# The `sol-pi` debug binary replay-cli.test.mjs compares with `npm run replay`, built once here
-# as that test builds it (there, then, a no-op), not inside each Pi version's suite.
-lap "cargo build -p sol-pi-cli"
-cargo build -q -p sol-pi-cli
 
 lap "check-crates.sh"
 bash scripts/check-crates.sh
@@ -57,28 +97,20 @@ fi
 lap "TypeScript"
 npm run --silent typecheck
 
-passed=0 failed=0 bad_versions=()
-logs="$(mktemp -d)"
-trap 'rm -rf "$logs"' EXIT
 for v in "${PI_MATRIX_VERSIONS[@]}"; do
 	lap "TypeScript against Pi $v's types"
 	if ! bash scripts/typecheck-pi.sh "$v"; then bad_versions+=("$v"); fi
 done
-# One Pi version's JS suite, its output in $logs/<v>.log and its exit code in $logs/<v>.rc.
-suite() { set +e; bash scripts/test-js.sh "$1" >"$logs/$1.log" 2>&1; echo $? >"$logs/$1.rc"; }
-jobs_max="${SOL_PI_TEST_JOBS:-2}"
 if [ "$jobs_max" -le 1 ]; then
+	# One after another, with the output as it comes (for reading a failure as it happens).
 	for v in "${PI_MATRIX_VERSIONS[@]}"; do
 		lap "JS integration suite on Pi $v"
-		set +e; bash scripts/test-js.sh "$v" 2>&1 | tee "$logs/$v.log"; echo "${PIPESTATUS[0]}" >"$logs/$v.rc"; set -e
+		set +e; CARGO_TARGET_DIR="$js_target" bash scripts/test-js.sh "$v" 2>&1 | tee "$logs/$v.log"; echo "${PIPESTATUS[0]}" >"$logs/$v.rc"; set -e
 	done
 else
-	lap "JS integration suites, $jobs_max Pi versions at a time (SOL_PI_TEST_JOBS)"
-	for v in "${PI_MATRIX_VERSIONS[@]}"; do
-		while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
-		suite "$v" &
-	done
-	wait
+	lap "waiting for the JS integration suites"
+	wait "$js_suites" || true
+	js_suites=""
 	for v in "${PI_MATRIX_VERSIONS[@]}"; do echo "== JS integration suite on Pi $v"; cat "$logs/$v.log"; done
 fi
 for v in "${PI_MATRIX_VERSIONS[@]}"; do
@@ -92,6 +124,7 @@ for v in "${PI_MATRIX_VERSIONS[@]}"; do
 done
 lap "done"
 printf '%s\n' "step times:" "${times[@]/#/  }"
+[ ! -f "$logs/js.times" ] || echo "  $(cat "$logs/js.times")"
 echo "test command took $(( $(date +%s) - start )) s; Pi versions with failures: ${bad_versions[*]:-none}"
 echo "js: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ ${#bad_versions[@]} -eq 0 ]

@@ -1,8 +1,8 @@
 // `npm run replay` against the `sol-pi` binary: the script runs the command's own code in the
 // addon (`replayMain`), so for the same arguments its stdout, stderr and exit code are the
-// binary's. The binary is cargo's debug build, brought up to date here (`cargo test --workspace`
-// builds it before the JS suites run, so that is a no-op there). Neither depends on the Pi
-// install under test.
+// binary's. The binary is cargo's debug build (in CARGO_TARGET_DIR when set), brought up to date
+// here (the test command builds it before the JS suites start, so that is a no-op there).
+// Neither depends on the Pi install under test.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
