@@ -7,124 +7,146 @@
 #   Per version of the Pi matrix: type check of the extension against that version's types,
 #   and the complete JS integration suite, whose check-pi-compat.test.mjs runs
 #   `check-pi-compat --strict` against that install (the one run of it per version)
-# At the end it prints the wall and CPU seconds each step took (scripts/test-times.sh times
-# each JS file). The Pi versions' JS suites run beside the Rust and TypeScript steps, all four
-# at a time (SOL_PI_TEST_JOBS=n: n at a time; 1 runs them one after another at the end, with
-# their output as it comes; see README).
+# Steps run side by side where they are independent, so that both cores stay busy: clippy and
+# the JS suites' `sol-pi` binary build while the setup installs and compiles the addon (a
+# release build with LTO spends much of its time on one core), and the four Pi versions' JS
+# suites run in the background through all the steps after the setup (SOL_PI_TEST_JOBS=n: n
+# versions at a time; 1 runs them one after another at the end, with their output as it comes;
+# see README). A background step's output is printed when it is joined.
+# At the end it prints the wall and CPU seconds of each step (scripts/test-times.sh times each
+# JS file).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$root"
 start=$(date +%s)
-times=()
-# lap NAME: closes the timing of the step before and starts step NAME.
-# Each step's line also gives the CPU seconds its processes used (user + system, from the
-# shell's /proc stat: the children it has waited for), which shows what running steps side by
-# side could gain on two cores.
-tick=$(getconf CLK_TCK)
-cpu() { local f; read -r -a f </proc/$$/stat; echo $(( (f[15] + f[16]) / tick )); }
-step_start=$start step_cpu=$(cpu) step_name="setup.sh --matrix"
-lap() {
-	local t c; t=$(date +%s) c=$(cpu)
-	times+=("$((t - step_start)) s, CPU $((c - step_cpu)) s  $step_name")
-	step_start=$t step_cpu=$c step_name="$1"; echo "== $1"
-}
-bash scripts/setup.sh --matrix
-
-lap "cargo fmt --check"
-cargo fmt --all -- --check
-
-# The JS suites run beside the Rust steps below (SOL_PI_TEST_JOBS Pi versions at a time, all
-# four by default), since a suite leaves most of a core idle (its tests wait on Pi, shells and
-# terminals). They need the addon (built by the setup) and the `sol-pi` debug binary that
-# replay-cli.test.mjs compares with `npm run replay`: built here, first, in a target folder of
-# their own, so that nothing the Rust steps build replaces it while they run (that test's own
-# `cargo build`, kept so the file stays right alone, is then a no-op).
-js_target="${CARGO_TARGET_DIR:-$root/target}/js-suites"
-lap "cargo build -p sol-pi-cli (for the JS suites)"
-CARGO_TARGET_DIR="$js_target" cargo build -q -p sol-pi-cli
-
-passed=0 failed=0 bad_versions=()
 logs="$(mktemp -d)"
-js_suites=""
-# A step that fails ends the command: the suites still running in the background end with it.
-trap '[ -z "$js_suites" ] || kill -- "-$js_suites" 2>/dev/null; rm -rf "$logs"' EXIT
+background=()
+# A step that fails ends the command, and the steps still running in the background end with it.
+trap 'for group in "${background[@]}"; do kill -- "-$group" 2>/dev/null; done; rm -rf "$logs"' EXIT
+
+tick=$(getconf CLK_TCK)
+# The CPU seconds (user + system) of the children process $1 has reaped.
+cpu_of() { local f; read -r -a f </proc/$1/stat; echo $(((f[15] + f[16]) / tick)); }
+# measured NAME COMMAND...: runs the command in this shell's subshell and appends its wall and
+# CPU seconds to $logs/times (its own CPU, whatever else runs beside it); returns its status.
+measured() {
+	local name="$1" me t0 c0 status=0
+	shift
+	me=$BASHPID t0=$(date +%s) c0=$(cpu_of "$BASHPID")
+	"$@" || status=$?
+	echo "$(($(date +%s) - t0)) s, CPU $(($(cpu_of "$me") - c0)) s  $name" >>"$logs/times"
+	return "$status"
+}
+# step NAME COMMAND...: a step in the foreground, its output as it comes.
+step() {
+	echo "== $1"
+	(measured "$@")
+}
+# step_bg ID NAME COMMAND...: a step started in the background, in a process group of its own
+# (job control on just for this start, so the trap can end it and all it started); its output
+# goes to $logs/ID.log and its status to $logs/ID.rc. join ID prints the output and returns
+# the status.
+step_bg() {
+	local id="$1"
+	shift
+	echo "== $1 (started in the background)"
+	set -m
+	(
+		set +m
+		status=0
+		measured "$@" >"$logs/$id.log" 2>&1 </dev/null || status=$?
+		echo "$status" >"$logs/$id.rc"
+	) &
+	eval "pid_$id=$!"
+	background+=("$!")
+	set +m
+}
+join() {
+	local pid
+	eval "pid=\$pid_$1"
+	wait "$pid" || true
+	cat "$logs/$1.log"
+	return "$(cat "$logs/$1.rc" 2>/dev/null || echo 1)"
+}
+
+step "cargo fmt --check" cargo fmt --all -- --check
+
+# The JS suites' `sol-pi` debug binary (replay-cli.test.mjs compares it with `npm run replay`),
+# in a target folder of their own, so that nothing the Rust steps build replaces it while the
+# suites run (that test's own `cargo build`, kept so the file stays right alone, is a no-op).
+js_target="${CARGO_TARGET_DIR:-$root/target}/js-suites"
+step_bg cli "cargo build -p sol-pi-cli (for the JS suites)" \
+	env CARGO_TARGET_DIR="$js_target" cargo build -q -p sol-pi-cli
+# Debug and release builds lock their own folders of target/: clippy does not wait for the addon.
+step_bg clippy "cargo clippy" cargo clippy --workspace --all-targets --all-features -- -D warnings
+step "setup.sh --matrix" bash scripts/setup.sh --matrix
+
+echo "== joining: cargo build -p sol-pi-cli (for the JS suites)"
+join cli
+
 # One Pi version's JS suite, its output in $logs/<v>.log and its exit code in $logs/<v>.rc.
 suite() { set +e; CARGO_TARGET_DIR="$js_target" bash scripts/test-js.sh "$1" >"$logs/$1.log" 2>&1; echo $? >"$logs/$1.rc"; }
-# Every version's suite, $1 at a time; then the suites' wall and CPU seconds in $logs/js.times.
+# Every version's suite, $1 at a time.
 suites() {
-	local t0 c0 v
-	t0=$(date +%s) c0=$(cpu)
+	local v
 	for v in "${PI_MATRIX_VERSIONS[@]}"; do
 		while [ "$(jobs -rp | wc -l)" -ge "$1" ]; do wait -n || true; done
 		suite "$v" &
 	done
 	wait
-	echo "$(($(date +%s) - t0)) s, CPU $(($(cpu) - c0)) s  JS integration suites, $1 Pi versions at a time (SOL_PI_TEST_JOBS), beside the steps above" >"$logs/js.times"
 }
 jobs_max="${SOL_PI_TEST_JOBS:-${#PI_MATRIX_VERSIONS[@]}}"
 if [ "$jobs_max" -gt 1 ]; then
-	# In a process group of its own (job control on just for this start), so that the trap
-	# above can end the suites and everything they started; cpu() there reads the subshell.
-	set -m
-	(
-		set +m
-		cpu() { local f; read -r -a f </proc/$BASHPID/stat; echo $(((f[15] + f[16]) / tick)); }
-		suites "$jobs_max"
-	) </dev/null &
-	js_suites=$!
-	set +m
-	echo "== JS integration suites started in the background, $jobs_max Pi versions at a time"
+	step_bg js "JS integration suites, $jobs_max Pi versions at a time (SOL_PI_TEST_JOBS)" suites "$jobs_max"
 fi
 
-lap "cargo clippy"
-cargo clippy --workspace --all-targets --all-features -- -D warnings
-lap "cargo test"
+echo "== joining: cargo clippy"
+join clippy
 # Property tests run from a fixed seed here, so that the test command gives the same
 # outcome on every machine and every run; scripts/proptest-explore.sh runs them from fresh
 # random seeds with more cases, to look for new failures (commit what it finds to the
 # crate's proptest-regressions/).
-INSTA_UPDATE=no PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261201}" cargo test --workspace --all-features
+step "cargo test" env INSTA_UPDATE=no PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261201}" \
+	cargo test --workspace --all-features
 
-lap "check-crates.sh"
-bash scripts/check-crates.sh
+step "check-crates.sh" bash scripts/check-crates.sh
 
-lap "generated addon loader is committed as built"
-if ! git diff --exit-code -- sol-napi/index.js sol-napi/index.d.ts; then
+loader_is_committed() {
+	git diff --exit-code -- sol-napi/index.js sol-napi/index.d.ts && return 0
 	echo "sol-napi/index.js or index.d.ts differs from what the build generates; commit the regenerated files" >&2
-	exit 1
-fi
+	return 1
+}
+step "generated addon loader is committed as built" loader_is_committed
 
-lap "TypeScript"
-npm run --silent typecheck
+step "TypeScript" npm run --silent typecheck
 
+bad_versions=()
 for v in "${PI_MATRIX_VERSIONS[@]}"; do
-	lap "TypeScript against Pi $v's types"
-	if ! bash scripts/typecheck-pi.sh "$v"; then bad_versions+=("$v"); fi
+	step "TypeScript against Pi $v's types" bash scripts/typecheck-pi.sh "$v" || bad_versions+=("$v")
 done
 if [ "$jobs_max" -le 1 ]; then
 	# One after another, with the output as it comes (for reading a failure as it happens).
 	for v in "${PI_MATRIX_VERSIONS[@]}"; do
-		lap "JS integration suite on Pi $v"
-		set +e; CARGO_TARGET_DIR="$js_target" bash scripts/test-js.sh "$v" 2>&1 | tee "$logs/$v.log"; echo "${PIPESTATUS[0]}" >"$logs/$v.rc"; set -e
+		echo "== JS integration suite on Pi $v"
+		set +e; measured "JS integration suite on Pi $v" env CARGO_TARGET_DIR="$js_target" bash scripts/test-js.sh "$v" 2>&1 | tee "$logs/$v.log"; echo "${PIPESTATUS[0]}" >"$logs/$v.rc"; set -e
 	done
 else
-	lap "waiting for the JS integration suites"
-	wait "$js_suites" || true
-	js_suites=""
+	echo "== joining: JS integration suites"
+	join js || true
 	for v in "${PI_MATRIX_VERSIONS[@]}"; do echo "== JS integration suite on Pi $v"; cat "$logs/$v.log"; done
 fi
+passed=0 failed=0
 for v in "${PI_MATRIX_VERSIONS[@]}"; do
 	[ "$(cat "$logs/$v.rc" 2>/dev/null)" = 0 ] || bad_versions+=("$v")
 	p=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$logs/$v.log" | tail -1)
 	f=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$logs/$v.log" | tail -1)
 	# A run that died before reporting counts as a failure.
-	[ -n "$p" ] || { p=0; f=$(( ${f:-0} + 1 )); }
+	[ -n "$p" ] || { p=0; f=$((${f:-0} + 1)); }
 	echo "js on Pi $v: $p passed, ${f:-0} failed"
 	passed=$((passed + p)) failed=$((failed + ${f:-0}))
 done
-lap "done"
-printf '%s\n' "step times:" "${times[@]/#/  }"
-[ ! -f "$logs/js.times" ] || echo "  $(cat "$logs/js.times")"
-echo "test command took $(( $(date +%s) - start )) s; Pi versions with failures: ${bad_versions[*]:-none}"
+echo "step times (wall, and the CPU seconds of the step's own processes; steps overlap):"
+sed 's/^/  /' "$logs/times"
+echo "test command took $(($(date +%s) - start)) s; Pi versions with failures: ${bad_versions[*]:-none}"
 echo "js: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ ${#bad_versions[@]} -eq 0 ]

@@ -15,6 +15,17 @@
 //! );
 //! ```
 
+/// The start of every marker below: a reader finds where a fused result's command output
+/// begins by the first text block that starts with it.
+///
+/// ```
+/// use sol_fusion::text;
+///
+/// for marker in [text::SUCCEEDED, text::FAILED, text::SKIPPED] {
+///     assert!(marker.starts_with(text::MARKER_PREFIX));
+/// }
+/// ```
+pub const MARKER_PREFIX: &str = "[then_run:";
 /// Starts the block appended to a mutation result after the command succeeded.
 pub const SUCCEEDED: &str = "[then_run:succeeded]";
 /// Marks a fused call whose command failed; the mutation was kept.

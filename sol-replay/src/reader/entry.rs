@@ -331,7 +331,7 @@ pub struct ToolResultFacts {
     /// model relied on.
     pub lines: Box<[ContentDigest]>,
     /// For an edit or write that ran a command (`then_run`): Pi's estimate of the result
-    /// without the command's output (the blocks before Action Fusion's `[then_run:` block),
+    /// without the command's output (the blocks before Action Fusion's marker block),
     /// what the model's next turn would have read in plain Pi.
     pub fused_without: Option<u64>,
 }
@@ -795,8 +795,8 @@ fn message_facts(
 }
 
 /// Pi's estimate of a tool result without the output of the command Action Fusion ran after
-/// its edit or write: the blocks before the first that starts with `[then_run:`. `None` for
-/// a result without one.
+/// its edit or write: the blocks before the first that starts with Action Fusion's marker
+/// ([`sol_fusion::text::MARKER_PREFIX`]). `None` for a result without one.
 fn fused_without(message: &Value) -> Option<u64> {
     let blocks = message.get("content").and_then(Value::as_array)?;
     let at = blocks.iter().position(|block| {
@@ -804,7 +804,7 @@ fn fused_without(message: &Value) -> Option<u64> {
             && block
                 .get("text")
                 .and_then(Value::as_str)
-                .is_some_and(|text| text.starts_with("[then_run:"))
+                .is_some_and(|text| text.starts_with(sol_fusion::text::MARKER_PREFIX))
     })?;
     let mut without = message.clone();
     without["content"] = Value::Array(blocks[..at].to_vec());
