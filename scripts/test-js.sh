@@ -7,4 +7,8 @@ v="${1:-1.3.0}"
 pi_root="$(pi_root_for "$v")"
 [ -d "$pi_root/node_modules/@earendil-works/pi-coding-agent" ] || { echo "Pi $v is not installed; run: bash scripts/setup.sh --matrix" >&2; exit 1; }
 cd "$root"
-SOL_PI_TEST_PI_ROOT="$pi_root" node --test --test-concurrency=1 "sol-napi/test/*.test.mjs"
+# Every file in one Node process, one test after another (`--experimental-test-isolation=none`):
+# a process per file started Node and imported Pi 28 times per version, a fifth of the suite's
+# CPU. Each test still makes its own folders, sessions and child processes; a file alone runs
+# in its own process as before (README, "Develop").
+SOL_PI_TEST_PI_ROOT="$pi_root" node --test --experimental-test-isolation=none "sol-napi/test/*.test.mjs"

@@ -22,7 +22,7 @@ start=$(date +%s)
 logs="$(mktemp -d)"
 background=()
 # A step that fails ends the command, and the steps still running in the background end with it.
-trap 'for group in "${background[@]}"; do kill -- "-$group" 2>/dev/null; done; rm -rf "$logs"' EXIT
+trap 'for group in "${background[@]}"; do kill -- "-$group" 2>/dev/null || true; done; rm -rf "$logs"' EXIT
 
 tick=$(getconf CLK_TCK)
 # The CPU seconds (user + system) of the children process $1 has reaped.
