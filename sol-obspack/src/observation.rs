@@ -285,8 +285,7 @@ pub fn is_receipt(text: &str) -> bool {
 /// The token estimate used throughout SoL-Pi: the text's length in UTF-16 code units (what
 /// JavaScript calls its length) divided by 4, rounded up.
 pub fn estimate_tokens(text: &str) -> u64 {
-    let utf16_units: u64 = text.chars().map(|c| c.len_utf16() as u64).sum();
-    utf16_units.div_ceil(CHARS_PER_TOKEN)
+    sol_core::message::js_length(text).div_ceil(CHARS_PER_TOKEN)
 }
 
 /// LF bytes in `bytes`, plus one if `bytes` is non-empty and does not end with LF.

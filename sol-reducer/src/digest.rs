@@ -27,5 +27,5 @@ pub(crate) fn line_count(text: &str) -> u64 {
 
 /// Length of `text` in UTF-16 code units, the unit Pi (JavaScript) measures strings in.
 pub(crate) fn utf16_len(text: &str) -> usize {
-    text.chars().map(char::len_utf16).sum()
+    sol_core::message::js_length(text) as usize
 }
