@@ -21,6 +21,7 @@ cd "$root"
 start=$(date +%s)
 logs="$(mktemp -d)"
 background=()
+declare -A background_pid=()
 # A step that fails ends the command, and the steps still running in the background end with it.
 trap 'for group in "${background[@]}"; do kill -- "-$group" 2>/dev/null || true; done; rm -rf "$logs"' EXIT
 
@@ -57,14 +58,12 @@ step_bg() {
 		measured "$@" >"$logs/$id.log" 2>&1 </dev/null || status=$?
 		echo "$status" >"$logs/$id.rc"
 	) &
-	eval "pid_$id=$!"
+	background_pid[$id]=$!
 	background+=("$!")
 	set +m
 }
 join() {
-	local pid
-	eval "pid=\$pid_$1"
-	wait "$pid" || true
+	wait "${background_pid[$1]}" || true
 	cat "$logs/$1.log"
 	return "$(cat "$logs/$1.rc" 2>/dev/null || echo 1)"
 }
@@ -84,8 +83,10 @@ step "setup.sh --matrix" bash scripts/setup.sh --matrix
 echo "== joining: cargo build -p sol-pi-cli (for the JS suites)"
 join cli
 
-# One Pi version's JS suite, its output in $logs/<v>.log and its exit code in $logs/<v>.rc.
-suite() { set +e; CARGO_TARGET_DIR="$js_target" bash scripts/test-js.sh "$1" >"$logs/$1.log" 2>&1; echo $? >"$logs/$1.rc"; }
+# One Pi version's JS suite, with the suites' own `sol-pi` build.
+js_suite() { CARGO_TARGET_DIR="$js_target" bash scripts/test-js.sh "$1"; }
+# The same in the background: its output in $logs/<v>.log and its exit code in $logs/<v>.rc.
+suite() { set +e; js_suite "$1" >"$logs/$1.log" 2>&1; echo $? >"$logs/$1.rc"; }
 # Every version's suite, $1 at a time.
 suites() {
 	local v
@@ -128,7 +129,7 @@ if [ "$jobs_max" -le 1 ]; then
 	# One after another, with the output as it comes (for reading a failure as it happens).
 	for v in "${PI_MATRIX_VERSIONS[@]}"; do
 		echo "== JS integration suite on Pi $v"
-		set +e; measured "JS integration suite on Pi $v" env CARGO_TARGET_DIR="$js_target" bash scripts/test-js.sh "$v" 2>&1 | tee "$logs/$v.log"; echo "${PIPESTATUS[0]}" >"$logs/$v.rc"; set -e
+		set +e; measured "JS integration suite on Pi $v" js_suite "$v" 2>&1 | tee "$logs/$v.log"; echo "${PIPESTATUS[0]}" >"$logs/$v.rc"; set -e
 	done
 else
 	echo "== joining: JS integration suites"
