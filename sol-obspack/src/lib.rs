@@ -11,6 +11,9 @@
 //!
 //! - [`policy`]: the numbers, and [`decide`] (full send or placeholder, from how many
 //!   requests already carried the result);
+//! - [`placement`]: the cache-aware placement (`cacheAware`), and [`recent`], the
+//!   recent-outputs placement built for real sessions (`keepRecentOutputs`), with
+//!   [`quote`], the lines a reply quoted;
 //! - [`observation`]: [`is_packable`], and [`observe`], the content-addressed
 //!   [`ObservationId`] and sizes of a result;
 //! - [`pack`]: the `context` step, [`Pack`]: which results a request sends as their
@@ -110,7 +113,9 @@ pub mod pack;
 pub mod placeholder;
 pub mod placement;
 pub mod policy;
+pub mod quote;
 pub mod recall;
+pub mod recent;
 pub mod records;
 pub mod search;
 pub mod store;
@@ -134,9 +139,11 @@ pub use policy::{
     RECALL_HEADER_RESERVE_LINES, RECALL_MAX_BYTES, RECALL_MAX_LINES, RECEIPT_MARKER_LINE,
     SendDecision, THRESHOLD_BYTES, decide,
 };
+pub use quote::{ContentDigest, quotable_lines, reply_quotes};
 pub use recall::{
     MAX_OFFSET, RecallDetails, RecallError, RecallPage, parse_offset, recall_page, recall_page_with,
 };
+pub use recent::{PromptFacts, QUOTED_KEEP_FACTOR, ReportedInput, keeps_recent};
 pub use search::{MatchDetail, SearchDetails, SearchPage, search_page, search_page_with};
 pub use store::{Damage, ObservationStore, StoreError, StoreOutcome};
 pub use text::Names;

@@ -67,10 +67,14 @@ use sol_core::StepAccount;
 
 use crate::ledger::LedgerRecord;
 use crate::observation::{Observation, ObservationId};
-use crate::placeholder::{placeholder_tokens, placeholder_with, removed_tokens};
-use crate::placement::{Pending, Placement, PlacementReason, Shape, place};
-use crate::policy::{SendDecision, decide};
+use crate::placeholder::{
+    compact_placeholder_with, placeholder_tokens, placeholder_with, removed_tokens,
+};
+use crate::placement::{Pending, Placement, PlacementReason, RECENT_CAUTION, Shape, place};
+use crate::policy::{MEDIUM_THRESHOLD_BYTES, SendDecision, THRESHOLD_BYTES, decide};
+use crate::quote::{ContentDigest, quotable_lines};
 use crate::recall::{RecallPage, recall_page_with};
+use crate::recent::{PromptFacts, RecentOutputs, ReportedInput, keeps_recent};
 use crate::records::{RecallError, StoreError};
 use crate::search::{SearchPage, search_page_with};
 use crate::store::{ObservationStore, StoreOutcome};
@@ -133,9 +137,9 @@ pub struct Carried {
     /// The estimated tokens of every message after it in the request, in the forms they had
     /// before ObservationPack (a placeholder counted at its original's size).
     pub tokens_after: u64,
-    /// It is one of the newest tool outputs, which the recent-outputs placement keeps in
-    /// full (false under the cache-aware placement).
-    pub recent: bool,
+    /// The tool outputs after it in the request: the recent-outputs placement keeps the
+    /// newest in full ([`keeps_recent`]); the cache-aware placement ignores it.
+    pub newer_outputs: u32,
 }
 
 /// A result archived and admitted in one call ([`Pack::store_and_admit`]).
@@ -173,6 +177,9 @@ pub struct Pack {
     /// Results whose placeholder the cache-aware placement has shown: sent as placeholders
     /// from then on.
     shown: Vec<bool>,
+    /// The recent-outputs placement's state, for a pack made with
+    /// [`Pack::with_recent_outputs`].
+    recent: Option<RecentOutputs>,
 }
 
 impl Pack {
@@ -187,6 +194,42 @@ impl Pack {
             packed: Vec::new(),
             names,
             shown: Vec::new(),
+            recent: None,
+        }
+    }
+
+    /// An empty pack for the recent-outputs placement (`keepRecentOutputs`, `keep` the
+    /// number of newest tool outputs kept in full; see [`crate::recent`]): it packs results
+    /// over [`MEDIUM_THRESHOLD_BYTES`], replaces them by their compact placeholder
+    /// ([`compact_placeholder_with`]) and places them with
+    /// [`on_context_recent`](Self::on_context_recent).
+    ///
+    /// ```
+    /// use sol_obspack::{Names, Pack, observe};
+    ///
+    /// let pack = Pack::with_recent_outputs(Names::default(), 10);
+    /// assert_eq!(pack.recent_outputs(), Some(10));
+    /// assert_eq!(pack.threshold_bytes(), 1024);
+    /// assert_eq!(Pack::new().threshold_bytes(), 10 * 1024);
+    /// ```
+    pub fn with_recent_outputs(names: Names, keep: u32) -> Pack {
+        Pack {
+            recent: Some(RecentOutputs::new(keep)),
+            ..Pack::with_names(names)
+        }
+    }
+
+    /// `keepRecentOutputs` of a pack made with [`with_recent_outputs`](Self::with_recent_outputs).
+    pub fn recent_outputs(&self) -> Option<u32> {
+        self.recent.as_ref().map(|recent| recent.keep)
+    }
+
+    /// Results over this many UTF-8 bytes are packed: [`MEDIUM_THRESHOLD_BYTES`] under the
+    /// recent-outputs placement, [`THRESHOLD_BYTES`] otherwise.
+    pub fn threshold_bytes(&self) -> u64 {
+        match self.recent {
+            Some(_) => MEDIUM_THRESHOLD_BYTES,
+            None => THRESHOLD_BYTES,
         }
     }
 
@@ -198,7 +241,13 @@ impl Pack {
     /// Admits a result the host archived (`observation` was derived from `text`) and builds
     /// its placeholder; the handle names it from now on.
     pub fn admit(&mut self, observation: Observation, text: &str) -> Handle {
-        let replacement = placeholder_with(&observation, text, &self.names);
+        let replacement = match &mut self.recent {
+            Some(recent) => {
+                recent.admitted(self.packed.len(), &quotable_lines([text]));
+                compact_placeholder_with(&observation, text, &self.names)
+            }
+            None => placeholder_with(&observation, text, &self.names),
+        };
         let removed = removed_tokens(observation.tokens, placeholder_tokens(&replacement));
         let handle = Handle(u32::try_from(self.packed.len()).unwrap_or(u32::MAX));
         self.packed.push(Packed {
@@ -333,6 +382,45 @@ impl Pack {
         step
     }
 
+    /// A reply came: its quotable lines `quotes` ([`crate::quote::reply_quotes`]) and, when
+    /// the provider reported it, what its request read. Under the recent-outputs placement
+    /// a result a reply quoted stays in full longer, and the reports teach the pack how
+    /// often the provider misses its cache at a new prompt; other packs ignore it.
+    pub fn on_reply(&mut self, quotes: &[ContentDigest], reported: Option<ReportedInput>) {
+        if let Some(recent) = &mut self.recent {
+            recent.replied(quotes, reported);
+        }
+    }
+
+    /// The step for provider request `request` under the recent-outputs placement
+    /// ([`crate::recent`]): as [`on_context_cache_aware`](Self::on_context_cache_aware),
+    /// with each result kept in full while [`keeps_recent`] says so, a rewrite at a new
+    /// prompt weighed at the chance the provider keeps its cache, [`RECENT_CAUTION`], and
+    /// everything waiting replaced at no rewrite cost when `prompt` came after the cache
+    /// lifetime. A pack made otherwise runs the cache-aware placement unchanged.
+    pub fn on_context_recent(
+        &mut self,
+        request: u32,
+        carried: &[Carried],
+        shape: Shape,
+        prompt: PromptFacts,
+        write_read_ratio: f64,
+    ) -> ContextStep {
+        let shape = match &mut self.recent {
+            Some(recent) => {
+                recent.last_starts_prompt = prompt.starts_prompt;
+                Shape {
+                    rewritten: shape.rewritten || prompt.expired,
+                    miss_chance: recent.miss_chance(prompt),
+                    caution: RECENT_CAUTION,
+                    ..shape
+                }
+            }
+            None => shape,
+        };
+        self.on_context_cache_aware(request, carried, shape, write_read_ratio)
+    }
+
     /// The step for provider request `request` under the cache-aware placement
     /// ([`crate::placement`]): `carried` lists the packed results in the request's order,
     /// `shape` what else the placement needs to know of the request, `write_read_ratio` the
@@ -367,7 +455,14 @@ impl Pack {
                 Pending {
                     prior_requests: carried[i].seen.prior_requests,
                     shown: self.shown[index],
-                    recent: carried[i].recent,
+                    recent: self.recent.as_ref().is_some_and(|recent| {
+                        keeps_recent(
+                            packed.observation.bytes,
+                            carried[i].newer_outputs,
+                            recent.quoted.get(index).copied().unwrap_or(false),
+                            recent.keep,
+                        )
+                    }),
                     full_tokens: packed.observation.tokens,
                     removed_tokens: packed.removed_tokens,
                     tokens_after: carried[i].tokens_after,

@@ -68,6 +68,7 @@
 
 use serde::Serialize;
 use sol_core::horizon::expected_remaining_requests;
+use sol_core::savings::rewritten_tokens;
 
 use crate::policy::FULL_SENDS;
 
@@ -233,6 +234,24 @@ impl CacheMisses {
         };
         *seen = seen.saturating_add(1);
         *misses = misses.saturating_add(u32::from(missed)).min(*seen);
+    }
+
+    /// Whether a request missed the cache where it matters to a replacement: it read less
+    /// than a quarter of the `previous_input` tokens the request before it sent (a miss
+    /// frees a replacement only where the provider lost the older part of the context,
+    /// where the replaced results sit).
+    ///
+    /// ```
+    /// use sol_obspack::placement::CacheMisses;
+    ///
+    /// assert!(CacheMisses::missed(10_000, 0));
+    /// assert!(CacheMisses::missed(10_000, 2_000));
+    /// assert!(!CacheMisses::missed(10_000, 3_000));
+    /// assert!(!CacheMisses::missed(10_000, 10_000));
+    /// ```
+    pub fn missed(previous_input: u64, cache_read: u64) -> bool {
+        rewritten_tokens(previous_input, cache_read)
+            .is_some_and(|rewritten| rewritten.saturating_mul(4) > previous_input.saturating_mul(3))
     }
 
     /// The expected chance that the next request of the kind misses the cache: the share

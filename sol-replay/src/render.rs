@@ -262,7 +262,7 @@ fn branch_text(out: &mut String, branch: &BranchReplay, options: &ReplayOptions,
         count(sol_obspack::THRESHOLD_BYTES),
         options
             .keep_recent_outputs
-            .saturating_mul(crate::replay::QUOTED_KEEP_FACTOR),
+            .saturating_mul(sol_obspack::QUOTED_KEEP_FACTOR),
         sol_obspack::placement::RECENT_CAUTION,
         count(recent.results_replaced),
         plural(recent.results_replaced, "result", "results"),

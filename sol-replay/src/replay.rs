@@ -39,7 +39,7 @@ use sol_core::message::AgentMessage;
 use sol_core::savings::{
     Book, Change, LAYERS, ModelPrices, Money, Part, PriceTable, Report, ReportedUsage,
     ResponseUsage, SAVINGS_ENTRY_TYPE, Savings, SentPart, ToolCall, layer_of, own_changes,
-    prompt_after_lifetime, request_cause, rewritten_tokens,
+    prompt_after_lifetime, request_cause,
 };
 
 use sol_occ::economics::MEMO_TOKENS;
@@ -53,6 +53,7 @@ use sol_occ::settings::OccOptions;
 use sol_occ::tokens::{MessageRole, SizedMessage};
 
 use sol_obspack::placement::{CacheMisses, Pending, Shape, place};
+use sol_obspack::recent::keeps_recent;
 use sol_reducer::economics::{Economy, weigh};
 
 use crate::prices::ModelPriceTable;
@@ -1040,11 +1041,7 @@ impl<'a> Walk<'a> {
                             books.answer(usage, failed, &owners);
                             if let Some(report) = usage.reported {
                                 if let Some(previous) = *last_reported_input {
-                                    // A miss frees a replacement only where the provider
-                                    // read less than the older part of the context, where the
-                                    // replaced results sit: a read short of a quarter of it.
-                                    let missed = rewritten_tokens(previous, report.cache_read)
-                                        .is_some_and(|rewritten| rewritten * 4 > previous * 3);
+                                    let missed = CacheMisses::missed(previous, report.cache_read);
                                     cache_misses.observe(starts_prompt, missed);
                                 }
                                 *last_reported_input = Some(report.all_input());
@@ -1831,9 +1828,12 @@ impl CacheAware {
                 let (pack, digest) = (facts(part)?, part.digest?);
                 let recent = self.keep.is_some_and(|keep| {
                     let newer = tracked.results_after(index + 1);
-                    (part.text_bytes <= sol_obspack::THRESHOLD_BYTES && newer < keep)
-                        || (quoted.contains(&part.position)
-                            && newer < keep.saturating_mul(QUOTED_KEEP_FACTOR))
+                    keeps_recent(
+                        part.text_bytes,
+                        newer,
+                        quoted.contains(&part.position),
+                        keep,
+                    )
                 });
                 let pending = Pending {
                     prior_requests: tracked.assistants_after(index + 1),
@@ -1905,14 +1905,6 @@ impl CacheAware {
         packed.replaced
     }
 }
-
-/// Under the recent-outputs placement a medium result (up to ObservationPack's threshold)
-/// stays in full while fewer than `keepRecentOutputs` tool outputs follow it; a large one
-/// is replaced from its third request on, as the fixed rule replaces it, when that pays.
-/// A result a reply already quoted stays in full under the recent-outputs placement while
-/// it is one of this many times `keepRecentOutputs` newest outputs: the model that quoted
-/// it once tends to again.
-pub const QUOTED_KEEP_FACTOR: u32 = 3;
 
 /// The output tokens a recall's request is priced with (the model's short `obs_recall` call).
 const RECALL_REPLY_TOKENS: u64 = 50;

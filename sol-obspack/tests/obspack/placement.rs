@@ -222,7 +222,7 @@ proptest! {
                 .map(|(n, handle)| Carried {
                     seen: Seen::new(*handle, request - n as u32 - 1),
                     tokens_after: 1_000 * u64::from(request - n as u32),
-                    recent: false,
+                    newer_outputs: 0,
                 })
                 .collect();
             let shape = Shape {
@@ -304,7 +304,7 @@ fn the_step_records_held_results_once_and_names_the_reason_of_a_replacement() {
     let at = |request: u32, tokens_after: u64| Carried {
         seen: Seen::new(handle, request - 1),
         tokens_after,
-        recent: false,
+        newer_outputs: 0,
     };
     let young = Shape {
         new_tokens: 100,

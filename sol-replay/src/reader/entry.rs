@@ -1,15 +1,15 @@
 //! The compact form the reader keeps of each entry: what a replay needs, never the text.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use sol_core::Mechanism;
 use sol_core::message::{AgentMessage, ToolResultMessage};
 use sol_core::savings::{OwnPrompt, ToolCall};
 use sol_core::session::{SessionEntry, iso_to_epoch_ms};
+use sol_obspack::quote::reply_quotes;
+pub use sol_obspack::quote::{ContentDigest, QUOTE_MAX_LINES, QUOTE_MIN_BYTES, quotable_lines};
 use sol_occ::plan::TOOL_NAME as PLAN_TOOL;
 use sol_occ::session::CORRECTION_PREFIX;
 use sol_reducer::ToolResultView;
@@ -336,37 +336,6 @@ pub struct ToolResultFacts {
     pub fused_without: Option<u64>,
 }
 
-/// The shortest line that counts as quoted when a reply repeats it (trimmed, in bytes):
-/// shorter lines (`}`, `OK`, a blank) recur everywhere.
-pub const QUOTE_MIN_BYTES: usize = 40;
-/// The most quotable lines kept of one text.
-pub const QUOTE_MAX_LINES: usize = 4_096;
-
-/// The digests of the distinct lines of `texts` of at least [`QUOTE_MIN_BYTES`] once
-/// trimmed, sorted, at most [`QUOTE_MAX_LINES`] of them (the first ones).
-///
-/// ```
-/// use sol_replay::reader::{ContentDigest, quotable_lines};
-///
-/// let lines = quotable_lines(["short\n    assert total == 90, \"expected ninety, got another total\"\n"]);
-/// assert_eq!(lines.len(), 1);
-/// let line = "assert total == 90, \"expected ninety, got another total\"";
-/// assert_eq!(lines[0], ContentDigest::of_texts([line]));
-/// ```
-pub fn quotable_lines<'a>(texts: impl IntoIterator<Item = &'a str>) -> Box<[ContentDigest]> {
-    let mut lines: Vec<ContentDigest> = texts
-        .into_iter()
-        .flat_map(str::lines)
-        .map(str::trim)
-        .filter(|line| line.len() >= QUOTE_MIN_BYTES)
-        .take(QUOTE_MAX_LINES)
-        .map(|line| ContentDigest::of_texts([line]))
-        .collect();
-    lines.sort_unstable();
-    lines.dedup();
-    lines.into_boxed_slice()
-}
-
 /// A log the reducer would read, with what its economics weigh.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReducerLog {
@@ -500,42 +469,6 @@ impl Usage {
             cache_read: field("cacheRead"),
             cache_write: field("cacheWrite"),
         }
-    }
-}
-
-/// A 64-bit digest of a text: the first eight bytes of its SHA-256, big-endian. Equal texts
-/// have equal digests, whatever ids the provider chose; `Display` is 16 hex digits.
-///
-/// ```
-/// use sol_replay::reader::ContentDigest;
-///
-/// let digest = ContentDigest::of_texts(["a", "b"]);
-/// assert_eq!(digest, ContentDigest::of_texts(["a\nb"]));
-/// assert_eq!(ContentDigest::of_texts([""]).to_string(), "e3b0c44298fc1c14");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ContentDigest(pub u64);
-
-impl ContentDigest {
-    /// The digest of `texts` joined with `\n` (no text gives the digest of "").
-    pub fn of_texts<'a>(texts: impl IntoIterator<Item = &'a str>) -> ContentDigest {
-        let mut hasher = Sha256::new();
-        for (i, text) in texts.into_iter().enumerate() {
-            if i > 0 {
-                hasher.update(b"\n");
-            }
-            hasher.update(text.as_bytes());
-        }
-        let hash = hasher.finalize();
-        let mut first = [0u8; 8];
-        first.copy_from_slice(&hash[..8]);
-        ContentDigest(u64::from_be_bytes(first))
-    }
-}
-
-impl fmt::Display for ContentDigest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:016x}", self.0)
     }
 }
 
@@ -853,38 +786,6 @@ impl PendingCalls {
 
 /// A tool result's facts, with what ObservationPack and the reducer would make of it.
 /// (The reducer's log bytes are filled in by the caller, from the typed message.)
-/// The quotable lines of a reply's blocks: its text and thinking, and every string value of
-/// its tool calls' arguments (an edit's `oldText` quotes what it read).
-fn reply_quotes(blocks: &[Value]) -> Box<[ContentDigest]> {
-    fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
-        match value {
-            Value::String(text) => out.push(text),
-            Value::Array(items) => items.iter().for_each(|item| strings(item, out)),
-            Value::Object(fields) => fields.values().for_each(|item| strings(item, out)),
-            _ => {}
-        }
-    }
-    let mut texts = Vec::new();
-    for block in blocks {
-        match block.get("type").and_then(Value::as_str) {
-            Some("text" | "thinking") => {
-                for key in ["text", "thinking"] {
-                    if let Some(text) = block.get(key).and_then(Value::as_str) {
-                        texts.push(text);
-                    }
-                }
-            }
-            Some("toolCall") => {
-                if let Some(arguments) = block.get("arguments") {
-                    strings(arguments, &mut texts);
-                }
-            }
-            _ => {}
-        }
-    }
-    quotable_lines(texts)
-}
-
 fn tool_result_facts(message: &Value, names: &mut Names) -> ToolResultFacts {
     let texts = || sol_core::message::text_blocks(message);
     let (count, bytes) = texts().fold((0u64, 0u64), |(count, bytes), text| {
