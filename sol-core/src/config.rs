@@ -42,13 +42,19 @@ pub const KEY_REDUCER_MODEL: &str = "evidencePreservingReducerModel";
 pub const KEY_CACHE_WRITE_READ_RATIO: &str = "cacheWriteReadRatio";
 /// JSON key of the cache-aware policy switch.
 pub const KEY_CACHE_AWARE: &str = "cacheAware";
+/// JSON key of the recent-outputs placement's setting (ObservationPack).
+pub const KEY_KEEP_RECENT_OUTPUTS: &str = "keepRecentOutputs";
+/// The `keepRecentOutputs` that `true` stands for: the newest tool outputs kept in full.
+pub const DEFAULT_KEEP_RECENT_OUTPUTS: u32 = 10;
+/// The largest `keepRecentOutputs` a file may give.
+pub const MAX_KEEP_RECENT_OUTPUTS: u32 = 1000;
 /// JSON key of the price table the savings report uses.
 pub const KEY_PRICES: &str = "prices";
 /// The keys of the `prices` object, each in dollars per million tokens.
 pub const PRICE_KEYS: [&str; 4] = ["input", "cacheRead", "cacheWrite", "output"];
 
 /// Every key a configuration file may contain, in the order of [`SolPiConfig`]'s fields.
-pub const CONFIG_KEYS: [&str; 10] = [
+pub const CONFIG_KEYS: [&str; 11] = [
     KEY_VERSION,
     "actionFusion",
     "observationPack",
@@ -58,6 +64,7 @@ pub const CONFIG_KEYS: [&str; 10] = [
     "onlineContextCompact",
     KEY_CACHE_WRITE_READ_RATIO,
     KEY_CACHE_AWARE,
+    KEY_KEEP_RECENT_OUTPUTS,
     KEY_PRICES,
 ];
 
@@ -90,6 +97,16 @@ pub struct SolPiConfig {
     /// the expected remaining requests beats the cache rewrite it causes, and the reducer
     /// reads what the model saw and runs only when its model call pays for itself.
     pub cache_aware: bool,
+    /// Opts ObservationPack in to the recent-outputs placement, built for real sessions
+    /// (0, the default, keeps the requirement's fixed rule, or the cache-aware placement
+    /// with `cacheAware`): results over 1 KiB are packed with a compact placeholder, each
+    /// stays in full while it is one of this many newest tool outputs (longer once the
+    /// model quoted it), and the rest are replaced when the provider rewrites its cache
+    /// anyway or when the saving beats the rewrite. The file gives `true` (10), `false`
+    /// (0) or a whole number up to [`MAX_KEEP_RECENT_OUTPUTS`]. Left out when serialized
+    /// while it is 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub keep_recent_outputs: u32,
     /// The prices the savings report is made at (dollars per million tokens); a file may
     /// give any of the four and the others keep their defaults. Left out when serialized
     /// while it is the default.
@@ -109,9 +126,14 @@ impl Default for SolPiConfig {
             online_context_compact: false,
             cache_write_read_ratio: DEFAULT_CACHE_WRITE_READ_RATIO,
             cache_aware: false,
+            keep_recent_outputs: 0,
             prices: PriceTable::default(),
         }
     }
+}
+
+fn is_zero(value: &u32) -> bool {
+    *value == 0
 }
 
 impl SolPiConfig {

@@ -40,7 +40,11 @@ export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
 			const savings = new SavingsTracker(addon, config.prices, { provider: config.evidencePreservingReducerProvider, model: config.evidencePreservingReducerModel });
 			const register: Record<string, () => void> = {
 				actionFusion: () => registerActionFusion(pi, ctx, addon, { agentDir, bashOptions: options.bashOptions, savings }),
-				observationPack: () => registerObservationPack(pi, addon, savings, config.cacheAware ? config.cacheWriteReadRatio : undefined),
+				observationPack: () =>
+					registerObservationPack(pi, addon, savings, {
+						cacheAwareRatio: config.cacheAware || config.keepRecentOutputs > 0 ? config.cacheWriteReadRatio : undefined,
+						keepRecentOutputs: config.keepRecentOutputs,
+					}),
 				evidencePreservingReducer: () =>
 					registerReducer(
 						pi,

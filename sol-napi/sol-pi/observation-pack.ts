@@ -4,7 +4,9 @@
 // remembered by content, never by tool-call id: a bucket per joined length, a hit needs the same
 // tool, error flag and `===` texts. Every request sends the handles and how many requests
 // already carried each (the assistant messages after it on this branch) to Rust's step, which
-// says which to replace. A text that is not well-formed UTF-16 would reach Rust as U+FFFD: it
+// says which to replace. Under the recent-outputs placement (`keepRecentOutputs`) the step also
+// gets the tool outputs after each result and the new prompt's timing, and every reply goes to
+// Rust once (`message_end`): the lines it quotes and the usage its provider reported. A text that is not well-formed UTF-16 would reach Rust as U+FFFD: it
 // never goes there, so the model always gets it exactly.
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
@@ -17,7 +19,7 @@ import { runtimeRoot } from "./storage.ts";
 import { badge, now, OnceWarnings, SavingsStatus } from "./tui.ts";
 
 type Candidate = NativeAddon.ObsCandidate;
-type Message = { role: string; toolCallId?: string; toolName?: string; isError?: boolean; content?: unknown };
+type Message = { role: string; toolCallId?: string; toolName?: string; isError?: boolean; content?: unknown; timestamp?: unknown };
 type Block = { type: string; text: string };
 /** What Rust made of exactly this candidate: packed under a handle, or kept in full. */
 type Known = { candidate: Candidate; packed?: { handle: number; placeholder: string } };
@@ -59,9 +61,25 @@ function lookup(bucket: Known[] | undefined, message: Message, blocks: Block[]):
 	return undefined;
 }
 
-/** With `cacheAwareRatio` (the configured `cacheWriteReadRatio`, when `cacheAware` is on), Rust places results by the cache-aware economics. */
-export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAddon, tracker?: SavingsTracker, cacheAwareRatio?: number): void {
-	const { minCandidateUnits } = addon.obsPolicy();
+/** A message's timestamp in milliseconds, NaN without one. */
+const stampOf = (message: Message | undefined) => (typeof message?.timestamp === "number" ? message.timestamp : Number.NaN);
+
+const numberOrUndefined = (value: unknown) => (typeof value === "number" ? value : undefined);
+
+/** The current model's cache lifetimes in Pi's model registry (`promptCache`, seconds), if it names them. */
+function promptCacheOf(ctx: ExtensionContext): NativeAddon.SavingsPromptCache | undefined {
+	const cache = (ctx.model as { promptCache?: Record<string, unknown> } | undefined)?.promptCache;
+	return cache ? { short: numberOrUndefined(cache.short), long: numberOrUndefined(cache.long) } : undefined;
+}
+
+/** The placement's settings: with `cacheAwareRatio` (the configured `cacheWriteReadRatio`, when `cacheAware` or `keepRecentOutputs` is on) Rust places results by the cache-aware economics, with `keepRecentOutputs` (not 0) by the recent-outputs placement. */
+export type Placement = { cacheAwareRatio?: number; keepRecentOutputs?: number };
+
+export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAddon, tracker?: SavingsTracker, placement: Placement = {}): void {
+	const { cacheAwareRatio } = placement;
+	const keep = placement.keepRecentOutputs ? placement.keepRecentOutputs : undefined;
+	const policy = addon.obsPolicy();
+	const minCandidateUnits = keep ? policy.recentMinCandidateUnits : policy.minCandidateUnits;
 	const texts = addon.obsTexts();
 	const packs = new Map<string, { pack: NativeAddon.ObsPack; known: Map<number, Known[]> }>();
 	const savings = new SavingsStatus();
@@ -77,12 +95,28 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 		pi.on("session_tree", rewrite);
 		pi.on("session_compact", rewrite);
 	}
+	// Each reply once, for the recent-outputs placement: what it quoted, and what its request read.
+	if (keep) {
+		pi.on("message_end", (event, ctx) =>
+			warnings.guard(ctx, failure, undefined, () => {
+				const message = event.message as Message & { usage?: Record<string, unknown>; stopReason?: unknown };
+				const root = message.role === "assistant" ? runtimeRoot(ctx, addon) : undefined;
+				const pack = root?.kind === "available" ? packs.get(root.root)?.pack : undefined;
+				if (!pack) return;
+				const usage = message.usage ?? {};
+				const [input, cacheRead, cacheWrite] = [usage.input, usage.cacheRead, usage.cacheWrite].map((n) => (typeof n === "number" && Number.isFinite(n) && n > 0 ? n : 0));
+				const billed = !["aborted", "error"].includes(String(message.stopReason)) && input + cacheRead + cacheWrite > 0;
+				pack.onReply(message.content, billed ? { input, cacheRead, cacheWrite } : undefined);
+			}),
+		);
+	}
 
 	pi.on("context", (event, ctx) =>
 		warnings.guard(ctx, failure, undefined, () => {
 			const root = runtimeRoot(ctx, addon);
 			if (root.kind === "unavailable") return warnings.warn(ctx, addon.obsUnavailable(root.error));
-			const { pack, known } = packs.get(root.root) ?? packs.set(root.root, { pack: new addon.ObsPack(root.root, cacheAwareRatio), known: new Map() }).get(root.root)!;
+			const created = !packs.has(root.root);
+			const { pack, known } = packs.get(root.root) ?? packs.set(root.root, { pack: new addon.ObsPack(root.root, cacheAwareRatio, keep), known: new Map() }).get(root.root)!;
 			// Remembers what Rust made of a result unless it is known (it can occur twice in one request).
 			const remember = (units: number, message: Message, blocks: Block[], packed?: Known["packed"]): Known => {
 				const found = lookup(known.get(units), message, blocks);
@@ -93,37 +127,48 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 
 			// Packed results in this request, each with the requests that already carried it and,
 			// for the cache-aware placement, Pi's estimate of the tokens after it.
-			const seen: Array<[Message, Known, number, number]> = [];
-			const fresh: Array<[Message, Block[], number, number, number]> = [];
+			// Each with the requests and the tool outputs after it, and Pi's estimate of the tokens after it.
+			const seen: Array<[Message, Known, number, number, number]> = [];
+			const fresh: Array<[Message, Block[], number, number, number, number]> = [];
 			const messages = event.messages as unknown as Message[];
 			const sized = pack.cacheAware;
-			let [assistants, after, newTokens] = [0, 0, 0];
+			let [assistants, after, newTokens, outputs] = [0, 0, 0, 0];
 			for (let i = messages.length - 1; i >= 0; i--) {
 				const message = messages[i];
 				if (message.role === "assistant" && assistants++ === 0) newTokens = after;
 				const result = textResult(message, minCandidateUnits);
 				if (result) {
 					const found = lookup(known.get(result.units), message, result.blocks);
-					if (found?.packed) seen.push([message, found, assistants, after]);
-					else if (!found && wellFormed(result.blocks)) fresh.push([message, result.blocks, result.units, assistants, after]);
+					if (found?.packed) seen.push([message, found, assistants, after, outputs]);
+					else if (!found && wellFormed(result.blocks)) fresh.push([message, result.blocks, result.units, assistants, after, outputs]);
 					else if (!found) remember(result.units, message, result.blocks);
 				}
+				if (message.role === "toolResult") outputs++;
 				if (sized) after += messageTokens(message);
 			}
 			if (assistants === 0) newTokens = after;
 			if (fresh.length > 0) {
 				pack.admit(fresh.map(([message, blocks]) => candidateOf(message, blocks)), now()).forEach((admission, index) => {
-					const [message, blocks, units, prior, tokensAfter] = fresh[index];
+					const [message, blocks, units, prior, tokensAfter, newer] = fresh[index];
 					// A failed archive keeps this message in full and is retried on the next request.
 					if (admission.kind === "failed") return warnings.warn(ctx, admission.error);
 					if (admission.kind === "packed") tracker?.archived(admission.archivedBytes);
 					const entry = remember(units, message, blocks, admission.kind === "packed" ? admission : undefined);
-					if (entry.packed) seen.push([message, entry, prior, tokensAfter]);
+					if (entry.packed) seen.push([message, entry, prior, tokensAfter, newer]);
 				});
 			}
+			// A pack made after a resume or a fork learns what the replies it missed quoted.
+			if (created && keep) for (const message of messages) if (message.role === "assistant") pack.onReply(message.content);
 			// The walk ended at the first message: it counted every assistant message.
 			const handles = Uint32Array.from(seen, ([, entry]) => entry.packed!.handle);
-			const shape = sized ? { tokensAfter: Float64Array.from(seen, (item) => item[3]), newTokens, rewritten, carriedRequests: assistants } : undefined;
+			const last = messages[messages.length - 1];
+			const prompt =
+				keep && last?.role === "user"
+					? { sentAt: stampOf(last), previousAt: stampOf(messages[messages.length - 2]), cacheRetention: process.env.PI_CACHE_RETENTION, promptCache: promptCacheOf(ctx) }
+					: undefined;
+			const shape = sized
+				? { tokensAfter: Float64Array.from(seen, (item) => item[3]), newTokens, rewritten, carriedRequests: assistants, newerOutputs: keep ? Uint32Array.from(seen, (item) => item[4]) : undefined, prompt }
+				: undefined;
 			const step = pack.onContext(assistants + 1, handles, Uint32Array.from(seen, ([, , prior]) => prior), now(), shape);
 			rewritten = false;
 			seen.forEach(([message, entry], index) => {

@@ -45,6 +45,9 @@ pub struct EffectiveConfig {
     pub cache_write_read_ratio: f64,
     /// The cache-aware policies on (ObservationPack's placement, the reducer's economics).
     pub cache_aware: bool,
+    /// ObservationPack's recent-outputs placement: the newest tool outputs kept in full
+    /// (`keepRecentOutputs`; 0 when off).
+    pub keep_recent_outputs: u32,
     /// The price table of `prices`, when the file sets one (the savings use the default
     /// table otherwise).
     pub prices: Option<crate::savings::SavingsPrices>,
@@ -64,6 +67,7 @@ impl From<&SolPiConfig> for EffectiveConfig {
             online_context_compact: config.online_context_compact,
             cache_write_read_ratio: config.cache_write_read_ratio,
             cache_aware: config.cache_aware,
+            keep_recent_outputs: config.keep_recent_outputs,
             prices: (config.prices != sol_core::savings::PriceTable::default())
                 .then(|| config.prices.into()),
         }

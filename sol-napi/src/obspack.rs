@@ -9,14 +9,16 @@ use camino::Utf8PathBuf;
 use napi::bindgen_prelude::{Float64Array, Uint8Array, Uint32Array};
 use napi_derive::napi;
 use serde_json::Value;
+use sol_core::savings::{cache_lifetime_ms, prompt_after_lifetime};
 use sol_obspack::{
-    Carried, FULL_SENDS, Handle, LedgerRecord, Names, ObservationId, ObservationStore, Pack,
-    RecallError, Seen, Shape, StoreOutcome, THRESHOLD_BYTES, is_packable, parse_offset,
-    recall_page, search_page, text,
+    Carried, FULL_SENDS, Handle, LedgerRecord, MEDIUM_THRESHOLD_BYTES, Names, ObservationId,
+    ObservationStore, Pack, PromptFacts, RecallError, ReportedInput, Seen, Shape, StoreOutcome,
+    THRESHOLD_BYTES, is_packable_over, parse_offset, recall_page, reply_quotes, search_page, text,
 };
 
 use crate::account::count;
 use crate::boundary::quiet;
+use crate::savings::SavingsPromptCache;
 use crate::{JsStepAccount, NativeFileSystem};
 
 /// The numbers the host's walk needs.
@@ -29,6 +31,9 @@ pub struct ObsPolicy {
     /// A result whose joined text has fewer UTF-16 units than this cannot be packed (a unit
     /// is at most 3 UTF-8 bytes), so the walk need not look it up or send it.
     pub min_candidate_units: u32,
+    /// The same for the recent-outputs placement (`keepRecentOutputs`), which packs results
+    /// over 1 KiB.
+    pub recent_min_candidate_units: u32,
 }
 
 /// The policy numbers.
@@ -40,6 +45,9 @@ pub fn obs_policy() -> ObsPolicy {
             threshold_bytes,
             full_sends: FULL_SENDS,
             min_candidate_units: min_candidate_units(threshold_bytes),
+            recent_min_candidate_units: min_candidate_units(
+                u32::try_from(MEDIUM_THRESHOLD_BYTES).unwrap_or(u32::MAX),
+            ),
         }
     })
 }
@@ -181,6 +189,49 @@ pub struct ObsRequestShape {
     pub rewritten: bool,
     /// The assistant messages the request carries.
     pub carried_requests: u32,
+    /// Parallel to the handles: the tool results after each (the recent-outputs placement
+    /// keeps the newest in full); absent, none.
+    pub newer_outputs: Option<Uint32Array>,
+    /// When the request ends with a new user prompt: its timing, from which the
+    /// recent-outputs placement decides whether the provider's cache had expired.
+    pub prompt: Option<ObsPrompt>,
+}
+
+/// A request that ends with a new user prompt, as the recent-outputs placement reads it.
+#[napi(object)]
+pub struct ObsPrompt {
+    /// The prompt's timestamp (milliseconds).
+    pub sent_at: f64,
+    /// The timestamp of the message before it (NaN when it has none).
+    pub previous_at: f64,
+    /// The cache retention asked for (Pi's `PI_CACHE_RETENTION`), if any.
+    pub cache_retention: Option<String>,
+    /// The current model's cache lifetimes in Pi's model registry (`promptCache`).
+    pub prompt_cache: Option<SavingsPromptCache>,
+}
+
+impl ObsPrompt {
+    /// Whether it came after the provider's cache lifetime.
+    fn expired(&self) -> bool {
+        let lifetime = cache_lifetime_ms(
+            self.cache_retention.as_deref(),
+            self.prompt_cache
+                .as_ref()
+                .map_or((None, None), |cache| (cache.short, cache.long)),
+        );
+        prompt_after_lifetime(&[self.previous_at, self.sent_at], true, lifetime)
+    }
+}
+
+/// What the provider reported for a reply's request, in tokens.
+#[napi(object)]
+pub struct ObsReplyUsage {
+    /// Uncached input.
+    pub input: f64,
+    /// Read from the cache.
+    pub cache_read: f64,
+    /// Written to the cache.
+    pub cache_write: f64,
 }
 
 /// ObservationPack for one storage directory: the archive, the ledger and the
@@ -189,7 +240,8 @@ pub struct ObsRequestShape {
 pub struct ObsPack {
     dir: Utf8PathBuf,
     pack: Mutex<Pack>,
-    /// The `cacheWriteReadRatio` of the cache-aware placement, when `cacheAware` is on.
+    /// The `cacheWriteReadRatio` of the cache-aware or recent-outputs placement, when
+    /// either is on.
     cache_aware: Option<f64>,
 }
 
@@ -197,14 +249,57 @@ pub struct ObsPack {
 impl ObsPack {
     /// A pack over the session's runtime root (its files go in `observation-pack` there);
     /// with `cacheAwareRatio` (the configured `cacheWriteReadRatio`, given when `cacheAware`
-    /// is on) its steps place results by the cache-aware economics instead of the fixed rule.
+    /// or `keepRecentOutputs` is on) its steps place results by the cache-aware economics
+    /// instead of the fixed rule, and with `keepRecentOutputs` (not 0) by the recent-outputs
+    /// placement, which packs results over 1 KiB.
     #[napi(constructor, catch_unwind)]
-    pub fn new(root: String, cache_aware_ratio: Option<f64>) -> ObsPack {
-        quiet(|| ObsPack {
-            dir: storage_dir(&root),
-            pack: Mutex::new(Pack::new()),
-            cache_aware: cache_aware_ratio,
+    pub fn new(
+        root: String,
+        cache_aware_ratio: Option<f64>,
+        keep_recent_outputs: Option<u32>,
+    ) -> ObsPack {
+        quiet(|| {
+            let pack = match keep_recent_outputs.filter(|keep| *keep > 0) {
+                Some(keep) => Pack::with_recent_outputs(Names::default(), keep),
+                None => Pack::new(),
+            };
+            let ratio = match pack.recent_outputs() {
+                Some(_) => Some(
+                    cache_aware_ratio.unwrap_or(sol_core::config::DEFAULT_CACHE_WRITE_READ_RATIO),
+                ),
+                None => cache_aware_ratio,
+            };
+            ObsPack {
+                dir: storage_dir(&root),
+                pack: Mutex::new(pack),
+                cache_aware: ratio,
+            }
         })
+    }
+
+    /// A reply came (Pi's `message_end` of an assistant message): its content blocks, whose
+    /// text and tool-call arguments may quote a packed result, and, when the provider
+    /// reported it, its request's usage. Only the recent-outputs placement uses it.
+    #[napi(catch_unwind)]
+    pub fn on_reply(
+        &self,
+        #[napi(ts_arg_type = "unknown")] content: Value,
+        usage: Option<ObsReplyUsage>,
+    ) {
+        quiet(|| {
+            let mut pack = self.pack.lock().unwrap_or_else(PoisonError::into_inner);
+            if pack.recent_outputs().is_none() {
+                return;
+            }
+            let quotes = reply_quotes(content.as_array().map(Vec::as_slice).unwrap_or_default());
+            let reported = usage.map(|usage| ReportedInput {
+                all_input: count(usage.input)
+                    .saturating_add(count(usage.cache_read))
+                    .saturating_add(count(usage.cache_write)),
+                cache_read: count(usage.cache_read),
+            });
+            pack.on_reply(&quotes, reported);
+        });
     }
 
     /// Whether the steps use the cache-aware placement: `onContext` then needs the request's
@@ -267,7 +362,11 @@ impl ObsPack {
                                 .tokens_after
                                 .get(index)
                                 .map_or(0, |&tokens| count(tokens)),
-                            recent: false,
+                            newer_outputs: shape
+                                .newer_outputs
+                                .as_ref()
+                                .and_then(|newer| newer.get(index).copied())
+                                .unwrap_or(0),
                         })
                         .collect();
                     let request_shape = Shape {
@@ -276,7 +375,11 @@ impl ObsPack {
                         carried_requests: shape.carried_requests,
                         ..Shape::default()
                     };
-                    pack.on_context_cache_aware(request, &carried, request_shape, ratio)
+                    let prompt = PromptFacts {
+                        starts_prompt: shape.prompt.is_some(),
+                        expired: shape.prompt.as_ref().is_some_and(ObsPrompt::expired),
+                    };
+                    pack.on_context_recent(request, &carried, request_shape, prompt, ratio)
                 }
                 _ => pack.on_context(request, &seen),
             };
@@ -322,7 +425,12 @@ fn admit_one(
     candidate: &Joined,
     repaired: &mut Vec<LedgerRecord>,
 ) -> ObsAdmission {
-    let Some(text) = candidate.text.as_deref().filter(|text| is_packable(text)) else {
+    let threshold = pack.threshold_bytes();
+    let Some(text) = candidate
+        .text
+        .as_deref()
+        .filter(|text| is_packable_over(text, threshold))
+    else {
         return ObsAdmission::Kept;
     };
     // One SHA-256 of the text: the store derives the observation it archives.

@@ -25,8 +25,8 @@ pub const THRESHOLD_BYTES: u64 = 10 * 1024;
 pub const MEDIUM_THRESHOLD_BYTES: u64 = 1024;
 
 /// How many of the newest tool outputs the recent-outputs placement keeps in full when
-/// `keepRecentOutputs` is `true`.
-pub const DEFAULT_KEEP_RECENT_OUTPUTS: u32 = 10;
+/// `keepRecentOutputs` is `true` (the configuration's number).
+pub const DEFAULT_KEEP_RECENT_OUTPUTS: u32 = sol_core::config::DEFAULT_KEEP_RECENT_OUTPUTS;
 
 /// How many provider requests carry a large result in full before it is replaced.
 pub const FULL_SENDS: u32 = 2;

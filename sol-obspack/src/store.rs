@@ -423,7 +423,8 @@ impl<'a> ObservationStore<'a> {
     /// [`read_verified`](Self::read_verified) failed with `failure`, and reads it again.
     ///
     /// `history` gives each large text result on the branch as `(tool name, tool call id,
-    /// text)`; the one whose observation id is `id` (and that is packable) is archived with
+    /// text)`; the one whose observation id is `id` (and that some placement packs: over
+    /// [`MEDIUM_THRESHOLD_BYTES`](crate::MEDIUM_THRESHOLD_BYTES)) is archived with
     /// [`ensure_stored`](Self::ensure_stored), which heals a damaged object or record. A
     /// fork or a resumed session has a new storage root, so this is also how it recalls
     /// what its branch can see. Without a match, `failure` stands, except that a damaged
@@ -440,7 +441,8 @@ impl<'a> ObservationStore<'a> {
         }
         let found = history.into_iter().find_map(|(tool, call, text)| {
             let obs = crate::observe(tool, call, text);
-            (obs.id == *id && crate::is_packable(text)).then_some((obs, text))
+            (obs.id == *id && crate::is_packable_over(text, crate::MEDIUM_THRESHOLD_BYTES))
+                .then_some((obs, text))
         });
         let Some((obs, text)) = found else {
             return Err(match failure {

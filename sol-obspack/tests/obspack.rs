@@ -28,6 +28,8 @@ mod policy;
 mod props;
 #[path = "obspack/recall.rs"]
 mod recall;
+#[path = "obspack/recent.rs"]
+mod recent;
 #[path = "obspack/search.rs"]
 mod search;
 #[path = "obspack/snapshots.rs"]

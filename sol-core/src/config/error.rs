@@ -1,6 +1,6 @@
 use camino::{Utf8Path, Utf8PathBuf};
 
-use super::{KEY_CACHE_WRITE_READ_RATIO, KEY_PRICES, KEY_VERSION};
+use super::{KEY_CACHE_WRITE_READ_RATIO, KEY_KEEP_RECENT_OUTPUTS, KEY_PRICES, KEY_VERSION};
 
 /// Why a configuration file was rejected. Every variant names the file.
 ///
@@ -60,6 +60,15 @@ pub enum ConfigError {
         /// The configuration file.
         path: Utf8PathBuf,
     },
+    /// `keepRecentOutputs` is present but not `true`, `false` or a whole number from 0 to
+    /// [`MAX_KEEP_RECENT_OUTPUTS`](super::MAX_KEEP_RECENT_OUTPUTS).
+    #[error(
+        "SoL-Pi config keepRecentOutputs must be true, false or a whole number from 0 to 1000: {path}"
+    )]
+    InvalidKeepRecentOutputs {
+        /// The configuration file.
+        path: Utf8PathBuf,
+    },
     /// The reducer's provider or model is present but not a string, or blank.
     #[error("SoL-Pi config {key} must be a non-empty string: {path}")]
     EmptyString {
@@ -92,6 +101,7 @@ impl ConfigError {
             | ConfigError::UnsupportedVersion { path }
             | ConfigError::NotBoolean { path, .. }
             | ConfigError::InvalidRatio { path }
+            | ConfigError::InvalidKeepRecentOutputs { path }
             | ConfigError::EmptyString { path, .. }
             | ConfigError::InvalidPrices { path, .. } => path,
         }
@@ -106,6 +116,7 @@ impl ConfigError {
             | ConfigError::EmptyString { key, .. } => Some(key),
             ConfigError::UnsupportedVersion { .. } => Some(KEY_VERSION),
             ConfigError::InvalidRatio { .. } => Some(KEY_CACHE_WRITE_READ_RATIO),
+            ConfigError::InvalidKeepRecentOutputs { .. } => Some(KEY_KEEP_RECENT_OUTPUTS),
             ConfigError::InvalidPrices { .. } => Some(KEY_PRICES),
             ConfigError::Unreadable { .. } | ConfigError::NotAnObject { .. } => None,
         }
@@ -121,6 +132,7 @@ impl ConfigError {
             ConfigError::UnsupportedVersion { .. } => "unsupported_version",
             ConfigError::NotBoolean { .. } => "not_boolean",
             ConfigError::InvalidRatio { .. } => "invalid_ratio",
+            ConfigError::InvalidKeepRecentOutputs { .. } => "invalid_keep_recent_outputs",
             ConfigError::EmptyString { .. } => "empty_string",
             ConfigError::InvalidPrices { .. } => "invalid_prices",
         }
@@ -137,6 +149,9 @@ impl ConfigError {
             ConfigError::NotBoolean { key, .. } => format!("{key} must be boolean"),
             ConfigError::InvalidRatio { .. } => {
                 "cacheWriteReadRatio must be a finite non-negative number".to_owned()
+            }
+            ConfigError::InvalidKeepRecentOutputs { .. } => {
+                "keepRecentOutputs must be true, false or a whole number from 0 to 1000".to_owned()
             }
             ConfigError::EmptyString { key, .. } => format!("{key} must be a non-empty string"),
             ConfigError::InvalidPrices { reason, .. } => format!("prices {reason}"),

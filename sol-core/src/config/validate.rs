@@ -4,8 +4,9 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::{
-    CONFIG_KEYS, ConfigError, KEY_CACHE_AWARE, KEY_CACHE_WRITE_READ_RATIO, KEY_PRICES,
-    KEY_REDUCER_MODEL, KEY_REDUCER_PROVIDER, KEY_VERSION, Mechanism, SolPiConfig,
+    CONFIG_KEYS, ConfigError, DEFAULT_KEEP_RECENT_OUTPUTS, KEY_CACHE_AWARE,
+    KEY_CACHE_WRITE_READ_RATIO, KEY_KEEP_RECENT_OUTPUTS, KEY_PRICES, KEY_REDUCER_MODEL,
+    KEY_REDUCER_PROVIDER, KEY_VERSION, MAX_KEEP_RECENT_OUTPUTS, Mechanism, SolPiConfig,
 };
 use crate::price::PriceTable;
 
@@ -144,7 +145,9 @@ impl<'de> Visitor<'de> for DocumentVisitor {
 /// outside the schema (the first in document order, before `version` is looked at); a
 /// repeated key (only [`parse_config`] can see one: a `Value` holds each key once);
 /// `version` missing or not numerically 1; a mechanism flag that is not boolean (in
-/// registration order); a ratio that is not a finite number `>= 0`; a reducer provider or
+/// registration order); a ratio that is not a finite number `>= 0`; `cacheAware` that is
+/// not boolean; `keepRecentOutputs` that is not `true`, `false` or a whole number from 0 to
+/// 1000 (`true` is 10, `false` 0, `4.0` is 4); a reducer provider or
 /// model that is not a string or blank; `prices` that is not an object, then its first key
 /// (in document order) that is not a price, then its first price (in the order `input`,
 /// `cacheRead`, `cacheWrite`, `output`) that is not a number from 0 to 1,000,000. Provider
@@ -227,6 +230,23 @@ fn validate(
             });
         };
         config.cache_aware = *enabled;
+    }
+
+    if let Some(keep) = object.get(KEY_KEEP_RECENT_OUTPUTS) {
+        config.keep_recent_outputs = match keep {
+            Value::Bool(true) => DEFAULT_KEEP_RECENT_OUTPUTS,
+            Value::Bool(false) => 0,
+            number => match number.as_f64() {
+                // Whole and in range, so the cast below is exact.
+                Some(n)
+                    if n.fract() == 0.0
+                        && (0.0..=f64::from(MAX_KEEP_RECENT_OUTPUTS)).contains(&n) =>
+                {
+                    n as u32
+                }
+                _ => return Err(ConfigError::InvalidKeepRecentOutputs { path: path_buf() }),
+            },
+        };
     }
 
     if let Some(provider) = non_blank_string(object, KEY_REDUCER_PROVIDER, path)? {

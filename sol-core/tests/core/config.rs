@@ -47,12 +47,14 @@ fn serializes_with_the_file_keys_in_schema_order() {
             .cloned()
             .collect()
     };
-    // `prices` is left out while it is the default, and comes last otherwise.
+    // `keepRecentOutputs` is left out while it is 0 and `prices` while it is the default;
+    // otherwise they come last, in this order.
     assert_eq!(
         keys_of(SolPiConfig::default()),
-        CONFIG_KEYS[..CONFIG_KEYS.len() - 1]
+        CONFIG_KEYS[..CONFIG_KEYS.len() - 2]
     );
     let priced = SolPiConfig {
+        keep_recent_outputs: 4,
         prices: sol_core::savings::PriceTable {
             output: 10.0,
             ..Default::default()
@@ -334,6 +336,7 @@ fn checks_run_in_the_documented_order() {
     let everything_wrong = json!({
         "evidencePreservingReducerModel": "",
         "cacheWriteReadRatio": -1,
+        "keepRecentOutputs": -1,
         "actionFusion": "yes",
         "version": 2,
         "nope": true,
@@ -357,6 +360,9 @@ fn checks_run_in_the_documented_order() {
                     ConfigError::InvalidRatio { .. } => {
                         document.remove("cacheWriteReadRatio");
                     }
+                    ConfigError::InvalidKeepRecentOutputs { .. } => {
+                        document.remove("keepRecentOutputs");
+                    }
                     other => panic!("unexpected {other:?}"),
                 }
             }
@@ -369,6 +375,7 @@ fn checks_run_in_the_documented_order() {
             "unsupported_version",
             "not_boolean",
             "invalid_ratio",
+            "invalid_keep_recent_outputs",
             "empty_string"
         ]
     );

@@ -74,6 +74,7 @@ fn every_config_fixture_gives_its_expected_result() {
     let all_codes = [
         "duplicate_key",
         "empty_string",
+        "invalid_keep_recent_outputs",
         "invalid_prices",
         "invalid_ratio",
         "not_an_object",

@@ -100,6 +100,12 @@ fn check_outcome(value: &Value, outcome: Result<SolPiConfig, ConfigError>) {
             if !object.contains_key("prices") {
                 assert!(config.prices.is_default());
             }
+            let keep = match object.get("keepRecentOutputs") {
+                None | Some(Value::Bool(false)) => 0.0,
+                Some(Value::Bool(true)) => 10.0,
+                Some(number) => number.as_f64().expect("only a number is accepted"),
+            };
+            assert_eq!(f64::from(config.keep_recent_outputs), keep);
         }
         Err(error) => {
             assert_eq!(error.path(), path());
@@ -151,19 +157,23 @@ fn valid_config() -> impl Strategy<Value = SolPiConfig> {
         valid_string(),
         ratio,
         prices,
+        0u32..=1000,
     )
-        .prop_map(|(flags, provider, model, ratio, prices)| SolPiConfig {
-            version: 1,
-            action_fusion: flags[0],
-            observation_pack: flags[1],
-            evidence_preserving_reducer: flags[2],
-            evidence_preserving_reducer_provider: provider,
-            evidence_preserving_reducer_model: model,
-            online_context_compact: flags[3],
-            cache_write_read_ratio: ratio,
-            cache_aware: flags[4],
-            prices,
-        })
+        .prop_map(
+            |(flags, provider, model, ratio, prices, keep)| SolPiConfig {
+                version: 1,
+                action_fusion: flags[0],
+                observation_pack: flags[1],
+                evidence_preserving_reducer: flags[2],
+                evidence_preserving_reducer_provider: provider,
+                evidence_preserving_reducer_model: model,
+                online_context_compact: flags[3],
+                cache_write_read_ratio: ratio,
+                cache_aware: flags[4],
+                keep_recent_outputs: keep,
+                prices,
+            },
+        )
 }
 
 fn reference_is_safe_session_id(id: &str) -> bool {

@@ -44,6 +44,11 @@ const BROKEN: [(&str, &str, &str); 7] = [
         r#"{"version": 1, "cacheWriteReadRatio": -1}"#,
     ),
     (
+        "invalid_keep_recent_outputs",
+        PROJECT,
+        r#"{"version": 1, "observationPack": true, "keepRecentOutputs": 2.5}"#,
+    ),
+    (
         "empty_string",
         AGENT,
         r#"{"version": 1, "evidencePreservingReducerProvider": "   "}"#,
