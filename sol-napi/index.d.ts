@@ -32,9 +32,17 @@ export declare class ObsPack {
   /**
    * A pack over the session's runtime root (its files go in `observation-pack` there);
    * with `cacheAwareRatio` (the configured `cacheWriteReadRatio`, given when `cacheAware`
-   * is on) its steps place results by the cache-aware economics instead of the fixed rule.
+   * or `keepRecentOutputs` is on) its steps place results by the cache-aware economics
+   * instead of the fixed rule, and with `keepRecentOutputs` (not 0) by the recent-outputs
+   * placement, which packs results over 1 KiB.
    */
-  constructor(root: string, cacheAwareRatio?: number | undefined | null)
+  constructor(root: string, cacheAwareRatio?: number | undefined | null, keepRecentOutputs?: number | undefined | null)
+  /**
+   * A reply came (Pi's `message_end` of an assistant message): its content blocks, whose
+   * text and tool-call arguments may quote a packed result, and, when the provider
+   * reported it, its request's usage. Only the recent-outputs placement uses it.
+   */
+  onReply(content: unknown, usage?: ObsReplyUsage | undefined | null): void
   /**
    * Whether the steps use the cache-aware placement: `onContext` then needs the request's
    * shape.
@@ -296,6 +304,11 @@ export interface EffectiveConfig {
   cacheWriteReadRatio: number
   /** The cache-aware policies on (ObservationPack's placement, the reducer's economics). */
   cacheAware: boolean
+  /**
+   * ObservationPack's recent-outputs placement: the newest tool outputs kept in full
+   * (`keepRecentOutputs`; 0 when off).
+   */
+  keepRecentOutputs: number
   /**
    * The price table of `prices`, when the file sets one (the savings use the default
    * table otherwise).
@@ -572,6 +585,23 @@ export interface ObsPolicy {
    * is at most 3 UTF-8 bytes), so the walk need not look it up or send it.
    */
   minCandidateUnits: number
+  /**
+   * The same for the recent-outputs placement (`keepRecentOutputs`), which packs results
+   * over 1 KiB.
+   */
+  recentMinCandidateUnits: number
+}
+
+/** A request that ends with a new user prompt, as the recent-outputs placement reads it. */
+export interface ObsPrompt {
+  /** The prompt's timestamp (milliseconds). */
+  sentAt: number
+  /** The timestamp of the message before it (NaN when it has none). */
+  previousAt: number
+  /** The cache retention asked for (Pi's `PI_CACHE_RETENTION`), if any. */
+  cacheRetention?: string
+  /** The current model's cache lifetimes in Pi's model registry (`promptCache`). */
+  promptCache?: SavingsPromptCache
 }
 
 /**
@@ -619,6 +649,16 @@ export interface ObsRecallRequest {
  */
 export declare function obsRecallResultLabel(partial: boolean, details?: unknown): string
 
+/** What the provider reported for a reply's request, in tokens. */
+export interface ObsReplyUsage {
+  /** Uncached input. */
+  input: number
+  /** Read from the cache. */
+  cacheRead: number
+  /** Written to the cache. */
+  cacheWrite: number
+}
+
 /** Where a request's packed results sit, for the cache-aware placement. */
 export interface ObsRequestShape {
   /**
@@ -638,6 +678,16 @@ export interface ObsRequestShape {
   rewritten: boolean
   /** The assistant messages the request carries. */
   carriedRequests: number
+  /**
+   * Parallel to the handles: the tool results after each (the recent-outputs placement
+   * keeps the newest in full); absent, none.
+   */
+  newerOutputs?: Uint32Array
+  /**
+   * When the request ends with a new user prompt: its timing, from which the
+   * recent-outputs placement decides whether the provider's cache had expired.
+   */
+  prompt?: ObsPrompt
 }
 
 /** The TUI notice and status after the first replacement. */

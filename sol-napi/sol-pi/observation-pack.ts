@@ -101,7 +101,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 			warnings.guard(ctx, failure, undefined, () => {
 				const message = event.message as Message & { usage?: Record<string, unknown>; stopReason?: unknown };
 				const root = message.role === "assistant" ? runtimeRoot(ctx, addon) : undefined;
-				const pack = root?.kind === "available" ? packs.get(root.root)?.pack : undefined;
+				const pack = root?.kind === "root" ? packs.get(root.root)?.pack : undefined;
 				if (!pack) return;
 				const usage = message.usage ?? {};
 				const [input, cacheRead, cacheWrite] = [usage.input, usage.cacheRead, usage.cacheWrite].map((n) => (typeof n === "number" && Number.isFinite(n) && n > 0 ? n : 0));
