@@ -69,6 +69,8 @@ function run(argv) {
 			cacheAware: c.cacheAware,
 			evidencePreservingReducerModel: c.evidencePreservingReducerModel,
 			evidencePreservingReducerProvider: c.evidencePreservingReducerProvider,
+			// Only when on (ObservationPack's recent-outputs placement).
+			...(c.keepRecentOutputs ? { keepRecentOutputs: c.keepRecentOutputs } : {}),
 			// Only when the file sets a price table (the savings report's default otherwise).
 			...(c.prices ? { prices: c.prices } : {}),
 		},

@@ -306,9 +306,9 @@ export interface EffectiveConfig {
   cacheAware: boolean
   /**
    * ObservationPack's recent-outputs placement: the newest tool outputs kept in full
-   * (`keepRecentOutputs`; 0 when off).
+   * (`keepRecentOutputs`), when it is on (absent, as in the file's effective JSON, when 0).
    */
-  keepRecentOutputs: number
+  keepRecentOutputs?: number
   /**
    * The price table of `prices`, when the file sets one (the savings use the default
    * table otherwise).

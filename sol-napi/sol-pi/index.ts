@@ -42,7 +42,7 @@ export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
 				actionFusion: () => registerActionFusion(pi, ctx, addon, { agentDir, bashOptions: options.bashOptions, savings }),
 				observationPack: () =>
 					registerObservationPack(pi, addon, savings, {
-						cacheAwareRatio: config.cacheAware || config.keepRecentOutputs > 0 ? config.cacheWriteReadRatio : undefined,
+						cacheAwareRatio: config.cacheAware || config.keepRecentOutputs ? config.cacheWriteReadRatio : undefined,
 						keepRecentOutputs: config.keepRecentOutputs,
 					}),
 				evidencePreservingReducer: () =>

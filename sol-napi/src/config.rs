@@ -46,8 +46,8 @@ pub struct EffectiveConfig {
     /// The cache-aware policies on (ObservationPack's placement, the reducer's economics).
     pub cache_aware: bool,
     /// ObservationPack's recent-outputs placement: the newest tool outputs kept in full
-    /// (`keepRecentOutputs`; 0 when off).
-    pub keep_recent_outputs: u32,
+    /// (`keepRecentOutputs`), when it is on (absent, as in the file's effective JSON, when 0).
+    pub keep_recent_outputs: Option<u32>,
     /// The price table of `prices`, when the file sets one (the savings use the default
     /// table otherwise).
     pub prices: Option<crate::savings::SavingsPrices>,
@@ -67,7 +67,8 @@ impl From<&SolPiConfig> for EffectiveConfig {
             online_context_compact: config.online_context_compact,
             cache_write_read_ratio: config.cache_write_read_ratio,
             cache_aware: config.cache_aware,
-            keep_recent_outputs: config.keep_recent_outputs,
+            keep_recent_outputs: (config.keep_recent_outputs > 0)
+                .then_some(config.keep_recent_outputs),
             prices: (config.prices != sol_core::savings::PriceTable::default())
                 .then(|| config.prices.into()),
         }

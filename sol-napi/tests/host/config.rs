@@ -56,6 +56,7 @@ fn defaults() -> EffectiveConfig {
         online_context_compact: false,
         cache_write_read_ratio: 12.5,
         cache_aware: false,
+        keep_recent_outputs: None,
         prices: None,
     }
 }
@@ -336,7 +337,11 @@ fn every_config_fixture_loads_through_the_addon() {
                 "cacheWriteReadRatio": effective.cache_write_read_ratio,
                 "cacheAware": effective.cache_aware,
             });
-            // The price table is there only when the file sets one.
+            // keepRecentOutputs is there only when it is on, the price table only when the
+            // file sets one.
+            if let Some(keep) = effective.keep_recent_outputs {
+                actual["keepRecentOutputs"] = serde_json::json!(keep);
+            }
             if let Some(prices) = effective.prices {
                 actual["prices"] = serde_json::json!({
                     "input": prices.input,

@@ -24,7 +24,7 @@ const AGENT: &str = "agent/sol-pi.json";
 const PROJECT: &str = "project/.pi/sol-pi.json";
 
 /// One broken file per error code, in the order of `ConfigError`'s variants.
-const BROKEN: [(&str, &str, &str); 7] = [
+const BROKEN: [(&str, &str, &str); 8] = [
     ("unreadable", AGENT, r#"{"version": 1,}"#),
     ("not_an_object", AGENT, "[1, 2]"),
     (
