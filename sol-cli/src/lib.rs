@@ -168,6 +168,12 @@ struct ReplayArgs {
     #[arg(long)]
     cache_aware: bool,
 
+    /// The session ran with "keepRecentOutputs" (give its number with --keep-recent-outputs):
+    /// SoL-Pi's rows and table place ObservationPack's results by the recent-outputs
+    /// placement, as the extension did
+    #[arg(long)]
+    recent_outputs: bool,
+
     /// Pi's keepRecentTokens for the compactions decided again [default: Pi's]
     #[arg(long, value_name = "TOKENS", requires = "cache_write_read_ratio")]
     keep_recent_tokens: Option<u64>,
@@ -317,6 +323,7 @@ fn replay(args: &ReplayArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> 
             .unwrap_or(sol_replay::sol_core::config::DEFAULT_CACHE_WRITE_READ_RATIO),
         keep_recent_outputs: args.keep_recent_outputs,
         cache_aware: args.cache_aware,
+        recent_outputs: args.recent_outputs,
         from_reports: !args.estimated,
         cache_lifetime_seconds: args.cache_lifetime,
         // Prices given on the command line price every model.

@@ -201,6 +201,7 @@ fn json_report_has_sessions_totals_policies_and_prices() {
             "placementRatio": 12.5,
             "keepRecentOutputs": 10,
             "cacheAware": false,
+            "recentOutputs": false,
             "fromReports": true,
             "perModelPrices": true,
             "cacheLifetimeSeconds": 300,
@@ -232,6 +233,7 @@ fn options_reach_the_replay() {
         "100000",
         "--keep-recent-outputs",
         "4",
+        "--recent-outputs",
         &file,
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -247,6 +249,7 @@ fn options_reach_the_replay() {
             "placementRatio": 2.5,
             "keepRecentOutputs": 4,
             "cacheAware": false,
+            "recentOutputs": true,
             "fromReports": true,
             // Prices given price every model.
             "perModelPrices": false,

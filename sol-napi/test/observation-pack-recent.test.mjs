@@ -9,6 +9,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 
+import { assertReplayedAsLive, npmReplay } from "./replay-check.mjs";
 import { ai, makeWorkspace, pi, piVersion, repoRoot, resultText, startSession, toolCalls, toolResults, writeJson } from "./support.mjs";
 
 // About 3.4 KB each: medium outputs, under ObservationPack's 10 KiB threshold.
@@ -53,6 +54,10 @@ test(`Pi ${piVersion}: with keepRecentOutputs, the newest and the quoted outputs
 	const session = await startSession({ ...ws, sessionManager, replies, earlierExtensionPaths: [latePrompt] });
 	t.after(() => session.close());
 	await session.session.prompt("go");
+	// The replay below reads a prompt stamped even one millisecond after the answer before it as
+	// late: make sure the clock has moved past that answer's stamp.
+	const answered = session.session.messages.at(-1).timestamp;
+	while (Date.now() <= answered) await new Promise((resolve) => setImmediate(resolve));
 	await session.session.prompt("later");
 	assert.deepEqual(session.errors, []);
 
@@ -99,4 +104,13 @@ test(`Pi ${piVersion}: with keepRecentOutputs, the newest and the quoted outputs
 		["held", 7, "recent"],
 	]);
 	assert.ok(ledger.some((record) => record.event === "recall" && record.id === idOf(original.a)));
+
+	// The replay of this file, told the session ran with keepRecentOutputs 2, books what the extension
+	// booked. The session file keeps the prompt's own time (the fixture moved it only in what the
+	// request carried), so the replay is told the cache lasts no time at all: the prompt came after it.
+	const asLive = npmReplay("--json", "--estimated", "--recent-outputs", "--keep-recent-outputs", "2", "--cache-lifetime", "0", sessionManager.getSessionFile());
+	assert.equal(asLive.status, 0, asLive.stderr);
+	const [replayed] = JSON.parse(asLive.stdout).sessions;
+	assertReplayedAsLive(replayed.branches[0], `recent-outputs session on Pi ${piVersion}`, replayed.systemPromptRecorded);
+	assert.ok(replayed.branches[0].solPi.steps[1].tokensRemoved > 0);
 });

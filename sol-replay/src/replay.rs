@@ -108,6 +108,12 @@ pub struct ReplayOptions {
     /// The session ran with `cacheAware`: SoL-Pi's own rows (and the `/sol-pi` table) place
     /// results by the cache-aware economics, as the live extension did.
     pub cache_aware: bool,
+    /// The session ran with `keepRecentOutputs` (at [`keep_recent_outputs`](Self::keep_recent_outputs)):
+    /// SoL-Pi's own rows (and the `/sol-pi` table) place results by the recent-outputs
+    /// placement, as the live extension did; it wins over [`cache_aware`](Self::cache_aware),
+    /// as in the extension.
+    #[serde(default)]
+    pub recent_outputs: bool,
     /// Price each request that carries the provider's reported usage from that report (its
     /// input, its cache read), every policy alike ([`sol_core::savings::ReportScale`]); a
     /// request without one from Pi's estimate. Off: every request from the estimate.
@@ -140,6 +146,7 @@ impl Default for ReplayOptions {
             placement_ratio: sol_core::config::DEFAULT_CACHE_WRITE_READ_RATIO,
             keep_recent_outputs: sol_obspack::DEFAULT_KEEP_RECENT_OUTPUTS,
             cache_aware: false,
+            recent_outputs: false,
             from_reports: true,
             per_model_prices: true,
             cache_lifetime_seconds: DEFAULT_CACHE_LIFETIME_SECONDS,
@@ -971,11 +978,15 @@ impl<'a> Walk<'a> {
                             let recent_from =
                                 tracked.placed_from(&recent_placed, &tracked.recent_placed);
                             let from = tracked.stable_prefix(context, options.mask_keep);
-                            // With `cacheAware` the fixed books send the placement's choice.
-                            let fixed_from = match options.cache_aware {
-                                true => from.min(aware_from),
-                                false => from,
+                            // With `keepRecentOutputs` or `cacheAware` the fixed books send that
+                            // placement's choice.
+                            let live = match (options.recent_outputs, options.cache_aware) {
+                                (true, _) => Some((&recent_placed, recent.facts(), recent_from)),
+                                (false, true) => Some((&placed, placement.facts(), aware_from)),
+                                (false, false) => None,
                             };
+                            let fixed_from =
+                                live.map_or(from, |(_, _, placed_from)| from.min(placed_from));
                             let fixed_replaced = request(
                                 books,
                                 context,
@@ -983,7 +994,7 @@ impl<'a> Walk<'a> {
                                     avoidable,
                                     mask_keep: options.mask_keep,
                                     mask_tokens,
-                                    placed: options.cache_aware.then_some(&placed),
+                                    placed: live.map(|(placed, facts, _)| (placed, facts)),
                                     from: fixed_from,
                                     removals: &mut tracked.fixed,
                                 },
@@ -1686,9 +1697,9 @@ struct Sending<'a> {
     mask_keep: usize,
     /// The mask's tokens.
     mask_tokens: u64,
-    /// With `cacheAware`: the parts ObservationPack sends as placeholders (else the fixed
-    /// rule decides).
-    placed: Option<&'a BTreeSet<usize>>,
+    /// With `cacheAware` or `keepRecentOutputs`: the parts ObservationPack sends as
+    /// placeholders, and what it packs of a part (else the fixed rule decides).
+    placed: Option<(&'a BTreeSet<usize>, fn(&ContextPart) -> Option<PackFacts>)>,
     /// The parts before this index are sent as in the request before, in every book.
     from: usize,
     /// The fixed books' removals per part of the request before.
@@ -1730,10 +1741,10 @@ fn request(
         masking.push(mask_form);
     };
     let packed = match placed {
-        Some(placed) => pack_context_with(
+        Some((placed, facts)) => pack_context_with(
             (context, from, removals),
             archived,
-            (|part| part.pack, |part| &mut part.sent_tokens),
+            (facts, |part| &mut part.sent_tokens),
             |index, _| placed.contains(&index),
             also,
         ),
