@@ -38,7 +38,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sol_core::savings::PriceTable;
-use sol_replay::reader::{ReadLimits, Size, neutral, read_session_limited};
+use sol_replay::reader::{ReadLimits, Size, formats, read_session_limited};
 use sol_replay::render::{Format, render};
 use sol_replay::replay::{ReplayOptions, SessionReplay, replay_session};
 
@@ -377,7 +377,7 @@ fn replay_file(
     let mut input = BufReader::new(file);
     // Another harness's file (a mini-swe-agent trajectory, one JSON object) is read whole
     // (the file's size is bounded above), then as the Pi session it amounts to.
-    let foreign = input.fill_buf().ok().and_then(neutral::detect);
+    let foreign = input.fill_buf().ok().and_then(formats::detect);
     let read = if let Some(format) = foreign {
         let mut text = Vec::new();
         match (&mut input)

@@ -80,6 +80,7 @@
 
 mod entry;
 mod error;
+pub mod formats;
 mod line;
 pub mod neutral;
 pub mod trajectory;

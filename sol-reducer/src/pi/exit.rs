@@ -25,7 +25,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-pub use crate::candidate::ExitSignal;
+pub use crate::records::ExitSignal;
 
 /// The marker Action Fusion writes before a successful command's output.
 pub const THEN_RUN_SUCCEEDED: &str = "[then_run:succeeded]";

@@ -5,8 +5,9 @@
 //! A [`Trajectory`] is built step by step and becomes the [`Session`] Pi would have written
 //! for the same conversation ([`Trajectory::into_session`]), which the replay takes like any
 //! Pi file. Another harness plugs in with one function from its file to a `Trajectory`, and
-//! one [`Format`] entry naming it and telling its files apart ([`FORMATS`], [`detect`]);
-//! `sol-pi replay` tries every entry before it reads a file as a Pi session.
+//! one [`Format`](super::formats::Format) entry naming it and telling its files apart
+//! ([`FORMATS`](super::formats::FORMATS), [`detect`](super::formats::detect)); `sol-pi replay`
+//! tries every entry before it reads a file as a Pi session.
 //!
 //! ```
 //! use sol_replay::reader::neutral::{Step, Trajectory, Usage};
@@ -29,7 +30,7 @@
 
 use serde_json::{Value, json};
 
-use super::{ReadError, ReadLimits, Session, read_session_limited, trajectory};
+use super::{ReadError, ReadLimits, Session, read_session_limited};
 
 /// The usage a provider reported for one reply, in tokens: `input` the uncached prompt
 /// tokens, `cache_read` and `cache_write` the cached ones, `output` the reply's.
@@ -274,29 +275,4 @@ impl Trajectory {
         }
         read_session_limited(file, lines.as_bytes(), ReadLimits::default(), |_| {})
     }
-}
-
-/// Another harness's file format: its name, how its files are told apart from the first
-/// bytes (a Pi session is what none of them takes), and its reader.
-#[derive(Debug, Clone, Copy)]
-pub struct Format {
-    /// The format's name, as the harness writes it.
-    pub name: &'static str,
-    /// Whether a file starting with these bytes is of this format.
-    pub looks_like: fn(&[u8]) -> bool,
-    /// The session a whole file (`file` names it) amounts to.
-    pub read: fn(&str, &[u8]) -> Result<Session, ReadError>,
-}
-
-/// Every other harness's format the replay reads.
-pub const FORMATS: &[Format] = &[Format {
-    name: trajectory::MINI_SWE_AGENT_FORMAT,
-    looks_like: trajectory::looks_like_trajectory,
-    read: trajectory::read_trajectory,
-}];
-
-/// The format of [`FORMATS`] a file starting with `start` is of, if any (else it is read as
-/// a Pi session).
-pub fn detect(start: &[u8]) -> Option<&'static Format> {
-    FORMATS.iter().find(|format| (format.looks_like)(start))
 }
