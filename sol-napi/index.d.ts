@@ -34,7 +34,7 @@ export declare class ObsPack {
    * with `cacheAwareRatio` (the configured `cacheWriteReadRatio`, given when `cacheAware`
    * or `keepRecentOutputs` is on) its steps place results by the cache-aware economics
    * instead of the fixed rule, and with `keepRecentOutputs` (not 0) by the recent-outputs
-   * placement, which packs results over 1 KiB.
+   * placement, which packs results over 256 bytes that its compact placeholder halves.
    */
   constructor(root: string, cacheAwareRatio?: number | undefined | null, keepRecentOutputs?: number | undefined | null)
   /**
@@ -587,7 +587,7 @@ export interface ObsPolicy {
   minCandidateUnits: number
   /**
    * The same for the recent-outputs placement (`keepRecentOutputs`), which packs results
-   * over 1 KiB.
+   * over 256 bytes (and only those its compact placeholder halves).
    */
   recentMinCandidateUnits: number
 }

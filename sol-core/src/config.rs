@@ -99,7 +99,8 @@ pub struct SolPiConfig {
     pub cache_aware: bool,
     /// Opts ObservationPack in to the recent-outputs placement, built for real sessions
     /// (0, the default, keeps the requirement's fixed rule, or the cache-aware placement
-    /// with `cacheAware`): results over 1 KiB are packed with a compact placeholder, each
+    /// with `cacheAware`): results whose compact placeholder is at most half their size are
+    /// packed, each
     /// stays in full while it is one of this many newest tool outputs (longer once the
     /// model quoted it), and the rest are replaced when the provider rewrites its cache
     /// anyway or when the saving beats the rewrite. The file gives `true` (10), `false`

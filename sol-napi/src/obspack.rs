@@ -13,7 +13,7 @@ use sol_core::savings::{cache_lifetime_ms, prompt_after_lifetime};
 use sol_obspack::{
     Carried, FULL_SENDS, Handle, LedgerRecord, MEDIUM_THRESHOLD_BYTES, Names, ObservationId,
     ObservationStore, Pack, PromptFacts, RecallError, ReportedInput, Seen, Shape, StoreOutcome,
-    THRESHOLD_BYTES, is_packable_over, parse_offset, recall_page, reply_quotes, search_page, text,
+    THRESHOLD_BYTES, parse_offset, recall_page, reply_quotes, search_page, text,
 };
 
 use crate::account::count;
@@ -32,7 +32,7 @@ pub struct ObsPolicy {
     /// is at most 3 UTF-8 bytes), so the walk need not look it up or send it.
     pub min_candidate_units: u32,
     /// The same for the recent-outputs placement (`keepRecentOutputs`), which packs results
-    /// over 1 KiB.
+    /// over 256 bytes (and only those its compact placeholder halves).
     pub recent_min_candidate_units: u32,
 }
 
@@ -251,7 +251,7 @@ impl ObsPack {
     /// with `cacheAwareRatio` (the configured `cacheWriteReadRatio`, given when `cacheAware`
     /// or `keepRecentOutputs` is on) its steps place results by the cache-aware economics
     /// instead of the fixed rule, and with `keepRecentOutputs` (not 0) by the recent-outputs
-    /// placement, which packs results over 1 KiB.
+    /// placement, which packs results over 256 bytes that its compact placeholder halves.
     #[napi(constructor, catch_unwind)]
     pub fn new(
         root: String,
@@ -425,12 +425,7 @@ fn admit_one(
     candidate: &Joined,
     repaired: &mut Vec<LedgerRecord>,
 ) -> ObsAdmission {
-    let threshold = pack.threshold_bytes();
-    let Some(text) = candidate
-        .text
-        .as_deref()
-        .filter(|text| is_packable_over(text, threshold))
-    else {
+    let Some(text) = candidate.text.as_deref().filter(|text| pack.packs(text)) else {
         return ObsAdmission::Kept;
     };
     // One SHA-256 of the text: the store derives the observation it archives.

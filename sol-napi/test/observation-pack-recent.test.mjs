@@ -1,5 +1,5 @@
 // ObservationPack's recent-outputs placement (`"keepRecentOutputs": 2`) through a real Pi
-// AgentSession (faux provider) on the Pi under test: medium results (over 1 KiB) are packed with
+// AgentSession (faux provider) on the Pi under test: medium results (under 10 KiB) are packed with
 // the compact placeholder; the newest two tool outputs stay in full, and an older one the model
 // quoted stays too; a prompt sent after the cache lifetime replaces what waits (the rewrite is
 // free then); the ledger names each reason; the placeholder stays byte-identical; and obs_recall

@@ -130,7 +130,8 @@ pub use observation::{
 };
 pub use pack::{Admitted, Carried, ContextStep, Handle, Pack, Packed, Seen};
 pub use placeholder::{
-    compact_placeholder_with, placeholder, placeholder_tokens, placeholder_with, removed_tokens,
+    compact_pays, compact_placeholder_with, placeholder, placeholder_tokens, placeholder_with,
+    removed_tokens,
 };
 pub use placement::{CacheMisses, Placement, PlacementReason, Shape};
 pub use policy::{

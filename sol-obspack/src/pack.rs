@@ -66,9 +66,10 @@
 use sol_core::StepAccount;
 
 use crate::ledger::LedgerRecord;
+use crate::observation::is_packable_over;
 use crate::observation::{Observation, ObservationId};
 use crate::placeholder::{
-    compact_placeholder_with, placeholder_tokens, placeholder_with, removed_tokens,
+    compact_pays, compact_placeholder_with, placeholder_tokens, placeholder_with, removed_tokens,
 };
 use crate::placement::{Pending, Placement, PlacementReason, RECENT_CAUTION, Shape, place};
 use crate::policy::{MEDIUM_THRESHOLD_BYTES, SendDecision, THRESHOLD_BYTES, decide};
@@ -199,18 +200,22 @@ impl Pack {
     }
 
     /// An empty pack for the recent-outputs placement (`keepRecentOutputs`, `keep` the
-    /// number of newest tool outputs kept in full; see [`crate::recent`]): it packs results
-    /// over [`MEDIUM_THRESHOLD_BYTES`], replaces them by their compact placeholder
-    /// ([`compact_placeholder_with`]) and places them with
-    /// [`on_context_recent`](Self::on_context_recent).
+    /// number of newest tool outputs kept in full; see [`crate::recent`]): it packs the
+    /// results over [`MEDIUM_THRESHOLD_BYTES`] that its compact placeholder
+    /// ([`compact_placeholder_with`]) halves ([`packs`](Self::packs)), replaces them by that
+    /// placeholder and places them with [`on_context_recent`](Self::on_context_recent).
     ///
     /// ```
     /// use sol_obspack::{Names, Pack, observe};
     ///
     /// let pack = Pack::with_recent_outputs(Names::default(), 10);
     /// assert_eq!(pack.recent_outputs(), Some(10));
-    /// assert_eq!(pack.threshold_bytes(), 1024);
+    /// assert_eq!(pack.threshold_bytes(), 256);
     /// assert_eq!(Pack::new().threshold_bytes(), 10 * 1024);
+    /// // A 2 KB output is packed under the recent-outputs placement only; a short one never.
+    /// let log: String = (1..=100).map(|n| format!("case_{n} ok\n")).collect();
+    /// assert!(pack.packs(&log) && !Pack::new().packs(&log));
+    /// assert!(!pack.packs("a short output of a few hundred bytes ... ok\n"));
     /// ```
     pub fn with_recent_outputs(names: Names, keep: u32) -> Pack {
         Pack {
@@ -224,7 +229,15 @@ impl Pack {
         self.recent.as_ref().map(|recent| recent.keep)
     }
 
-    /// Results over this many UTF-8 bytes are packed: [`MEDIUM_THRESHOLD_BYTES`] under the
+    /// Whether this pack packs `text` (a text-only result that is no error): over
+    /// [`threshold_bytes`](Self::threshold_bytes), not a reducer receipt, and under the
+    /// recent-outputs placement halved by its compact placeholder ([`compact_pays`]).
+    pub fn packs(&self, text: &str) -> bool {
+        is_packable_over(text, self.threshold_bytes())
+            && (self.recent.is_none() || compact_pays(text, &self.names))
+    }
+
+    /// Results over this many UTF-8 bytes can be packed: [`MEDIUM_THRESHOLD_BYTES`] under the
     /// recent-outputs placement, [`THRESHOLD_BYTES`] otherwise.
     pub fn threshold_bytes(&self) -> u64 {
         match self.recent {

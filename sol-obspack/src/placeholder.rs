@@ -97,6 +97,28 @@ pub fn placeholder_with(obs: &Observation, text: &str, names: &Names) -> String 
     lines.join("\n")
 }
 
+/// Whether replacing `text` by its compact placeholder ([`compact_placeholder_with`], the
+/// recall tool named by `names`) pays: the placeholder is at most half the text's bytes. A
+/// small output's placeholder would save too little to weigh against what a recall costs;
+/// the recent-outputs placement packs only results it pays for.
+///
+/// ```
+/// use sol_obspack::{compact_pays, text::Names};
+///
+/// let names = Names::default();
+/// assert!(!compact_pays("a short output\n", &names));
+/// let log: String = (1..=40).map(|n| format!("test case_{n} ... ok\n")).collect();
+/// assert!(compact_pays(&log, &names));
+/// ```
+pub fn compact_pays(text: &str, names: &Names) -> bool {
+    // The id's length is fixed, so any tool name gives the placeholder's length.
+    let provisional = crate::observe("", "", text);
+    compact_placeholder_with(&provisional, text, names)
+        .len()
+        .saturating_mul(2)
+        <= text.len()
+}
+
 /// Most bytes of the first line a compact placeholder shows.
 pub const COMPACT_FIRST_LINE_BYTES: usize = 120;
 

@@ -20,9 +20,9 @@
 pub const THRESHOLD_BYTES: u64 = 10 * 1024;
 
 /// The smallest result (in UTF-8 bytes, exclusive) the recent-outputs placement
-/// (`keepRecentOutputs`) packs, with its compact placeholder: below it a placeholder saves
-/// too little to weigh.
-pub const MEDIUM_THRESHOLD_BYTES: u64 = 1024;
+/// (`keepRecentOutputs`) considers; it packs only those its compact placeholder halves
+/// ([`compact_pays`](crate::compact_pays)), which no result this small is.
+pub const MEDIUM_THRESHOLD_BYTES: u64 = 256;
 
 /// How many of the newest tool outputs the recent-outputs placement keeps in full when
 /// `keepRecentOutputs` is `true` (the configuration's number).

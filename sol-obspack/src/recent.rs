@@ -2,9 +2,9 @@
 //! reply quoted, and how often the provider missed its cache.
 //!
 //! Real sessions differ from scripted ones in three ways this placement answers (measured
-//! on real recordings, see `bench/RESULTS.md`): most outputs are small, so it packs medium
-//! ones too (over [`MEDIUM_THRESHOLD_BYTES`](crate::MEDIUM_THRESHOLD_BYTES), each replaced by
-//! a compact placeholder); the model keeps using what it read recently, so a medium output
+//! on real recordings, see `bench/RESULTS.md`): most outputs are small, so it packs smaller
+//! ones too (any its compact placeholder halves, [`compact_pays`](crate::compact_pays)); the
+//! model keeps using what it read recently, so a medium output
 //! stays in full while it is one of the newest `keep` tool outputs, and one a reply quoted
 //! while it is one of the newest [`QUOTED_KEEP_FACTOR`] × `keep` ([`keeps_recent`]); and the
 //! provider loses its cache at many new prompts, so the rewrite a replacement causes there

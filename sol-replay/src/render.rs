@@ -256,7 +256,7 @@ fn branch_text(out: &mut String, branch: &BranchReplay, options: &ReplayOptions,
     let recent = branch.row(Policy::RecentPack);
     let _ = writeln!(
         out,
-        "Recent-outputs ObservationPack: results over {} bytes as a compact placeholder once {} newer tool outputs follow them (over {} bytes, after their two full sends; {} newer outputs for a result a reply quoted), placed where the provider's cache breaks or the saving beats {}x the rewrite; {} {} replaced, {} later relied on.",
+        "Recent-outputs ObservationPack: results its compact placeholder halves (over {} bytes) as that placeholder once {} newer tool outputs follow them (over {} bytes, after their two full sends; {} newer outputs for a result a reply quoted), placed where the provider's cache breaks or the saving beats {}x the rewrite; {} {} replaced, {} later relied on.",
         count(sol_obspack::MEDIUM_THRESHOLD_BYTES),
         options.keep_recent_outputs,
         count(sol_obspack::THRESHOLD_BYTES),

@@ -121,7 +121,7 @@ fn the_miss_chance_at_a_prompt_is_learned_from_the_reports() {
         let handle = admit(pack, &text);
         vec![Carried {
             seen: Seen::new(handle, FULL_SENDS + 3),
-            tokens_after: 100_000,
+            tokens_after: 60_000,
             newer_outputs: 20,
         }]
     };

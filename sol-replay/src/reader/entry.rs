@@ -841,10 +841,11 @@ fn tool_result_facts(message: &Value, names: &mut Names) -> ToolResultFacts {
                 sol_obspack::placeholder(observation, text),
             )
         });
+    let names = sol_obspack::text::Names::default();
     let compact = packable
         .zip(observation.as_ref())
+        .filter(|(text, _)| sol_obspack::compact_pays(text, &names))
         .map(|(text, observation)| {
-            let names = sol_obspack::text::Names::default();
             facts(
                 text,
                 observation,

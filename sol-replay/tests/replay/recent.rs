@@ -1,7 +1,7 @@
 //! The recent-outputs placement on sessions built here, where the answer is known: the
 //! newest outputs stay in full, an older medium one goes as its compact placeholder when a
 //! prompt comes after the cache lifetime (the provider writes the whole prefix again then
-//! anyway), a small one never does, and nothing moves without a reason to.
+//! anyway), one its placeholder would not halve never does, and nothing moves without a reason to.
 
 use serde_json::{Value, json};
 use sol_replay::reader::read_session;
@@ -83,10 +83,14 @@ fn after_the_cache_lifetime_every_medium_output_but_the_newest_goes_as_its_place
 
 #[test]
 fn small_outputs_stay_and_a_short_session_without_a_pause_moves_nothing() {
-    // Outputs of 1 KiB or less are never packed.
-    let (plain, small) = rows(&[1_000; 12], 10 * MINUTE_MS, 4);
+    // Outputs whose compact placeholder would not halve them are never packed.
+    let (plain, small) = rows(&[300; 12], 10 * MINUTE_MS, 4);
     assert_eq!(small.results_replaced, 0);
     assert_eq!(small.cost, plain.cost);
+    // 1 KB ones are, after the cache lifetime: all but the newest four.
+    let (plain, medium) = rows(&[1_000; 12], 10 * MINUTE_MS, 4);
+    assert_eq!(medium.results_replaced, 8);
+    assert!(medium.cost < plain.cost);
     // Without the pause the cache still holds: a short session gives no rewrite reason to
     // pay for, so nothing is replaced.
     let (plain, quick) = rows(&[3_000; 12], 1_000, 4);
