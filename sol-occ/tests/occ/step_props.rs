@@ -122,6 +122,7 @@ struct Before {
     mark: Mark,
     selected: bool,
     compacting: bool,
+    retry_blocked: bool,
 }
 
 impl Before {
@@ -131,6 +132,7 @@ impl Before {
             mark: mark(&driver.occ),
             selected: selected(&driver.occ),
             compacting: compacting(&driver.occ),
+            retry_blocked: driver.occ.is_retry_blocked(),
         }
     }
 }
@@ -238,6 +240,20 @@ fn check(
                 prop_assert!(!before.selected && !before.compacting);
                 prop_assert_eq!(evaluation.abort, evaluation.decision.compact);
                 prop_assert_eq!(kinds == "da", evaluation.abort);
+                if let Event::TurnEnd {
+                    stop,
+                    aborted,
+                    is_error,
+                    work,
+                    ..
+                } = event
+                {
+                    // Only a turn that ended normally with a successful plan call, after
+                    // other work if a skipped or failed compaction blocked retries.
+                    prop_assert!(!matches!(stop, Some("error" | "aborted")) && !aborted);
+                    prop_assert!(!is_error);
+                    prop_assert!(!before.retry_blocked || *work);
+                }
             }
             prop_assert_eq!(selected(occ), before.selected || kinds == "da");
         }
