@@ -1700,12 +1700,15 @@ struct Sending<'a> {
     mask_tokens: u64,
     /// With `cacheAware` or `keepRecentOutputs`: the parts ObservationPack sends as
     /// placeholders, and what it packs of a part (else the fixed rule decides).
-    placed: Option<(&'a BTreeSet<usize>, fn(&ContextPart) -> Option<PackFacts>)>,
+    placed: Option<(&'a BTreeSet<usize>, FactsOf)>,
     /// The parts before this index are sent as in the request before, in every book.
     from: usize,
     /// The fixed books' removals per part of the request before.
     removals: &'a mut Removals,
 }
+
+/// What a placement packs of a part.
+type FactsOf = fn(&ContextPart) -> Option<PackFacts>;
 
 /// One request: the context as sent under each book's policy.
 fn request(
@@ -1805,7 +1808,7 @@ impl CacheAware {
     }
 
     /// What it packs of a part.
-    fn facts(&self) -> fn(&ContextPart) -> Option<PackFacts> {
+    fn facts(&self) -> FactsOf {
         match self.keep {
             Some(_) => |part| part.medium,
             None => |part| part.pack,
