@@ -177,5 +177,5 @@ fn an_oversized_emoji_goal_reaches_the_compaction_truncated() {
     assert!(custom_instructions.contains(PROGRESS_EVIDENCE_HEADER));
     assert!(custom_instructions.contains(r#""truncated":true"#));
     assert!(custom_instructions.contains("latest \u{1F680}"));
-    assert!(block(&custom_instructions).len() <= MAX_PROGRESS_EVIDENCE_BYTES);
+    assert!(block(custom_instructions).len() <= MAX_PROGRESS_EVIDENCE_BYTES);
 }

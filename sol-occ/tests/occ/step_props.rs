@@ -205,7 +205,7 @@ fn check(
         Event::SessionStart | Event::SessionTree => {
             // At most the warning about unreadable snapshots; the session restored its own
             // latest snapshot, with the transient state cleared.
-            prop_assert!(kinds == "" || kinds == "w", "{}", kinds);
+            prop_assert!(matches!(kinds.as_str(), "" | "w"), "{}", kinds);
             prop_assert_eq!(state, &before.state);
             prop_assert!(mark(occ) == Mark::Clear && !selected(occ) && !compacting(occ));
         }
@@ -219,7 +219,7 @@ fn check(
             prop_assert_eq!(compacting(occ), before.compacting);
         }
         Event::Input { text, steer } => {
-            prop_assert!(kinds == "" || kinds == "s", "{}", kinds);
+            prop_assert!(matches!(kinds.as_str(), "" | "s"), "{}", kinds);
             prop_assert_eq!(kinds == "s", state != &before.state);
             if *steer || text.starts_with(sol_occ::session::CORRECTION_PREFIX) {
                 prop_assert_eq!(kinds, "s");
@@ -235,7 +235,7 @@ fn check(
         Event::TurnEnd { .. } | Event::Decide => {
             // Nothing, the decision, or the decision and the abort of a selected compaction
             // (`measure` was carried out; the plan's own step saved the boundary).
-            prop_assert!(kinds == "" || kinds == "d" || kinds == "da", "{}", kinds);
+            prop_assert!(matches!(kinds.as_str(), "" | "d" | "da"), "{}", kinds);
             if let Some(Effect::Decision(evaluation)) = effects.first() {
                 prop_assert!(!before.selected && !before.compacting);
                 prop_assert_eq!(evaluation.abort, evaluation.decision.compact);
