@@ -29,9 +29,10 @@
 //! - [`instructions`]: the summarizer instructions with the bounded progress evidence;
 //! - [`session`]: the state machine the host drives with Pi's events, one step per event,
 //!   each returning its effects and its `StepAccount`;
-//! - [`text`]: every text the model or a person reads;
-//! - [`replay`]: the policy replayed over a recorded session, next to threshold-only
-//!   compaction.
+//! - [`text`]: every text the model or a person reads.
+//!
+//! Replaying recorded sessions under the policy is not here: the `sol-replay` crate feeds this
+//! machine's steps with a recorded session's events and prices the result.
 //!
 //! # What it never does
 //!
@@ -133,7 +134,6 @@ pub mod economics;
 pub mod estimate;
 pub mod instructions;
 pub mod plan;
-pub mod replay;
 pub mod session;
 pub mod settings;
 pub mod state;
@@ -169,9 +169,6 @@ pub enum OccError {
     /// An invalid state snapshot.
     #[error(transparent)]
     State(#[from] state::StateError),
-    /// A recorded session that cannot be replayed.
-    #[error(transparent)]
-    Replay(#[from] replay::ReplayError),
 }
 
 impl OccError {
@@ -182,7 +179,6 @@ impl OccError {
             OccError::PlanTool(error) => error.code(),
             OccError::Options(error) => error.code(),
             OccError::State(error) => error.code(),
-            OccError::Replay(error) => error.code(),
         }
     }
 }

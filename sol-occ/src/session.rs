@@ -7,10 +7,8 @@
 //! skip record, `ctx.abort()`, `ctx.compact()`, `pi.sendMessage()`, a notice, the decision
 //! for diagnostics, wait, fail) and a [`StepAccount`] of what the step saved and spent. A
 //! state snapshot is an effect of the step that changed the state, never polled. What the
-//! host's Pi does itself is a [`PiCapabilities`] given once at construction.
-//!
-//! The methods without `on_` are the same transitions returning one value per event (the
-//! older interface, which the effect steps are built on and tested against).
+//! host's Pi does itself is a [`PiCapabilities`] given once at construction. The steps are
+//! the session's only way to change; its other methods construct it or read it.
 //!
 //! # A boundary, end to end
 //!
@@ -19,7 +17,7 @@
 //! 2. `turn_end` → [`OccSession::on_turn_end`] checks the turn ended normally and the plan
 //!    call succeeded; [`Effect::Measure`] asks the host for the context measurements, which
 //!    it reports with [`OccSession::on_decide_boundary`]: the decision
-//!    ([`Effect::Decision`]) and, when it compacts, the snapshot and [`Effect::Abort`].
+//!    ([`Effect::Decision`]) and, when it compacts, [`Effect::Abort`].
 //! 3. `agent_settled` → [`OccSession::on_agent_settled`] returns [`Effect::Compact`] with the
 //!    instructions if Pi is idle. The selection is valid only for this settlement, which
 //!    ends the stopped run: if Pi is not idle there it is dropped and recorded (the skip
@@ -95,9 +93,8 @@ pub use effects::*;
 pub use events::*;
 
 /// Whether the next `before_provider_request` is an agent request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RequestMark {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RequestMark {
     /// No agent request is being built.
     Clear,
     /// A `context` event announced a request that has not reached the provider yet.
@@ -211,38 +208,23 @@ impl OccSession {
         &self.state
     }
 
-    /// The request mark.
-    pub fn request_mark(&self) -> RequestMark {
-        self.mark
-    }
-
-    /// Whether a boundary compaction is selected and waiting for the run to settle.
-    pub fn is_compaction_selected(&self) -> bool {
-        matches!(self.phase, Phase::Selected(_))
-    }
-
-    /// Whether a boundary compaction is running.
-    pub fn is_compacting(&self) -> bool {
-        matches!(self.phase, Phase::Compacting(..))
-    }
-
     /// Whether compaction retries are blocked after a skipped or failed compaction.
     pub fn is_retry_blocked(&self) -> bool {
         self.retry_blocked
     }
 
-    /// Whether the state still has to be restored from the branch. `update_plan`,
-    /// `context`, `before_provider_request`, `input` and `session_compact` restore lazily
-    /// when `session_start` has not.
+    /// Whether the state still has to be restored from the branch
+    /// ([`OccSession::on_restore`]). The host restores lazily before `update_plan`,
+    /// `context`, `before_provider_request`, `input` and `session_compact` when
+    /// `session_start` has not.
     pub fn needs_restore(&self) -> bool {
         !self.restored
     }
 
     /// Restores the state from the branch (root first) without touching transient state.
     /// Returns why each snapshot newer than the restored one could not be read
-    /// ([`crate::state::restore_from_branch`]); [`OccSession::on_restore`] turns them into
-    /// a warning.
-    pub fn restore(&mut self, branch: &[SessionEntry]) -> Vec<StateError> {
+    /// ([`crate::state::restore_from_branch`]).
+    fn restore(&mut self, branch: &[SessionEntry]) -> Vec<StateError> {
         let restored = restore_from_branch(branch);
         self.state = restored.state;
         self.restored = true;
@@ -297,12 +279,6 @@ impl OccSession {
         ))
     }
 
-    /// The snapshot to append as a [`crate::state::STATE_ENTRY_TYPE`] entry, if the state
-    /// changed since the last call.
-    pub fn take_state_entry(&mut self) -> Option<OccState> {
-        std::mem::take(&mut self.dirty).then(|| self.state.clone())
-    }
-
     fn clear_transient(&mut self) {
         self.mark = RequestMark::Clear;
         self.pending_boundary = None;
@@ -312,49 +288,9 @@ impl OccSession {
         self.sent = None;
     }
 
-    /// `session_start`: restores the branch's state, observes the session's messages
-    /// (`buildSessionContext().messages`) and clears the transient state.
-    pub fn session_start(
-        &mut self,
-        branch: &[SessionEntry],
-        messages: impl Into<Observation>,
-    ) -> Vec<StateError> {
-        let rejected = self.restore(branch);
-        self.observed = messages.into();
-        self.clear_transient();
-        rejected
-    }
-
-    /// `session_tree`: the same as [`OccSession::session_start`] for the new leaf.
-    pub fn session_tree(
-        &mut self,
-        branch: &[SessionEntry],
-        messages: impl Into<Observation>,
-    ) -> Vec<StateError> {
-        self.session_start(branch, messages)
-    }
-
-    /// `session_shutdown`: clears the transient state; a running compaction will produce no
-    /// continuation.
-    pub fn session_shutdown(&mut self) {
-        self.clear_transient();
-    }
-
-    /// `context`: observes the messages (never changes them) and marks the next provider
-    /// request, unless the build was already aborted.
-    pub fn context(&mut self, event: ContextEvent) {
-        self.observed = event.observation;
-        self.mark = match (event.aborted, self.mark) {
-            // The counted request has not ended yet; its message_end clears the mark.
-            (_, RequestMark::Counted) => RequestMark::Counted,
-            (true, _) => RequestMark::Clear,
-            (false, _) => RequestMark::Marked,
-        };
-    }
-
     /// The context size: Pi's reported size when it is a positive safe integer and larger
     /// than the estimate, else the estimate (observed messages plus the system prompt).
-    pub fn context_tokens(&self, reported_tokens: Option<f64>, system_prompt_tokens: u64) -> u64 {
+    fn context_tokens(&self, reported_tokens: Option<f64>, system_prompt_tokens: u64) -> u64 {
         let estimated = self
             .observed
             .total_tokens()
@@ -365,62 +301,14 @@ impl OccSession {
         }
     }
 
-    /// `before_provider_request`: counts the request if a `context` event marked it.
-    pub fn before_provider_request(
-        &mut self,
-        reported_tokens: Option<f64>,
-        system_prompt_tokens: u64,
-    ) -> ProviderRequestOutcome {
-        if self.mark != RequestMark::Marked {
-            return ProviderRequestOutcome {
-                counted: false,
-                context_tokens: 0,
-            };
-        }
-        let context_tokens = self.context_tokens(reported_tokens, system_prompt_tokens);
-        self.state.record_provider_request(context_tokens);
-        self.mark = RequestMark::Counted;
-        self.dirty = true;
-        ProviderRequestOutcome {
-            counted: true,
-            context_tokens,
-        }
-    }
-
-    /// `message_end`: the assistant message ends the counted request.
-    pub fn message_end(&mut self, role: &str) {
-        self.on_message_end(MessageRole::parse(role));
-    }
-
-    /// `input`: corrections drop the plan; a new task after a completed plan starts a new
-    /// horizon. Any input lifts the retry block. The host always continues the input.
-    pub fn input(&mut self, event: &InputEvent) -> InputOutcome {
-        self.retry_blocked = false;
-        let steer = event.streaming_behavior.as_deref() == Some("steer");
-        if steer || event.text.starts_with(CORRECTION_PREFIX) {
-            self.pending_boundary = None;
-            self.candidate = false;
-            if matches!(self.phase, Phase::Selected(_)) {
-                self.phase = Phase::Idle;
-            }
-            self.state.record_correction();
-            self.dirty = true;
-            return InputOutcome::Correction;
-        }
-        if self.state.record_completed_plan_handoff() {
-            self.dirty = true;
-            return InputOutcome::Handoff;
-        }
-        InputOutcome::Continue
-    }
-
-    /// Executes `update_plan`.
+    /// Executes `update_plan`: records the plan, and the boundary when the call completes a
+    /// registered step (the first such call of a turn is the pending boundary).
     ///
     /// # Errors
     ///
     /// [`PlanToolError::Aborted`] if `aborted`, [`PlanToolError::Invalid`] for invalid
     /// arguments; the state is unchanged in both cases.
-    pub fn update_plan(
+    fn update_plan(
         &mut self,
         tool_call_id: &str,
         arguments: &Value,
@@ -460,53 +348,9 @@ impl OccSession {
         })
     }
 
-    /// `turn_end`: takes the pending boundary and says whether to evaluate it.
-    pub fn turn_end(&mut self, turn: &TurnEnd) -> TurnEndOutcome {
-        self.candidate = false;
-        let did_work = turn
-            .tool_results
-            .iter()
-            .any(|result| result.tool_name != self.plan_tool && !result.is_error);
-        if did_work {
-            self.retry_blocked = false;
-        }
-        let Some(call_id) = self.pending_boundary.take() else {
-            return TurnEndOutcome::NoBoundary;
-        };
-        let stop = turn.stop_reason.as_ref();
-        let plan_result = turn
-            .tool_results
-            .iter()
-            .find(|result| result.tool_call_id == call_id);
-        let skip = if self.phase != Phase::Idle {
-            Some(BoundarySkip::CompactionInProgress)
-        } else if stop == Some(&StopReason::Error) {
-            Some(BoundarySkip::TurnFailed)
-        } else if stop == Some(&StopReason::Aborted) || turn.aborted {
-            Some(BoundarySkip::TurnAborted)
-        } else if plan_result.is_none() {
-            Some(BoundarySkip::PlanResultMissing)
-        } else if plan_result.is_some_and(|result| result.is_error) {
-            Some(BoundarySkip::PlanResultFailed)
-        } else if self.retry_blocked {
-            Some(BoundarySkip::RetryBlocked)
-        } else {
-            None
-        };
-        match skip {
-            Some(skip) => TurnEndOutcome::Skipped(skip),
-            None => {
-                self.candidate = true;
-                TurnEndOutcome::Evaluate
-            }
-        }
-    }
-
-    /// Evaluates the boundary [`OccSession::turn_end`] accepted; `None` without one.
-    pub fn decide_boundary(
-        &mut self,
-        measurement: &BoundaryMeasurement,
-    ) -> Option<BoundaryEvaluation> {
+    /// Evaluates the boundary [`OccSession::on_turn_end`] accepted; `None` without one.
+    /// A compaction the economics select waits for the run to settle.
+    fn decide_boundary(&mut self, measurement: &BoundaryMeasurement) -> Option<BoundaryEvaluation> {
         if !std::mem::take(&mut self.candidate) || self.phase != Phase::Idle {
             return None;
         }
@@ -571,153 +415,15 @@ impl OccSession {
         })
     }
 
-    /// `agent_settled`: starts the selected compaction if Pi is idle.
-    ///
-    /// A selection is valid only for the first `agent_settled` after it, the one that ends
-    /// the run the boundary stopped: if Pi is not idle there, the selection is dropped
-    /// ([`SettledAction::Dropped`]) rather than kept for a later settlement, which would
-    /// compact at an unrelated point of the conversation.
-    pub fn agent_settled(&mut self, idle: bool) -> SettledAction {
-        match &self.phase {
-            Phase::Idle => SettledAction::Release,
-            Phase::Compacting(..) => SettledAction::Wait,
-            Phase::Selected(selection) if !idle => {
-                let data = skip_entry_data(
-                    SELECTION_DROPPED_NOT_IDLE,
-                    SELECTION_DROPPED_MESSAGE,
-                    &self.state,
-                    selection,
-                );
-                self.phase = Phase::Idle;
-                SettledAction::Dropped {
-                    skip_entry: CustomEntry {
-                        custom_type: text::SKIP_ENTRY_TYPE,
-                        data,
-                    },
-                }
-            }
-            Phase::Selected(selection) => {
-                let selection = selection.clone();
-                let debt = CacheDebt {
-                    debt_tokens: selection.decision.debt_tokens(),
-                    repayment_tokens: selection.decision.repayment_tokens(),
-                };
-                self.phase = Phase::Compacting(
-                    selection,
-                    CompactionProgress {
-                        debt,
-                        debt_recorded: false,
-                    },
-                );
-                SettledAction::Compact {
-                    custom_instructions: compaction_instructions(&self.state.pending_progress),
-                }
-            }
-        }
-    }
-
-    /// `session_before_compact`: whether to cancel. Only Pi's threshold compaction is
-    /// cancelled, and only while a boundary compaction is selected, so that it cannot
-    /// consume the selection; manual and overflow compactions always run.
-    pub fn should_cancel_compaction(&self, trigger: CompactionTrigger) -> bool {
-        trigger == CompactionTrigger::Threshold && self.is_compaction_selected()
-    }
-
-    /// `session_before_tree`: whether to refuse tree navigation. Pi 0.84.2 reports the
-    /// session idle while an extension-requested compaction runs, so navigation is refused
-    /// then; Pi versions that refuse it themselves (`pi_refuses_during_compaction`) need
-    /// nothing.
-    pub fn should_cancel_tree_navigation(&self, pi_refuses_during_compaction: bool) -> bool {
-        self.is_compacting() && !pi_refuses_during_compaction
-    }
-
-    /// `session_compact`: records the compaction, charging the cache debt of a running
-    /// boundary compaction (none for compactions the mechanism did not select, or whose
-    /// summary an extension supplied), clears the mark and the pending boundary, and
-    /// observes the compacted session's messages.
-    pub fn session_compact(&mut self, from_extension: bool, messages: impl Into<Observation>) {
-        let mut debt = CacheDebt::default();
-        if let Phase::Compacting(_, progress) = &mut self.phase
-            && !progress.debt_recorded
-        {
-            progress.debt_recorded = true;
-            if !from_extension {
-                debt = progress.debt;
-            }
-        }
-        self.state.record_compaction(debt);
-        self.dirty = true;
-        self.observed = messages.into();
-        self.mark = RequestMark::Clear;
-        self.pending_boundary = None;
-        self.candidate = false;
-        if matches!(self.phase, Phase::Selected(_)) {
-            self.phase = Phase::Idle;
-        }
-    }
-
-    /// The end of `ctx.compact()` (`onComplete` or `onError`).
-    pub fn compaction_finished(&mut self, result: &CompactionResult) -> CompactionFollowUp {
-        let Phase::Compacting(selection, _) = std::mem::replace(&mut self.phase, Phase::Idle)
-        else {
-            return CompactionFollowUp::nothing(CompactionOutcome::NotRunning);
-        };
-        let plan = &self.state.plan;
-        match result {
-            CompactionResult::Completed { summary } => {
-                let removed_tokens = selection
-                    .estimate
-                    .removable_tokens
-                    .saturating_sub(estimate_utf8_tokens(summary));
-                let mut follow_up =
-                    CompactionFollowUp::nothing(CompactionOutcome::Completed { removed_tokens });
-                follow_up.continuation = Some(Continuation::new(
-                    text::continuation_after_compaction(plan, &self.plan_tool),
-                ));
-                follow_up.savings_notice = (removed_tokens > 0).then(|| SavingsNotice {
-                    removed_tokens,
-                    notice: text::savings_notice(removed_tokens),
-                    status_key: text::STATUS_KEY,
-                    status_text: text::status_text(removed_tokens),
-                });
-                follow_up
-            }
-            CompactionResult::Abandoned => {
-                CompactionFollowUp::nothing(CompactionOutcome::Cancelled)
-            }
-            CompactionResult::Failed { name, message } => {
-                match classify_compaction_error(name.as_deref(), message) {
-                    CompactionErrorKind::Cancelled => {
-                        CompactionFollowUp::nothing(CompactionOutcome::Cancelled)
-                    }
-                    CompactionErrorKind::Refused(refusal) => {
-                        self.retry_blocked = true;
-                        let mut follow_up =
-                            CompactionFollowUp::nothing(CompactionOutcome::Skipped { refusal });
-                        follow_up.continuation =
-                            Some(Continuation::new(text::continuation_after_skip(
-                                refusal.describe(),
-                                plan,
-                                &self.plan_tool,
-                            )));
-                        follow_up.skip_entry = Some(CustomEntry {
-                            custom_type: text::SKIP_ENTRY_TYPE,
-                            data: skip_entry_data(refusal.code(), message, &self.state, &selection),
-                        });
-                        follow_up.warning = Some(text::skip_warning(message));
-                        follow_up
-                    }
-                    CompactionErrorKind::Failed => {
-                        self.retry_blocked = true;
-                        let mut follow_up = CompactionFollowUp::nothing(CompactionOutcome::Failed);
-                        follow_up.continuation = Some(Continuation::new(
-                            text::continuation_after_failure(plan, &self.plan_tool),
-                        ));
-                        follow_up.error = Some(text::compaction_failed_error(message));
-                        follow_up
-                    }
-                }
-            }
+    /// The state snapshot as an [`Effect::AppendEntry`], when the state changed since the
+    /// last snapshot. Every step that changes the state ends with it, so no change is left
+    /// for a later step to save.
+    fn snapshot(&mut self, effects: &mut Vec<Effect>) {
+        if std::mem::take(&mut self.dirty) {
+            effects.push(Effect::AppendEntry(CustomEntry {
+                custom_type: STATE_ENTRY_TYPE,
+                data: self.state.to_value(),
+            }));
         }
     }
 }
@@ -755,54 +461,48 @@ struct SentContinuation {
     error: Option<String>,
 }
 
-/// The effect API: each `on_*` step takes one event (or the result of an earlier effect)
-/// and returns everything the host does for it, the state snapshot included, as a
-/// [`Step`]. The methods without `on_` are the same transitions returning the older
-/// per-event values; the steps are built on them.
+/// The steps: each `on_*` step takes one event (or the result of an earlier effect) and
+/// returns everything the host does for it, the state snapshot included, as a [`Step`].
 impl OccSession {
-    /// The state snapshot as an [`Effect::AppendEntry`], when the state changed since the
-    /// last snapshot.
-    fn snapshot(&mut self, effects: &mut Vec<Effect>) {
-        if let Some(state) = self.take_state_entry() {
-            effects.push(Effect::AppendEntry(CustomEntry {
-                custom_type: STATE_ENTRY_TYPE,
-                data: state.to_value(),
-            }));
-        }
-    }
-
-    /// [`OccSession::restore`] as a step: [`Effect::Warn`] with
-    /// [`text::unreadable_state_warning`] when snapshots newer than the restored state could
-    /// not be read, else nothing. The host shows the warning and keeps going; the session
-    /// file is not changed.
+    /// Restores the state from the branch (root first) without touching transient state:
+    /// [`Effect::Warn`] with [`text::unreadable_state_warning`] when snapshots newer than
+    /// the restored state could not be read ([`crate::state::restore_from_branch`]), else
+    /// nothing. The host shows the warning and keeps going; the session file is not
+    /// changed.
     pub fn on_restore(&mut self, branch: &[SessionEntry]) -> Step {
         let rejected = self.restore(branch);
         Step::of(unreadable_state(&rejected))
     }
 
-    /// `session_start` ([`OccSession::session_start`]): the warning of
+    /// `session_start`: restores the branch's state, observes the session's messages
+    /// (`buildSessionContext().messages`) and clears the transient state; the warning of
     /// [`OccSession::on_restore`], if any.
     pub fn on_session_start(
         &mut self,
         branch: &[SessionEntry],
         messages: impl Into<Observation>,
     ) -> Step {
-        let rejected = self.session_start(branch, messages);
+        let rejected = self.restore(branch);
+        self.observed = messages.into();
+        self.clear_transient();
         Step::of(unreadable_state(&rejected))
     }
 
-    /// `session_tree` ([`OccSession::session_tree`]): the warning of
-    /// [`OccSession::on_restore`], if any.
+    /// `session_tree`: the same as [`OccSession::on_session_start`] for the new leaf.
     pub fn on_session_tree(
         &mut self,
         branch: &[SessionEntry],
         messages: impl Into<Observation>,
     ) -> Step {
-        let rejected = self.session_tree(branch, messages);
-        Step::of(unreadable_state(&rejected))
+        self.on_session_start(branch, messages)
     }
 
-    /// `update_plan`: the tool's result and the step (the snapshot, valid call or not).
+    /// `update_plan`: the tool's result and the step (the snapshot of a valid call). A call
+    /// that completes a registered step records the boundary and remembers the tool call;
+    /// `turn_end` decides whether it is evaluated.
+    ///
+    /// The result is [`PlanToolError::Aborted`] if `aborted`, [`PlanToolError::Invalid`]
+    /// for invalid arguments; the state is unchanged in both cases, and nothing is saved.
     pub fn on_update_plan(
         &mut self,
         tool_call_id: &str,
@@ -815,17 +515,32 @@ impl OccSession {
         (result, Step::of(effects))
     }
 
-    /// `input`: see [`OccSession::input`].
+    /// `input`: corrections (a steering message or a [`CORRECTION_PREFIX`] prompt) drop the
+    /// plan, its history and a selected compaction; a new task after a fully completed plan
+    /// starts a new request horizon. Either is saved (the snapshot). Any input lifts the
+    /// retry block. The host always continues the input.
     pub fn on_input(&mut self, event: &InputEvent) -> Step {
-        self.input(event);
+        self.retry_blocked = false;
+        let steer = event.streaming_behavior.as_deref() == Some("steer");
+        if steer || event.text.starts_with(CORRECTION_PREFIX) {
+            self.pending_boundary = None;
+            self.candidate = false;
+            if matches!(self.phase, Phase::Selected(_)) {
+                self.phase = Phase::Idle;
+            }
+            self.state.record_correction();
+            self.dirty = true;
+        } else if self.state.record_completed_plan_handoff() {
+            self.dirty = true;
+        }
         let mut effects = Vec::new();
         self.snapshot(&mut effects);
         Step::of(effects)
     }
 
-    /// `context`: observes the messages the request carries and marks the next provider
-    /// request, unless the build was already aborted. The observation is not saved, so the
-    /// step has no effects.
+    /// `context`: observes the messages the request carries (never changes them) and marks
+    /// the next provider request, unless the build was already aborted. The observation is
+    /// not saved, so the step has no effects.
     ///
     /// ```
     /// use sol_occ::session::{ContextEvent, OccSession};
@@ -839,7 +554,13 @@ impl OccSession {
     /// assert_eq!(occ.state().request_count, 1);
     /// ```
     pub fn on_context(&mut self, event: ContextEvent) -> Step {
-        self.context(event);
+        self.observed = event.observation;
+        self.mark = match (event.aborted, self.mark) {
+            // The counted request has not ended yet; its message_end clears the mark.
+            (_, RequestMark::Counted) => RequestMark::Counted,
+            (true, _) => RequestMark::Clear,
+            (false, _) => RequestMark::Marked,
+        };
         Step::default()
     }
 
@@ -883,41 +604,80 @@ impl OccSession {
     /// `session_shutdown`: clears the transient state; a running compaction will produce
     /// no continuation. Never any effects.
     pub fn on_session_shutdown(&mut self) -> Step {
-        self.session_shutdown();
+        self.clear_transient();
         Step::default()
     }
 
-    /// `session_before_compact`: whether to cancel the compaction that is about to run
-    /// ([`OccSession::should_cancel_compaction`]).
+    /// `session_before_compact`: whether to cancel the compaction that is about to run.
+    /// Only Pi's threshold compaction is cancelled, and only while a boundary compaction is
+    /// selected, so that it cannot consume the selection; manual and overflow compactions
+    /// always run.
     pub fn on_before_compact(&self, trigger: CompactionTrigger) -> bool {
-        self.should_cancel_compaction(trigger)
+        trigger == CompactionTrigger::Threshold && matches!(self.phase, Phase::Selected(_))
     }
 
-    /// `before_provider_request`: a counted request is saved.
+    /// `before_provider_request`: counts the request if a `context` event marked it, at the
+    /// context size Pi reports when that is a positive safe integer larger than the estimate
+    /// (the observed messages plus the system prompt), else at the estimate. A counted
+    /// request is saved (the snapshot); anything else has no effects.
     pub fn on_before_provider_request(
         &mut self,
         reported_tokens: Option<f64>,
         system_prompt_tokens: u64,
     ) -> Step {
-        let outcome = self.before_provider_request(reported_tokens, system_prompt_tokens);
-        let mut effects = Vec::new();
-        if outcome.counted {
-            self.snapshot(&mut effects);
+        if self.mark != RequestMark::Marked {
+            return Step::default();
         }
+        let context_tokens = self.context_tokens(reported_tokens, system_prompt_tokens);
+        self.state.record_provider_request(context_tokens);
+        self.mark = RequestMark::Counted;
+        self.dirty = true;
+        let mut effects = Vec::new();
+        self.snapshot(&mut effects);
         Step::of(effects)
     }
 
-    /// `turn_end`: [`Effect::Measure`] when a boundary is to be evaluated.
+    /// `turn_end`: takes the pending boundary; [`Effect::Measure`] when it is to be
+    /// evaluated: no boundary compaction is selected or running, the turn ended normally
+    /// (neither [`StopReason::Error`] nor [`StopReason::Aborted`], its signal not aborted),
+    /// the plan call's result is among the turn's results and succeeded, and no skipped or
+    /// failed compaction blocks retries. Tool work other than the plan tool's, without an
+    /// error, lifts that block.
     pub fn on_turn_end(&mut self, turn: &TurnEnd) -> Step {
-        match self.turn_end(turn) {
-            TurnEndOutcome::Evaluate => Step::of(vec![Effect::Measure]),
-            TurnEndOutcome::NoBoundary | TurnEndOutcome::Skipped(_) => Step::default(),
+        self.candidate = false;
+        let did_work = turn
+            .tool_results
+            .iter()
+            .any(|result| result.tool_name != self.plan_tool && !result.is_error);
+        if did_work {
+            self.retry_blocked = false;
         }
+        let Some(call_id) = self.pending_boundary.take() else {
+            return Step::default();
+        };
+        let plan_result = turn
+            .tool_results
+            .iter()
+            .find(|result| result.tool_call_id == call_id);
+        let ended_normally = !matches!(
+            turn.stop_reason,
+            Some(StopReason::Error | StopReason::Aborted)
+        ) && !turn.aborted;
+        let evaluate = self.phase == Phase::Idle
+            && ended_normally
+            && plan_result.is_some_and(|result| !result.is_error)
+            && !self.retry_blocked;
+        if !evaluate {
+            return Step::default();
+        }
+        self.candidate = true;
+        Step::of(vec![Effect::Measure])
     }
 
     /// The measurement [`Effect::Measure`] asked for: the decision for the diagnostics,
-    /// then, when the compaction is selected, the snapshot (the plan and progress are saved
-    /// first) and [`Effect::Abort`].
+    /// then, when the compaction is selected, [`Effect::Abort`] (the plan call's step saved
+    /// the boundary already). The compaction runs from the next `agent_settled` if Pi is
+    /// idle there. Nothing without a boundary to evaluate.
     pub fn on_decide_boundary(&mut self, measurement: &BoundaryMeasurement) -> Step {
         let Some(evaluation) = self.decide_boundary(measurement) else {
             return Step::default();
@@ -925,19 +685,38 @@ impl OccSession {
         let abort = evaluation.abort;
         let mut effects = vec![Effect::Decision(Box::new(evaluation))];
         if abort {
-            self.snapshot(&mut effects);
             effects.push(Effect::Abort);
         }
         Step::of(effects)
     }
 
-    /// `session_compact`: see [`OccSession::session_compact`]; the snapshot follows.
+    /// `session_compact`: records the compaction, charging the cache debt of a running
+    /// boundary compaction (none for compactions the mechanism did not select, or whose
+    /// summary an extension supplied), clears the mark and the pending boundary, and
+    /// observes the compacted session's messages; the snapshot follows.
     pub fn on_session_compact(
         &mut self,
         from_extension: bool,
         messages: impl Into<Observation>,
     ) -> Step {
-        self.session_compact(from_extension, messages);
+        let mut debt = CacheDebt::default();
+        if let Phase::Compacting(_, progress) = &mut self.phase
+            && !progress.debt_recorded
+        {
+            progress.debt_recorded = true;
+            if !from_extension {
+                debt = progress.debt;
+            }
+        }
+        self.state.record_compaction(debt);
+        self.dirty = true;
+        self.observed = messages.into();
+        self.mark = RequestMark::Clear;
+        self.pending_boundary = None;
+        self.candidate = false;
+        if matches!(self.phase, Phase::Selected(_)) {
+            self.phase = Phase::Idle;
+        }
         let mut effects = Vec::new();
         self.snapshot(&mut effects);
         Step::of(effects)
@@ -947,69 +726,127 @@ impl OccSession {
     /// of a dropped one, [`Effect::KeepWaiting`] for a settlement nested in a running
     /// compaction, else nothing (the host releases any continuation this dispatch found
     /// waiting when the dispatch ends).
+    ///
+    /// A selection is valid only for the first `agent_settled` after it, the one that ends
+    /// the run the boundary stopped: if Pi is not idle there, the selection is dropped and
+    /// recorded ([`SELECTION_DROPPED_NOT_IDLE`]) rather than kept for a later settlement,
+    /// which would compact at an unrelated point of the conversation. No continuation is
+    /// sent then: Pi is busy with another run.
     pub fn on_agent_settled(&mut self, idle: bool) -> Step {
-        match self.agent_settled(idle) {
-            SettledAction::Release => Step::default(),
-            SettledAction::Wait => Step::of(vec![Effect::KeepWaiting]),
-            SettledAction::Dropped { skip_entry } => {
-                Step::of(vec![Effect::AppendEntry(skip_entry)])
+        match &self.phase {
+            Phase::Idle => Step::default(),
+            Phase::Compacting(..) => Step::of(vec![Effect::KeepWaiting]),
+            Phase::Selected(selection) if !idle => {
+                let data = skip_entry_data(
+                    SELECTION_DROPPED_NOT_IDLE,
+                    SELECTION_DROPPED_MESSAGE,
+                    &self.state,
+                    selection,
+                );
+                self.phase = Phase::Idle;
+                Step::of(vec![Effect::AppendEntry(CustomEntry {
+                    custom_type: text::SKIP_ENTRY_TYPE,
+                    data,
+                })])
             }
-            SettledAction::Compact {
-                custom_instructions,
-            } => Step::of(vec![Effect::Compact {
-                custom_instructions,
-            }]),
+            Phase::Selected(selection) => {
+                let selection = selection.clone();
+                let debt = CacheDebt {
+                    debt_tokens: selection.decision.debt_tokens(),
+                    repayment_tokens: selection.decision.repayment_tokens(),
+                };
+                self.phase = Phase::Compacting(
+                    selection,
+                    CompactionProgress {
+                        debt,
+                        debt_recorded: false,
+                    },
+                );
+                Step::of(vec![Effect::Compact {
+                    custom_instructions: compaction_instructions(&self.state.pending_progress),
+                }])
+            }
         }
     }
 
-    /// How `ctx.compact()` ended: the skip record of a refusal, the snapshot, the warning
-    /// or savings notice, then the continuation. An error to report waits until the
-    /// continuation is under way ([`OccSession::on_continuation_sent`]). A completed
-    /// compaction accounts one model call and the tokens it removed; the call is Pi's
-    /// summarizer, which reads what the summary replaces (by Pi's estimate) and writes the
-    /// summary.
+    /// How `ctx.compact()` ended (`onComplete` or `onError`): the skip record of a refusal,
+    /// the warning or savings notice, then the continuation. Pi's error strings are read by
+    /// [`classify_compaction_error`]: a cancellation (or an abandoned compaction) has
+    /// nothing follow it, a refusal resumes the task once with the current context, any
+    /// other error resumes it and is reported once the continuation is under way
+    /// ([`OccSession::on_continuation_sent`]); both block plan-only retries. Nothing when no
+    /// boundary compaction is running (it ended already, or the session shut down).
+    ///
+    /// A completed compaction accounts one model call and the tokens it removed; the call
+    /// is Pi's summarizer, which reads what the summary replaces (by Pi's estimate) and
+    /// writes the summary.
     pub fn on_compaction_finished(&mut self, result: &CompactionResult) -> Step {
-        let follow_up = self.compaction_finished(result);
+        let Phase::Compacting(selection, _) = std::mem::replace(&mut self.phase, Phase::Idle)
+        else {
+            self.sent = None;
+            return Step::default();
+        };
+        let plan = &self.state.plan;
         let mut effects = Vec::new();
-        if let Some(entry) = follow_up.skip_entry {
-            effects.push(Effect::AppendEntry(entry));
-        }
-        self.snapshot(&mut effects);
-        if let Some(text) = follow_up.warning {
-            effects.push(Effect::Warn { text });
-        }
-        if let Some(notice) = follow_up.savings_notice {
-            effects.push(Effect::SavingsNotice(notice));
-        }
-        match follow_up.continuation {
-            Some(continuation) => {
-                self.sent = Some(SentContinuation {
-                    error: follow_up.error,
-                });
-                effects.push(Effect::SendMessage(continuation));
-            }
-            None => {
-                self.sent = None;
-                effects.extend(follow_up.error.map(|error| Effect::Fail { error }));
-            }
-        }
-        let account = match (follow_up.outcome, result) {
-            (
-                CompactionOutcome::Completed { removed_tokens },
-                CompactionResult::Completed { summary },
-            ) => {
+        let mut account = StepAccount::default();
+        let mut error = None;
+        let continuation = match result {
+            CompactionResult::Completed { summary } => {
                 // Pi's summarizer reads what the summary replaces and writes the summary.
                 let summary_tokens = estimate_utf8_tokens(summary);
-                StepAccount {
+                let removed_tokens = selection
+                    .estimate
+                    .removable_tokens
+                    .saturating_sub(summary_tokens);
+                if removed_tokens > 0 {
+                    effects.push(Effect::SavingsNotice(SavingsNotice {
+                        removed_tokens,
+                        notice: text::savings_notice(removed_tokens),
+                        status_key: text::STATUS_KEY,
+                        status_text: text::status_text(removed_tokens),
+                    }));
+                }
+                account = StepAccount {
                     tokens_removed: removed_tokens,
                     model_calls: 1,
                     model_input_tokens: removed_tokens.saturating_add(summary_tokens),
                     model_output_tokens: summary_tokens,
                     ..StepAccount::default()
+                };
+                Some(text::continuation_after_compaction(plan, &self.plan_tool))
+            }
+            CompactionResult::Abandoned => None,
+            CompactionResult::Failed { name, message } => {
+                match classify_compaction_error(name.as_deref(), message) {
+                    CompactionErrorKind::Cancelled => None,
+                    CompactionErrorKind::Refused(refusal) => {
+                        self.retry_blocked = true;
+                        effects.push(Effect::AppendEntry(CustomEntry {
+                            custom_type: text::SKIP_ENTRY_TYPE,
+                            data: skip_entry_data(refusal.code(), message, &self.state, &selection),
+                        }));
+                        effects.push(Effect::Warn {
+                            text: text::skip_warning(message),
+                        });
+                        Some(text::continuation_after_skip(
+                            refusal.describe(),
+                            plan,
+                            &self.plan_tool,
+                        ))
+                    }
+                    CompactionErrorKind::Failed => {
+                        self.retry_blocked = true;
+                        error = Some(text::compaction_failed_error(message));
+                        Some(text::continuation_after_failure(plan, &self.plan_tool))
+                    }
                 }
             }
-            _ => StepAccount::default(),
         };
+        self.sent = None;
+        if let Some(content) = continuation {
+            self.sent = Some(SentContinuation { error });
+            effects.push(Effect::SendMessage(Continuation::new(content)));
+        }
         Step { effects, account }
     }
 
@@ -1030,11 +867,12 @@ impl OccSession {
         Step::of(effects)
     }
 
-    /// `session_before_tree`: whether to refuse tree navigation, by the capabilities given
-    /// at construction ([`OccSession::should_cancel_tree_navigation`]).
+    /// `session_before_tree`: whether to refuse tree navigation. Pi 0.84.2 reports the
+    /// session idle while an extension-requested compaction runs, so navigation is refused
+    /// then; a Pi that refuses it itself (the capabilities given at construction) needs
+    /// nothing.
     pub fn on_before_tree(&self) -> bool {
-        self.should_cancel_tree_navigation(
-            self.capabilities.refuses_tree_navigation_during_compaction,
-        )
+        matches!(self.phase, Phase::Compacting(..))
+            && !self.capabilities.refuses_tree_navigation_during_compaction
     }
 }

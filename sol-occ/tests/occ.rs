@@ -1,7 +1,7 @@
 //! The sol-occ test suite: one binary, one module per area (under `tests/occ/`).
 //!
-//! Run with `cargo test -p sol-occ`. Snapshots live in `tests/snapshots/`; the recorded
-//! sessions replayed by `replay.rs` are in `fixtures/occ/`.
+//! Run with `cargo test -p sol-occ`. Snapshots live in `tests/snapshots/`; the recorded Pi
+//! messages and entries some modules read are in `fixtures/occ/`.
 
 #[macro_use]
 extern crate sol_testkit;
@@ -22,8 +22,6 @@ mod oracle;
 mod plan;
 #[path = "occ/plan_props.rs"]
 mod plan_props;
-#[path = "occ/replay.rs"]
-mod replay;
 #[path = "occ/session.rs"]
 mod session;
 #[path = "occ/session_props.rs"]

@@ -46,7 +46,7 @@ pub const SUMMARY_TOKEN_CAP_SUFFIX: &str =
 /// The labels Pi puts before [`SUMMARY_TOKEN_CAP_SUFFIX`].
 pub const SUMMARY_TOKEN_CAP_LABELS: [&str; 2] = ["Summarization", "Turn prefix summarization"];
 /// The skip reason of a selection dropped because Pi was not idle at the `agent_settled` that
-/// ended the stopped run ([`SettledAction::Dropped`]).
+/// ended the stopped run ([`OccSession::on_agent_settled`]).
 pub const SELECTION_DROPPED_NOT_IDLE: &str = "not_idle_at_settle";
 /// The message of that skip record.
 pub const SELECTION_DROPPED_MESSAGE: &str = "Pi was not idle when the run stopped at the plan boundary settled; the selected compaction was dropped";
@@ -84,36 +84,6 @@ pub fn classify_compaction_error(name: Option<&str>, message: &str) -> Compactio
         return CompactionErrorKind::Refused(NativeRefusal::SummaryTokenCap);
     }
     CompactionErrorKind::Failed
-}
-
-/// How a boundary compaction ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum CompactionOutcome {
-    /// The summary was written.
-    Completed {
-        /// Estimated context tokens removed (archive minus summary).
-        removed_tokens: u64,
-    },
-    /// Pi refused.
-    Skipped {
-        /// Why, as a code.
-        #[serde(serialize_with = "serialize_refusal")]
-        refusal: NativeRefusal,
-    },
-    /// Another error.
-    Failed,
-    /// Cancelled or aborted.
-    Cancelled,
-    /// No boundary compaction was running (already finished, or the session shut down).
-    NotRunning,
-}
-
-fn serialize_refusal<S: serde::Serializer>(
-    refusal: &NativeRefusal,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(refusal.code())
 }
 
 /// The hidden message that continues the task: `pi.sendMessage({customType, content,
@@ -164,35 +134,4 @@ pub struct CustomEntry {
     pub custom_type: &'static str,
     /// The entry data.
     pub data: Value,
-}
-
-/// Everything the host does after a boundary compaction ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CompactionFollowUp {
-    /// How it ended.
-    pub outcome: CompactionOutcome,
-    /// The message that continues the task, if any.
-    pub continuation: Option<Continuation>,
-    /// The savings notice (TUI only), if tokens were removed.
-    pub savings_notice: Option<SavingsNotice>,
-    /// The skip record to append, if Pi refused.
-    pub skip_entry: Option<CustomEntry>,
-    /// A warning for the TUI, if Pi refused.
-    pub warning: Option<String>,
-    /// An error to report from `agent_settled`, if the compaction failed.
-    pub error: Option<String>,
-}
-
-impl CompactionFollowUp {
-    pub(super) fn nothing(outcome: CompactionOutcome) -> CompactionFollowUp {
-        CompactionFollowUp {
-            outcome,
-            continuation: None,
-            savings_notice: None,
-            skip_entry: None,
-            warning: None,
-            error: None,
-        }
-    }
 }

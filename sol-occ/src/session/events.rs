@@ -1,5 +1,6 @@
-//! The events the host reports and what the machine answers to each one: Pi's context,
-//! input, plan tool, turn, boundary measurement, settlement and compaction, as values.
+//! The events the host reports, as values (Pi's context, input, turn, boundary measurement
+//! and compaction), and what a step answers beside its effects: the plan tool's result and
+//! the boundary evaluation.
 
 // Everything the machine's module names (its imports and types), as when this was one file.
 use super::*;
@@ -64,16 +65,6 @@ impl ContextEvent {
     }
 }
 
-/// What [`OccSession::before_provider_request`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ProviderRequestOutcome {
-    /// Whether the request was counted.
-    pub counted: bool,
-    /// The context size recorded (0 when not counted).
-    pub context_tokens: u64,
-}
-
 /// The user input of an `input` event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -86,18 +77,6 @@ pub struct InputEvent {
 
 /// Inputs starting with this are corrections.
 pub const CORRECTION_PREFIX: &str = "CORRECTION:";
-
-/// What an input did to the state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InputOutcome {
-    /// A steering message or a `CORRECTION:` prompt: the plan and its history were dropped.
-    Correction,
-    /// A new task after a fully completed plan: a new request horizon starts.
-    Handoff,
-    /// Any other input.
-    Continue,
-}
 
 /// The `details` of an `update_plan` result (snake_case keys).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -282,55 +261,6 @@ impl TurnEnd {
     }
 }
 
-/// Why a recorded plan boundary is not evaluated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BoundarySkip {
-    /// A boundary compaction is already selected or running.
-    CompactionInProgress,
-    /// The assistant message ended with an error.
-    TurnFailed,
-    /// The turn was aborted.
-    TurnAborted,
-    /// The `update_plan` result is not among the turn's tool results.
-    PlanResultMissing,
-    /// The `update_plan` call failed.
-    PlanResultFailed,
-    /// A compaction was skipped or failed since the last non-plan tool work or user input.
-    RetryBlocked,
-}
-
-impl BoundarySkip {
-    /// The stable code.
-    pub fn code(self) -> &'static str {
-        match self {
-            BoundarySkip::CompactionInProgress => "compaction_in_progress",
-            BoundarySkip::TurnFailed => "turn_failed",
-            BoundarySkip::TurnAborted => "turn_aborted",
-            BoundarySkip::PlanResultMissing => "plan_result_missing",
-            BoundarySkip::PlanResultFailed => "plan_result_failed",
-            BoundarySkip::RetryBlocked => "retry_blocked",
-        }
-    }
-}
-
-impl Serialize for BoundarySkip {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.code())
-    }
-}
-
-/// What the host does after `turn_end`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", content = "reason", rename_all = "snake_case")]
-pub enum TurnEndOutcome {
-    /// No plan boundary in this turn.
-    NoBoundary,
-    /// A boundary that is not evaluated.
-    Skipped(BoundarySkip),
-    /// Measure the context and call [`OccSession::decide_boundary`].
-    Evaluate,
-}
-
 /// The measurements the host takes for a boundary decision.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BoundaryMeasurement {
@@ -396,35 +326,9 @@ pub struct BoundaryEvaluation {
     pub decision: BoundaryDecision,
     /// The cut-point estimate behind the archive size.
     pub estimate: NativeCutEstimate,
-    /// Whether the compaction is selected: the host saves the state and calls
-    /// `ctx.abort()`; the compaction runs from the next `agent_settled` if Pi is idle there.
+    /// Whether the compaction is selected: the step ends with [`Effect::Abort`]
+    /// (`ctx.abort()`); the compaction runs from the next `agent_settled` if Pi is idle there.
     pub abort: bool,
-}
-
-/// What the host does on `agent_settled`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum SettledAction {
-    /// Nothing selected: release any waiting continuation and return.
-    Release,
-    /// A boundary compaction is already running (a nested settlement): keep everything as it
-    /// is and return.
-    Wait,
-    /// A compaction was selected, but Pi was not idle at the `agent_settled` that ends the
-    /// run the selection stopped. The selection is valid only for that settlement, so it is
-    /// dropped (no compaction now or at any later, unrelated settlement): append the
-    /// `skip_entry` that records why, release any waiting continuation and return. No
-    /// continuation is sent: Pi is busy with another run.
-    Dropped {
-        /// The [`text::SKIP_ENTRY_TYPE`] record with reason [`SELECTION_DROPPED_NOT_IDLE`].
-        skip_entry: CustomEntry,
-    },
-    /// Call `ctx.compact({customInstructions})` and report its outcome through
-    /// [`OccSession::compaction_finished`].
-    Compact {
-        /// The instructions, with the progress evidence.
-        custom_instructions: String,
-    },
 }
 
 /// A `session_before_compact` reason.

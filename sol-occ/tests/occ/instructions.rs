@@ -5,7 +5,7 @@ use sol_occ::instructions::{
     MAX_PROGRESS_EVIDENCE_BYTES, compaction_instructions, evidence_records,
 };
 use sol_occ::plan::ProgressSummary;
-use sol_occ::session::SettledAction;
+use sol_occ::session::Effect;
 use sol_occ::text::{
     BOUNDARY_COMPACTION_INSTRUCTIONS, EVIDENCE_CLOSE, EVIDENCE_OPEN, PROGRESS_EVIDENCE_HEADER,
 };
@@ -156,25 +156,26 @@ fn an_oversized_emoji_goal_reaches_the_compaction_truncated() {
                "progress": {"verification": ["ok"]}})
     };
     d.request(8_000);
-    d.occ
-        .update_plan("p1", &plan("in_progress"), false)
-        .expect("valid");
+    let (result, _) = d.occ.on_update_plan("p1", &plan("in_progress"), false);
+    result.expect("valid");
     d.request(8_000);
     d.request(8_000);
-    d.occ
-        .update_plan("p2", &plan("completed"), false)
-        .expect("valid");
+    let (result, _) = d.occ.on_update_plan("p2", &plan("completed"), false);
+    result.expect("valid");
     d.turn_end("p2");
     assert!(d.decide().expect("evaluated").abort);
-    let SettledAction::Compact {
-        custom_instructions,
-    } = d.occ.agent_settled(true)
+    let step = d.occ.on_agent_settled(true);
+    let [
+        Effect::Compact {
+            custom_instructions,
+        },
+    ] = step.effects.as_slice()
     else {
-        panic!("compacts");
+        panic!("compacts: {step:?}");
     };
     assert!(custom_instructions.starts_with(BOUNDARY_COMPACTION_INSTRUCTIONS));
     assert!(custom_instructions.contains(PROGRESS_EVIDENCE_HEADER));
     assert!(custom_instructions.contains(r#""truncated":true"#));
     assert!(custom_instructions.contains("latest \u{1F680}"));
-    assert!(block(&custom_instructions).len() <= MAX_PROGRESS_EVIDENCE_BYTES);
+    assert!(block(custom_instructions).len() <= MAX_PROGRESS_EVIDENCE_BYTES);
 }

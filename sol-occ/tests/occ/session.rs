@@ -1,31 +1,49 @@
-//! The lifecycle state machine, driven the way the host drives it from Pi's events.
+//! The lifecycle state machine, driven the way the host drives it from Pi's events: through
+//! the `on_*` steps, with assertions on the effects they return and on what the session's
+//! read-only accessors (and the probes of `support.rs`) show.
 
 use serde_json::json;
+use sol_core::StepAccount;
 use sol_occ::DecisionReason;
-use sol_occ::session::StopReason;
 use sol_occ::session::{
-    BoundarySkip, CompactionErrorKind, CompactionOutcome, CompactionResult, CompactionTrigger,
-    ContextEvent, InputEvent, InputOutcome, NativeRefusal, OccSession, PlanToolError, RequestMark,
-    SettledAction, TurnEnd, TurnEndOutcome, TurnToolResult, classify_compaction_error,
+    CompactionErrorKind, CompactionResult, CompactionTrigger, ContextEvent, Effect, InputEvent,
+    NativeRefusal, OccSession, PiCapabilities, PlanToolError, Step, StopReason, TurnEnd,
+    TurnToolResult, classify_compaction_error,
 };
 use sol_occ::settings::OccOptions;
 use sol_occ::state::{OccState, STATE_ENTRY_TYPE};
 use sol_occ::text;
-use sol_occ::tokens::SizedMessage;
+use sol_occ::tokens::{MessageRole, SizedMessage};
 
-use crate::support::{Driver, plan_args, plan_turn, user};
+use crate::support::{
+    Driver, Mark, boundary_context_tokens, compacting, finish, mark, plan_args, plan_turn,
+    saved_state, selected, unsaved, user,
+};
 
 fn session() -> OccSession {
     let mut occ = OccSession::new(OccOptions {
         cache_write_read_ratio: Some(12.5),
         keep_recent_tokens: None,
     });
-    occ.session_start(&[], Vec::new());
+    assert_eq!(occ.on_session_start(&[], Vec::new()), Step::default());
     occ
 }
 
 fn context(occ: &mut OccSession, aborted: bool) {
-    occ.context(ContextEvent::new(aborted, &[user(1, 40)]));
+    let step = occ.on_context(ContextEvent::new(aborted, &[user(1, 40)]));
+    assert_eq!(step, Step::default(), "an observation is not saved");
+}
+
+/// Whether `before_provider_request` counted the request; a counted request is saved.
+fn provider_request(occ: &mut OccSession, reported: Option<f64>, system_prompt: u64) -> bool {
+    let before = occ.state().request_count;
+    let step = occ.on_before_provider_request(reported, system_prompt);
+    let counted = occ.state().request_count > before;
+    match saved_state(&step) {
+        Some(saved) => assert!(counted && &saved == occ.state()),
+        None => assert!(!counted && step == Step::default()),
+    }
+    counted
 }
 
 fn input(text: &str, streaming: Option<&str>) -> InputEvent {
@@ -35,21 +53,40 @@ fn input(text: &str, streaming: Option<&str>) -> InputEvent {
     }
 }
 
+/// The compaction instructions of a settlement that starts the selected compaction.
+fn compacts(step: &Step) -> &str {
+    let [
+        Effect::Compact {
+            custom_instructions,
+        },
+    ] = step.effects.as_slice()
+    else {
+        panic!("the idle settlement compacts: {step:?}");
+    };
+    custom_instructions
+}
+
 /// A driver with one completed boundary that the economics select (ratio 0).
 fn selected_boundary() -> Driver {
-    let mut d = Driver::new(Some(0.0));
+    selected_boundary_on(PiCapabilities::default())
+}
+
+fn selected_boundary_on(capabilities: PiCapabilities) -> Driver {
+    let mut d = Driver::with_capabilities(Some(0.0), capabilities);
     d.request(8_000);
     d.plan("p1", &[("build", "in_progress"), ("ship", "pending")]);
-    assert_eq!(d.turn_end("p1"), TurnEndOutcome::NoBoundary);
+    assert_eq!(d.turn_end("p1"), Step::default(), "no boundary");
     d.request(8_000);
     d.request(8_000);
     let args = json!({"steps": [
         {"id": "build", "goal": "goal build", "status": "completed"},
         {"id": "ship", "goal": "goal ship", "status": "in_progress"},
     ], "progress": {"files_changed": ["src/lib.rs"], "verification": ["cargo test: 12 passed"]}});
-    let output = d.occ.update_plan("p2", &args, false).expect("valid");
+    let (result, step) = d.occ.on_update_plan("p2", &args, false);
+    let output = result.expect("valid");
     assert!(output.details.boundary && output.details.progress_recorded);
-    assert_eq!(d.turn_end("p2"), TurnEndOutcome::Evaluate);
+    assert_eq!(saved_state(&step).as_ref(), Some(d.occ.state()));
+    assert_eq!(d.turn_end("p2").effects, vec![Effect::Measure]);
     let evaluation = d.decide().expect("evaluated");
     assert!(evaluation.abort, "{:?}", evaluation.decision.reason);
     d
@@ -59,25 +96,30 @@ fn selected_boundary() -> Driver {
 fn a_context_event_marks_the_next_provider_request() {
     let mut occ = session();
     context(&mut occ, false);
-    assert_eq!(occ.request_mark(), RequestMark::Marked);
-    let outcome = occ.before_provider_request(Some(5_000.0), 10);
-    assert!(outcome.counted);
+    assert_eq!(mark(&occ), Mark::Marked);
+    assert!(provider_request(&mut occ, Some(5_000.0), 10));
     assert_eq!(
-        outcome.context_tokens, 5_000,
+        occ.state().last_context_tokens,
+        Some(5_000),
         "Pi's larger reported size wins"
     );
-    assert_eq!(occ.request_mark(), RequestMark::Counted);
-    occ.message_end("toolResult");
+    assert_eq!(mark(&occ), Mark::Counted);
     assert_eq!(
-        occ.request_mark(),
-        RequestMark::Counted,
+        occ.on_message_end(MessageRole::parse("toolResult")),
+        Step::default()
+    );
+    assert_eq!(
+        mark(&occ),
+        Mark::Counted,
         "only the assistant message ends it"
     );
-    occ.message_end("assistant");
-    assert_eq!(occ.request_mark(), RequestMark::Clear);
+    assert_eq!(
+        occ.on_message_end(MessageRole::parse("assistant")),
+        Step::default()
+    );
+    assert_eq!(mark(&occ), Mark::Clear);
     assert_eq!(occ.state().request_count, 1);
-    assert_eq!(occ.take_state_entry().map(|s| s.request_count), Some(1));
-    assert_eq!(occ.take_state_entry(), None, "nothing changed since");
+    assert!(!unsaved(&occ), "the count was saved by its own step");
 }
 
 #[test]
@@ -85,57 +127,61 @@ fn the_estimate_is_used_when_pi_reports_no_size() {
     let mut occ = session();
     context(&mut occ, false);
     // 40 characters = 10 tokens, plus a 5-token system prompt; 0 and NaN are not sizes.
-    assert_eq!(occ.context_tokens(Some(0.0), 5), 15);
-    assert_eq!(occ.context_tokens(Some(f64::NAN), 5), 15);
-    assert_eq!(occ.context_tokens(Some(3.0), 5), 15);
-    assert_eq!(occ.before_provider_request(None, 5).context_tokens, 15);
+    for reported in [Some(0.0), Some(f64::NAN), Some(3.0), None] {
+        let mut request = occ.clone();
+        assert!(provider_request(&mut request, reported, 5));
+        assert_eq!(
+            request.state().last_context_tokens,
+            Some(15),
+            "{reported:?}"
+        );
+    }
 }
 
 #[test]
 fn aborted_builds_and_cache_warming_replays_are_not_counted() {
     let mut occ = session();
     assert!(
-        !occ.before_provider_request(None, 0).counted,
+        !provider_request(&mut occ, None, 0),
         "a replay without context"
     );
     context(&mut occ, true);
-    assert!(
-        !occ.before_provider_request(None, 0).counted,
-        "an aborted build"
-    );
+    assert!(!provider_request(&mut occ, None, 0), "an aborted build");
     context(&mut occ, false);
-    assert!(occ.before_provider_request(None, 0).counted);
+    assert!(provider_request(&mut occ, None, 0));
     assert!(
-        !occ.before_provider_request(None, 0).counted,
+        !provider_request(&mut occ, None, 0),
         "a replay of the same request"
     );
     context(&mut occ, false);
     assert!(
-        !occ.before_provider_request(None, 0).counted,
+        !provider_request(&mut occ, None, 0),
         "the request has not ended yet"
     );
-    occ.message_end("assistant");
+    occ.on_message_end(MessageRole::Assistant);
     assert_eq!(occ.state().request_count, 1);
 }
 
 #[test]
 fn session_events_clear_a_pending_mark() {
-    let clear: [fn(&mut OccSession); 4] = [
-        |occ| {
-            occ.session_start(&[], Vec::new());
-        },
-        |occ| {
-            occ.session_tree(&[], Vec::new());
-        },
-        |occ| occ.session_compact(false, Vec::new()),
-        OccSession::session_shutdown,
+    let clear: [fn(&mut OccSession) -> Step; 4] = [
+        |occ| occ.on_session_start(&[], Vec::new()),
+        |occ| occ.on_session_tree(&[], Vec::new()),
+        |occ| occ.on_session_compact(false, Vec::new()),
+        OccSession::on_session_shutdown,
     ];
     for event in clear {
         let mut occ = session();
         context(&mut occ, false);
-        event(&mut occ);
-        assert_eq!(occ.request_mark(), RequestMark::Clear);
-        assert!(!occ.before_provider_request(None, 0).counted);
+        let step = event(&mut occ);
+        assert!(
+            step.effects
+                .iter()
+                .all(|effect| matches!(effect, Effect::AppendEntry(e) if e.custom_type == STATE_ENTRY_TYPE)),
+            "{step:?}"
+        );
+        assert_eq!(mark(&occ), Mark::Clear);
+        assert!(!provider_request(&mut occ, None, 0));
     }
 }
 
@@ -144,7 +190,7 @@ fn the_context_event_is_only_observed() {
     let mut occ = session();
     let messages = vec![user(1, 40)];
     let before = messages.clone();
-    occ.context(ContextEvent::new(false, &messages));
+    occ.on_context(ContextEvent::new(false, &messages));
     assert_eq!(messages, before, "the messages are borrowed, never changed");
 }
 
@@ -162,7 +208,11 @@ fn restore_is_lazy_and_reads_the_branch() {
     let branch = sol_core::session::SessionEntry::from_values([
         json!({"type": "custom", "customType": STATE_ENTRY_TYPE, "data": saved.to_value()}),
     ]);
-    occ.restore(&branch);
+    assert_eq!(
+        occ.on_restore(&branch),
+        Step::default(),
+        "nothing unreadable"
+    );
     assert!(!occ.needs_restore());
     assert_eq!(occ.state().request_count, 4);
 }
@@ -170,22 +220,23 @@ fn restore_is_lazy_and_reads_the_branch() {
 #[test]
 fn a_selection_not_idle_at_its_settlement_is_dropped_and_never_compacts_later() {
     let mut d = selected_boundary();
-    let SettledAction::Dropped { skip_entry } = d.occ.agent_settled(false) else {
-        panic!("Pi was not idle at the settlement of the stopped run");
+    let step = d.occ.on_agent_settled(false);
+    let [Effect::AppendEntry(skip_entry)] = step.effects.as_slice() else {
+        panic!("Pi was not idle at the settlement of the stopped run: {step:?}");
     };
     assert_eq!(skip_entry.custom_type, text::SKIP_ENTRY_TYPE);
     assert_eq!(skip_entry.data["reason"], "not_idle_at_settle");
     assert_eq!(skip_entry.data["decisionReason"], "economic");
     assert!(skip_entry.data["archiveTokens"].as_u64().is_some());
-    assert!(!d.occ.is_compaction_selected() && !d.occ.is_compacting());
+    assert!(!selected(&d.occ) && !compacting(&d.occ));
     assert!(
-        !d.occ.should_cancel_compaction(CompactionTrigger::Threshold),
+        !d.occ.on_before_compact(CompactionTrigger::Threshold),
         "nothing is selected any more"
     );
     // The next, unrelated settlement (idle) does not compact at its point.
     d.request(8_000);
-    assert_eq!(d.occ.agent_settled(true), SettledAction::Release);
-    assert_eq!(d.occ.agent_settled(true), SettledAction::Release);
+    assert_eq!(d.occ.on_agent_settled(true), Step::default());
+    assert_eq!(d.occ.on_agent_settled(true), Step::default());
     // The retry block is untouched: a later boundary is evaluated normally.
     assert!(!d.occ.is_retry_blocked());
 }
@@ -193,48 +244,48 @@ fn a_selection_not_idle_at_its_settlement_is_dropped_and_never_compacts_later() 
 #[test]
 fn the_main_flow_compacts_once_and_continues() {
     let mut d = selected_boundary();
-    assert!(d.occ.is_compaction_selected());
-    assert!(d.occ.should_cancel_compaction(CompactionTrigger::Threshold));
-    assert!(!d.occ.should_cancel_compaction(CompactionTrigger::Manual));
-    assert!(!d.occ.should_cancel_compaction(CompactionTrigger::Overflow));
+    assert!(selected(&d.occ));
+    assert!(d.occ.on_before_compact(CompactionTrigger::Threshold));
+    assert!(!d.occ.on_before_compact(CompactionTrigger::Manual));
+    assert!(!d.occ.on_before_compact(CompactionTrigger::Overflow));
 
-    let SettledAction::Compact {
-        custom_instructions,
-    } = d.occ.agent_settled(true)
-    else {
-        panic!("the idle settlement compacts");
-    };
+    let step = d.occ.on_agent_settled(true);
+    let custom_instructions = compacts(&step);
     assert!(custom_instructions.starts_with(text::BOUNDARY_COMPACTION_INSTRUCTIONS));
     assert!(custom_instructions.contains(r#""verification":["cargo test: 12 passed"]"#));
-    assert!(d.occ.is_compacting());
+    assert!(compacting(&d.occ));
+    assert!(d.occ.on_before_tree(), "Pi 0.84.2 reports idle meanwhile");
+    let mut refusing = selected_boundary_on(PiCapabilities {
+        refuses_tree_navigation_during_compaction: true,
+    });
+    compacts(&refusing.occ.on_agent_settled(true));
+    assert!(!refusing.occ.on_before_tree(), "Pi 1.x refuses by itself");
     assert!(
-        d.occ.should_cancel_tree_navigation(false),
-        "Pi 0.84.2 reports idle meanwhile"
-    );
-    assert!(
-        !d.occ.should_cancel_tree_navigation(true),
-        "Pi 1.x refuses by itself"
-    );
-    assert!(
-        !d.occ.should_cancel_compaction(CompactionTrigger::Manual),
+        !d.occ.on_before_compact(CompactionTrigger::Manual),
         "our own compaction"
     );
-    assert_eq!(d.occ.agent_settled(true), SettledAction::Wait);
+    assert_eq!(
+        d.occ.on_agent_settled(true).effects,
+        vec![Effect::KeepWaiting]
+    );
 
-    d.occ.session_compact(false, Vec::new());
+    let step = d.occ.on_session_compact(false, Vec::new());
     let state = d.occ.state().clone();
+    assert_eq!(saved_state(&step), Some(state.clone()));
     assert_eq!(state.native_compaction_count, 1);
     assert!(state.pending_progress.is_empty());
     assert_eq!(state.plan.len(), 2, "the plan survives the compaction");
     assert_eq!(state.cache_debt_tokens, 0.0, "ratio 0 charges no debt");
 
-    let follow_up = d.occ.compaction_finished(&CompactionResult::Completed {
-        summary: "s".repeat(400),
-    });
-    let CompactionOutcome::Completed { removed_tokens } = follow_up.outcome else {
-        panic!("completed: {:?}", follow_up.outcome);
-    };
+    let follow_up = finish(
+        &mut d.occ,
+        &CompactionResult::Completed {
+            summary: "s".repeat(400),
+        },
+    );
+    let removed_tokens = follow_up.removed_tokens();
     assert!(removed_tokens > 0);
+    assert_eq!(follow_up.account.model_calls, 1);
     let continuation = follow_up.continuation.expect("one hidden continuation");
     assert_eq!(continuation.custom_type, "sol-pi-online-context-compact");
     assert!(!continuation.display && continuation.trigger_turn);
@@ -246,18 +297,17 @@ fn the_main_flow_compacts_once_and_continues() {
     assert_eq!(notice.notice, text::savings_notice(removed_tokens));
     assert!(follow_up.error.is_none() && follow_up.skip_entry.is_none());
 
+    assert!(!d.occ.on_before_tree(), "navigation works again");
+    assert_eq!(d.occ.on_agent_settled(true), Step::default());
     assert!(
-        !d.occ.should_cancel_tree_navigation(false),
-        "navigation works again"
-    );
-    assert_eq!(d.occ.agent_settled(true), SettledAction::Release);
-    assert_eq!(
-        d.occ
-            .compaction_finished(&CompactionResult::Completed {
+        finish(
+            &mut d.occ,
+            &CompactionResult::Completed {
                 summary: String::new()
-            })
-            .outcome,
-        CompactionOutcome::NotRunning
+            }
+        )
+        .is_nothing(),
+        "no compaction is running any more"
     );
 }
 
@@ -269,16 +319,14 @@ fn a_selected_compaction_charges_its_cache_debt() {
     d.request(8_000);
     d.request(8_000);
     d.plan("p2", &[("a", "completed"), ("b", "in_progress")]);
-    assert_eq!(d.turn_end("p2"), TurnEndOutcome::Evaluate);
+    assert_eq!(d.turn_end("p2").effects, vec![Effect::Measure]);
     let evaluation = d.decide().expect("evaluated");
     assert!(evaluation.abort, "{:?}", evaluation.decision);
     let decision = evaluation.decision;
-    assert!(matches!(
-        d.occ.agent_settled(true),
-        SettledAction::Compact { .. }
-    ));
-    d.occ.session_compact(false, Vec::new());
+    compacts(&d.occ.on_agent_settled(true));
+    let step = d.occ.on_session_compact(false, Vec::new());
     let state = d.occ.state();
+    assert_eq!(saved_state(&step).as_ref(), Some(state));
     assert_eq!(state.cache_debt_tokens, decision.write_tokens as f64 * 0.5);
     assert_eq!(state.cache_debt_repayment_tokens, decision.saving_tokens);
 }
@@ -293,8 +341,8 @@ fn an_extension_supplied_summary_charges_no_debt() {
     d.plan("p2", &[("a", "completed"), ("b", "in_progress")]);
     d.turn_end("p2");
     assert!(d.decide().expect("evaluated").abort);
-    d.occ.agent_settled(true);
-    d.occ.session_compact(true, Vec::new());
+    d.occ.on_agent_settled(true);
+    d.occ.on_session_compact(true, Vec::new());
     assert_eq!(d.occ.state().cache_debt_tokens, 0.0);
 }
 
@@ -306,13 +354,13 @@ fn too_little_removable_history_never_aborts() {
         cache_write_read_ratio: Some(0.0),
         keep_recent_tokens: None,
     });
-    d.occ.session_start(&[], Vec::new());
+    d.occ.on_session_start(&[], Vec::new());
     d.request(40);
     d.plan("p1", &[("a", "in_progress"), ("b", "pending")]);
     d.request(40);
     d.request(100_000);
     d.plan("p2", &[("a", "completed"), ("b", "in_progress")]);
-    assert_eq!(d.turn_end("p2"), TurnEndOutcome::Evaluate);
+    assert_eq!(d.turn_end("p2").effects, vec![Effect::Measure]);
     let evaluation = d.decide().expect("evaluated");
     assert!(!evaluation.abort);
     assert_eq!(
@@ -324,7 +372,7 @@ fn too_little_removable_history_never_aborts() {
         "{}",
         evaluation.estimate.removable_tokens
     );
-    assert_eq!(d.occ.agent_settled(true), SettledAction::Release);
+    assert_eq!(d.occ.on_agent_settled(true), Step::default());
 }
 
 #[test]
@@ -338,12 +386,13 @@ fn a_branch_pi_would_refuse_is_not_compactable() {
     d.turn_end("p2");
     let mut measurement = d.measurement();
     measurement.projection.leaf_is_compaction = true;
-    let evaluation = d.occ.decide_boundary(&measurement).expect("evaluated");
+    let step = d.occ.on_decide_boundary(&measurement);
+    let evaluation = crate::support::evaluation(&step, &d.occ).expect("evaluated");
     assert_eq!(
         evaluation.decision.reason,
         DecisionReason::NativeNotCompactable
     );
-    assert!(!evaluation.abort && !d.occ.is_compaction_selected());
+    assert!(!evaluation.abort && !selected(&d.occ));
 }
 
 #[test]
@@ -354,7 +403,7 @@ fn a_window_starting_with_a_system_message_is_too_small() {
         cache_write_read_ratio: Some(0.0),
         keep_recent_tokens: None,
     });
-    d.occ.session_start(&[], Vec::new());
+    d.occ.on_session_start(&[], Vec::new());
     d.messages.push(sol_core::message::AgentMessage::from_value(
         json!({"role": "system", "content": "x".repeat(60_000), "timestamp": 0}),
     ));
@@ -376,28 +425,28 @@ fn boundaries_are_skipped_when_the_turn_did_not_end_normally() {
                 stop_reason: Some(StopReason::parse("error")),
                 ..plan_turn("p2")
             },
-            BoundarySkip::TurnFailed,
+            "turn failed",
         ),
         (
             TurnEnd {
                 stop_reason: Some(StopReason::parse("aborted")),
                 ..plan_turn("p2")
             },
-            BoundarySkip::TurnAborted,
+            "turn aborted",
         ),
         (
             TurnEnd {
                 aborted: true,
                 ..plan_turn("p2")
             },
-            BoundarySkip::TurnAborted,
+            "turn aborted",
         ),
         (
             TurnEnd {
                 tool_results: Vec::new(),
                 ..plan_turn("p2")
             },
-            BoundarySkip::PlanResultMissing,
+            "plan result missing",
         ),
         (
             TurnEnd {
@@ -408,7 +457,7 @@ fn boundaries_are_skipped_when_the_turn_did_not_end_normally() {
                 }],
                 ..plan_turn("p2")
             },
-            BoundarySkip::PlanResultFailed,
+            "plan result failed",
         ),
     ];
     for (turn, skip) in cases {
@@ -417,15 +466,16 @@ fn boundaries_are_skipped_when_the_turn_did_not_end_normally() {
         d.plan("p1", &[("a", "in_progress")]);
         d.request(8_000);
         d.plan("p2", &[("a", "completed")]);
-        assert_eq!(d.occ.turn_end(&turn), TurnEndOutcome::Skipped(skip));
-        assert!(
-            d.decide().is_none(),
-            "nothing to evaluate after {}",
-            skip.code()
-        );
         assert_eq!(
-            d.occ.turn_end(&plan_turn("p2")),
-            TurnEndOutcome::NoBoundary,
+            d.occ.clone().on_turn_end(&plan_turn("p2")).effects,
+            vec![Effect::Measure],
+            "the boundary a normal turn would evaluate"
+        );
+        assert_eq!(d.occ.on_turn_end(&turn), Step::default(), "{skip}");
+        assert!(d.decide().is_none(), "nothing to evaluate after {skip}");
+        assert_eq!(
+            d.occ.on_turn_end(&plan_turn("p2")),
+            Step::default(),
             "taken once"
         );
     }
@@ -450,49 +500,50 @@ fn only_the_first_plan_call_of_a_turn_is_the_pending_boundary() {
         &[("a", "completed"), ("b", "completed"), ("c", "in_progress")],
     );
     assert_eq!(d.occ.state().completed_boundary_request_counts, vec![3, 0]);
-    assert_eq!(d.turn_end("p2"), TurnEndOutcome::Evaluate);
+    assert_eq!(d.turn_end("p2").effects, vec![Effect::Measure]);
 }
 
 #[test]
 fn a_boundary_during_a_selected_compaction_is_skipped() {
     let mut d = selected_boundary();
     d.plan("p3", &[("build", "completed"), ("ship", "completed")]);
-    assert_eq!(
-        d.turn_end("p3"),
-        TurnEndOutcome::Skipped(BoundarySkip::CompactionInProgress)
-    );
+    assert!(selected(&d.occ));
+    assert_eq!(d.turn_end("p3"), Step::default(), "compaction in progress");
+    assert!(d.decide().is_none());
 }
 
 #[test]
 fn plan_tool_errors_leave_the_state_alone() {
     let mut occ = session();
     let before = occ.state().clone();
-    let aborted = occ
-        .update_plan("p", &plan_args(&[("a", "pending")]), true)
-        .expect_err("aborted");
+    let (aborted, step) = occ.on_update_plan("p", &plan_args(&[("a", "pending")]), true);
+    let aborted = aborted.expect_err("aborted");
     assert_eq!(aborted, PlanToolError::Aborted);
     assert_eq!(aborted.to_string(), "Plan update was aborted");
-    let invalid = occ
-        .update_plan("p", &json!({"steps": []}), false)
-        .expect_err("empty");
-    assert_eq!(invalid.code(), "no_steps");
+    assert_eq!(step, Step::default(), "nothing to save");
+    let (invalid, step) = occ.on_update_plan("p", &json!({"steps": []}), false);
+    assert_eq!(invalid.expect_err("empty").code(), "no_steps");
+    assert_eq!(step, Step::default(), "nothing to save");
     assert_eq!(occ.state(), &before);
-    assert_eq!(occ.take_state_entry(), None);
+    assert!(!unsaved(&occ));
 }
 
 #[test]
 fn restating_the_plan_after_compaction_is_not_progress() {
     let mut d = selected_boundary();
-    d.occ.agent_settled(true);
-    d.occ.session_compact(false, Vec::new());
-    d.occ.compaction_finished(&CompactionResult::Completed {
-        summary: String::new(),
-    });
+    d.occ.on_agent_settled(true);
+    d.occ.on_session_compact(false, Vec::new());
+    finish(
+        &mut d.occ,
+        &CompactionResult::Completed {
+            summary: String::new(),
+        },
+    );
     for call in ["r1", "r2", "r3"] {
         d.request(8_000);
         let output = d.plan(call, &[("build", "completed"), ("ship", "in_progress")]);
         assert!(!output.details.boundary);
-        assert_eq!(d.turn_end(call), TurnEndOutcome::NoBoundary);
+        assert_eq!(d.turn_end(call), Step::default(), "no boundary");
     }
     // Re-keyed, with the finished work arriving completed: history, not progress.
     d.request(8_000);
@@ -504,26 +555,29 @@ fn restating_the_plan_after_compaction_is_not_progress() {
 #[test]
 fn two_boundaries_compact_twice() {
     let mut d = selected_boundary();
-    d.occ.agent_settled(true);
-    d.occ.session_compact(false, Vec::new());
-    d.occ.compaction_finished(&CompactionResult::Completed {
-        summary: String::new(),
-    });
+    d.occ.on_agent_settled(true);
+    d.occ.on_session_compact(false, Vec::new());
+    finish(
+        &mut d.occ,
+        &CompactionResult::Completed {
+            summary: String::new(),
+        },
+    );
     for _ in 0..3 {
         d.request(8_000);
     }
     d.plan("p3", &[("build", "completed"), ("ship", "completed")]);
-    assert_eq!(d.turn_end("p3"), TurnEndOutcome::Evaluate);
+    assert_eq!(d.turn_end("p3").effects, vec![Effect::Measure]);
     let evaluation = d.decide().expect("evaluated");
     assert!(evaluation.abort, "{:?}", evaluation.decision.reason);
-    assert!(matches!(
-        d.occ.agent_settled(true),
-        SettledAction::Compact { .. }
-    ));
-    d.occ.session_compact(false, Vec::new());
-    let follow_up = d.occ.compaction_finished(&CompactionResult::Completed {
-        summary: String::new(),
-    });
+    compacts(&d.occ.on_agent_settled(true));
+    d.occ.on_session_compact(false, Vec::new());
+    let follow_up = finish(
+        &mut d.occ,
+        &CompactionResult::Completed {
+            summary: String::new(),
+        },
+    );
     assert!(follow_up.continuation.is_some());
     assert_eq!(d.occ.state().native_compaction_count, 2);
 }
@@ -531,11 +585,14 @@ fn two_boundaries_compact_twice() {
 #[test]
 fn the_cooldown_holds_back_an_economic_boundary_right_after_a_compaction() {
     let mut d = selected_boundary();
-    d.occ.agent_settled(true);
-    d.occ.session_compact(false, Vec::new());
-    d.occ.compaction_finished(&CompactionResult::Completed {
-        summary: String::new(),
-    });
+    d.occ.on_agent_settled(true);
+    d.occ.on_session_compact(false, Vec::new());
+    finish(
+        &mut d.occ,
+        &CompactionResult::Completed {
+            summary: String::new(),
+        },
+    );
     d.request(8_000);
     d.plan("p3", &[("build", "completed"), ("ship", "completed")]);
     d.turn_end("p3");
@@ -551,14 +608,15 @@ fn the_cooldown_holds_back_an_economic_boundary_right_after_a_compaction() {
 fn pi_threshold_compaction_is_recorded_without_debt() {
     let mut occ = session();
     assert!(
-        !occ.should_cancel_compaction(CompactionTrigger::Threshold),
+        !occ.on_before_compact(CompactionTrigger::Threshold),
         "nothing selected"
     );
-    occ.session_compact(false, vec![SizedMessage::from_message(&user(1, 40))]);
+    let step = occ.on_session_compact(false, vec![SizedMessage::from_message(&user(1, 40))]);
+    assert_eq!(saved_state(&step).as_ref(), Some(occ.state()));
     assert_eq!(occ.state().native_compaction_count, 1);
     assert_eq!(occ.state().cache_debt_tokens, 0.0);
     assert_eq!(
-        occ.context_tokens(None, 0),
+        boundary_context_tokens(&occ),
         10,
         "the compacted messages are observed"
     );
@@ -579,30 +637,27 @@ fn pi_threshold_compaction_is_recorded_without_debt() {
 #[test]
 fn an_overflow_compaction_consumes_the_selection() {
     let mut d = selected_boundary();
-    d.occ.session_compact(false, Vec::new());
-    assert!(!d.occ.is_compaction_selected());
-    assert_eq!(d.occ.agent_settled(true), SettledAction::Release);
+    d.occ.on_session_compact(false, Vec::new());
+    assert!(!selected(&d.occ));
+    assert_eq!(d.occ.on_agent_settled(true), Step::default());
 }
 
 #[test]
 fn native_refusals_resume_once_and_block_plan_only_retries() {
     let mut d = selected_boundary();
-    d.occ.agent_settled(true);
-    let follow_up = d.occ.compaction_finished(&CompactionResult::Failed {
-        name: Some("Error".into()),
-        message: "Nothing to compact (session too small)".into(),
-    });
-    assert_eq!(
-        follow_up.outcome,
-        CompactionOutcome::Skipped {
-            refusal: NativeRefusal::NothingToCompact
-        }
+    d.occ.on_agent_settled(true);
+    let follow_up = finish(
+        &mut d.occ,
+        &CompactionResult::Failed {
+            name: Some("Error".into()),
+            message: "Nothing to compact (session too small)".into(),
+        },
     );
-    let continuation = follow_up.continuation.expect("resumes once");
-    assert!(continuation.trigger_turn && !continuation.display);
     let entry = follow_up.skip_entry.expect("a skip record");
     assert_eq!(entry.custom_type, "sol-pi-online-context-compact-skipped");
-    assert_eq!(entry.data["reason"], "nothing_to_compact");
+    assert_eq!(entry.data["reason"], NativeRefusal::NothingToCompact.code());
+    let continuation = follow_up.continuation.expect("resumes once");
+    assert!(continuation.trigger_turn && !continuation.display);
     assert!(
         follow_up
             .warning
@@ -610,6 +665,7 @@ fn native_refusals_resume_once_and_block_plan_only_retries() {
             .contains("Compaction skipped")
     );
     assert!(follow_up.error.is_none());
+    assert_eq!(follow_up.account, StepAccount::default(), "no summary");
     assert_eq!(
         d.occ.state().native_compaction_count,
         0,
@@ -621,10 +677,7 @@ fn native_refusals_resume_once_and_block_plan_only_retries() {
     // The resumed turn only updates the plan: no new compaction.
     d.request(8_000);
     d.plan("p3", &[("build", "completed"), ("ship", "completed")]);
-    assert_eq!(
-        d.turn_end("p3"),
-        TurnEndOutcome::Skipped(BoundarySkip::RetryBlocked)
-    );
+    assert_eq!(d.turn_end("p3"), Step::default(), "retry blocked");
 
     // Real work lifts the block.
     let work = TurnEnd {
@@ -636,18 +689,21 @@ fn native_refusals_resume_once_and_block_plan_only_retries() {
             is_error: false,
         }],
     };
-    assert_eq!(d.occ.turn_end(&work), TurnEndOutcome::NoBoundary);
+    assert_eq!(d.occ.on_turn_end(&work), Step::default(), "no boundary");
     assert!(!d.occ.is_retry_blocked());
 }
 
 #[test]
 fn failed_tool_work_does_not_lift_the_block_but_user_input_does() {
     let mut d = selected_boundary();
-    d.occ.agent_settled(true);
-    d.occ.compaction_finished(&CompactionResult::Failed {
-        name: None,
-        message: "Already compacted".into(),
-    });
+    d.occ.on_agent_settled(true);
+    finish(
+        &mut d.occ,
+        &CompactionResult::Failed {
+            name: None,
+            message: "Already compacted".into(),
+        },
+    );
     let failed = TurnEnd {
         stop_reason: Some(StopReason::parse("toolUse")),
         aborted: false,
@@ -657,21 +713,23 @@ fn failed_tool_work_does_not_lift_the_block_but_user_input_does() {
             is_error: true,
         }],
     };
-    d.occ.turn_end(&failed);
+    d.occ.on_turn_end(&failed);
     assert!(d.occ.is_retry_blocked());
-    d.occ.input(&input("please continue", None));
+    d.occ.on_input(&input("please continue", None));
     assert!(!d.occ.is_retry_blocked());
 }
 
 #[test]
 fn other_failures_continue_and_report_the_error() {
     let mut d = selected_boundary();
-    d.occ.agent_settled(true);
-    let follow_up = d.occ.compaction_finished(&CompactionResult::Failed {
-        name: Some("Error".into()),
-        message: "Summarization failed: 529 overloaded".into(),
-    });
-    assert_eq!(follow_up.outcome, CompactionOutcome::Failed);
+    d.occ.on_agent_settled(true);
+    let follow_up = finish(
+        &mut d.occ,
+        &CompactionResult::Failed {
+            name: Some("Error".into()),
+            message: "Summarization failed: 529 overloaded".into(),
+        },
+    );
     let continuation = follow_up.continuation.expect("the task continues");
     assert!(continuation.content.contains("did not complete"));
     assert_eq!(
@@ -681,6 +739,8 @@ fn other_failures_continue_and_report_the_error() {
         )
     );
     assert!(follow_up.skip_entry.is_none());
+    assert_eq!(follow_up.account, StepAccount::default(), "no summary");
+    assert!(d.occ.is_retry_blocked());
 }
 
 #[test]
@@ -690,22 +750,29 @@ fn cancellation_and_shutdown_never_continue() {
         (None, "Compaction cancelled"),
     ] {
         let mut d = selected_boundary();
-        d.occ.agent_settled(true);
-        let follow_up = d.occ.compaction_finished(&CompactionResult::Failed {
-            name: name.map(str::to_owned),
-            message: message.to_owned(),
-        });
-        assert_eq!(follow_up.outcome, CompactionOutcome::Cancelled);
-        assert!(follow_up.continuation.is_none() && follow_up.error.is_none());
+        d.occ.on_agent_settled(true);
+        assert!(compacting(&d.occ));
+        let follow_up = finish(
+            &mut d.occ,
+            &CompactionResult::Failed {
+                name: name.map(str::to_owned),
+                message: message.to_owned(),
+            },
+        );
+        assert!(follow_up.is_nothing(), "cancelled: {follow_up:?}");
+        assert!(!compacting(&d.occ));
     }
     let mut d = selected_boundary();
-    d.occ.agent_settled(true);
-    d.occ.session_shutdown();
-    let follow_up = d.occ.compaction_finished(&CompactionResult::Completed {
-        summary: String::new(),
-    });
-    assert_eq!(follow_up.outcome, CompactionOutcome::NotRunning);
-    assert!(follow_up.continuation.is_none());
+    d.occ.on_agent_settled(true);
+    assert_eq!(d.occ.on_session_shutdown(), Step::default());
+    assert!(!compacting(&d.occ), "the shutdown ended the run");
+    let follow_up = finish(
+        &mut d.occ,
+        &CompactionResult::Completed {
+            summary: String::new(),
+        },
+    );
+    assert!(follow_up.is_nothing(), "not running: {follow_up:?}");
 }
 
 #[test]
@@ -749,18 +816,28 @@ fn corrections_drop_the_plan_and_the_selection() {
         input("CORRECTION: wrong file", None),
     ] {
         let mut d = selected_boundary();
-        assert_eq!(d.occ.input(&correction), InputOutcome::Correction);
-        assert!(!d.occ.is_compaction_selected());
+        let epoch = d.occ.state().epoch;
+        let step = d.occ.on_input(&correction);
+        let saved = saved_state(&step).expect("the correction is saved");
+        assert_eq!(&saved, d.occ.state());
+        assert_eq!(saved.epoch, epoch + 1, "a new epoch");
+        assert_eq!(
+            saved.last_context_tokens, None,
+            "a correction drops the context samples too"
+        );
+        assert!(!selected(&d.occ));
         assert!(d.occ.state().plan.is_empty());
         assert!(d.occ.state().completed_boundary_request_counts.is_empty());
-        assert_eq!(d.occ.agent_settled(true), SettledAction::Release);
-        assert!(d.occ.take_state_entry().is_some());
+        assert_eq!(d.occ.on_agent_settled(true), Step::default());
     }
     let mut occ = session();
+    let before = occ.state().clone();
     assert_eq!(
-        occ.input(&input("a follow-up", Some("followUp"))),
-        InputOutcome::Continue
+        occ.on_input(&input("a follow-up", Some("followUp"))),
+        Step::default(),
+        "any other input changes nothing"
     );
+    assert_eq!(occ.state(), &before);
 }
 
 #[test]
@@ -771,29 +848,37 @@ fn a_new_task_after_a_completed_plan_starts_a_new_horizon() {
     d.request(8_000);
     d.plan("p2", &[("a", "completed")]);
     d.turn_end("p2");
-    assert_eq!(
-        d.occ.input(&input("Next, add metrics.", None)),
-        InputOutcome::Handoff
-    );
+    let epoch = d.occ.state().epoch;
+    let step = d.occ.on_input(&input("Next, add metrics.", None));
     let state = d.occ.state();
+    assert_eq!(
+        saved_state(&step).as_ref(),
+        Some(state),
+        "the handoff is saved"
+    );
+    assert_eq!(state.epoch, epoch + 1, "a new epoch");
+    assert!(
+        state.last_context_tokens.is_some(),
+        "a handoff, not a correction: the context samples stay"
+    );
     assert!(state.plan.is_empty() && state.completed_boundary_request_counts.is_empty());
     assert_eq!(state.last_boundary_request_count, state.request_count);
     assert_eq!(
-        d.occ.input(&input("And docs.", None)),
-        InputOutcome::Continue
+        d.occ.on_input(&input("And docs.", None)),
+        Step::default(),
+        "any other input changes nothing"
     );
 }
 
 #[test]
 fn update_plan_results_carry_the_snapshot_and_details() {
     let mut occ = session();
-    let output = occ
-        .update_plan(
-            "p1",
-            &plan_args(&[("a", "in_progress"), ("b", "in_progress")]),
-            false,
-        )
-        .expect("valid");
+    let (result, step) = occ.on_update_plan(
+        "p1",
+        &plan_args(&[("a", "in_progress"), ("b", "in_progress")]),
+        false,
+    );
+    let output = result.expect("valid");
     assert!(
         output
             .text
@@ -808,7 +893,7 @@ fn update_plan_results_carry_the_snapshot_and_details() {
                    {"id": "a", "goal": "goal a", "status": "in_progress"},
                    {"id": "b", "goal": "goal b", "status": "in_progress"}]})
     );
-    let snapshot = occ.take_state_entry().expect("the plan was stored");
+    let snapshot = saved_state(&step).expect("the plan was stored");
     assert_eq!(snapshot.plan.len(), 2);
 }
 
@@ -817,7 +902,8 @@ fn progress_without_a_completion_is_not_recorded() {
     let mut occ = session();
     let args = json!({"steps": [{"id": "a", "goal": "g", "status": "in_progress"}],
                       "progress": {"decisions": ["use BTreeMap"]}});
-    let output = occ.update_plan("p", &args, false).expect("valid");
+    let (result, _) = occ.on_update_plan("p", &args, false);
+    let output = result.expect("valid");
     assert!(!output.details.progress_recorded);
     assert!(occ.state().pending_progress.is_empty());
 }
@@ -825,18 +911,22 @@ fn progress_without_a_completion_is_not_recorded() {
 #[test]
 fn a_compaction_abandoned_by_shutdown_ends_like_a_cancelled_one() {
     let mut d = selected_boundary();
-    d.occ.agent_settled(true);
-    let follow_up = d.occ.compaction_finished(&CompactionResult::Abandoned);
-    assert_eq!(follow_up.outcome, CompactionOutcome::Cancelled);
+    d.occ.on_agent_settled(true);
+    let follow_up = finish(&mut d.occ, &CompactionResult::Abandoned);
     assert!(follow_up.continuation.is_none());
     assert!(follow_up.skip_entry.is_none());
     assert!(follow_up.error.is_none() && follow_up.warning.is_none());
     assert!(follow_up.savings_notice.is_none());
+    assert!(follow_up.is_nothing());
     // The run ended: a late callback finds nothing running.
-    let late = d.occ.compaction_finished(&CompactionResult::Completed {
-        summary: "late".into(),
-    });
-    assert_eq!(late.outcome, CompactionOutcome::NotRunning);
+    assert!(!compacting(&d.occ));
+    let late = finish(
+        &mut d.occ,
+        &CompactionResult::Completed {
+            summary: "late".into(),
+        },
+    );
+    assert!(late.is_nothing());
 }
 
 #[test]
@@ -845,14 +935,14 @@ fn the_plan_tool_name_is_an_option_of_the_session() {
     // to call `set_plan`, and a turn's `set_plan` result is the plan call, not other work.
     let mut d = selected_boundary();
     d.occ = d.occ.clone().with_plan_tool_name("set_plan");
-    assert!(matches!(
-        d.occ.agent_settled(true),
-        SettledAction::Compact { .. }
-    ));
-    d.occ.session_compact(false, Vec::new());
-    let follow_up = d.occ.compaction_finished(&CompactionResult::Completed {
-        summary: "s".repeat(400),
-    });
+    compacts(&d.occ.on_agent_settled(true));
+    d.occ.on_session_compact(false, Vec::new());
+    let follow_up = finish(
+        &mut d.occ,
+        &CompactionResult::Completed {
+            summary: "s".repeat(400),
+        },
+    );
     let continuation = follow_up.continuation.expect("a continuation");
     assert_eq!(
         continuation.content,
@@ -869,12 +959,12 @@ fn the_plan_tool_name_is_an_option_of_the_session() {
     // for this session, `set_plan` is not.
     let mut d = selected_boundary();
     d.occ = d.occ.clone().with_plan_tool_name("set_plan");
-    d.occ.agent_settled(true);
+    d.occ.on_agent_settled(true);
     let failed = CompactionResult::Failed {
         name: None,
         message: "boom".into(),
     };
-    assert!(d.occ.compaction_finished(&failed).continuation.is_some());
+    assert!(finish(&mut d.occ, &failed).continuation.is_some());
     assert!(d.occ.is_retry_blocked());
     let turn = |name: &str| TurnEnd {
         stop_reason: Some(StopReason::ToolUse),
@@ -885,8 +975,8 @@ fn the_plan_tool_name_is_an_option_of_the_session() {
             is_error: false,
         }],
     };
-    d.occ.turn_end(&turn("set_plan"));
+    d.occ.on_turn_end(&turn("set_plan"));
     assert!(d.occ.is_retry_blocked(), "the plan tool is not work");
-    d.occ.turn_end(&turn("update_plan"));
+    d.occ.on_turn_end(&turn("update_plan"));
     assert!(!d.occ.is_retry_blocked(), "another tool is work");
 }

@@ -1,20 +1,24 @@
-//! Properties of the state machine under arbitrary event sequences: no panics, every
-//! counted request was announced and is counted once, the persisted state stays valid, and
-//! cancellation never continues.
+//! Properties of the state machine under arbitrary event sequences played through its
+//! `on_*` steps: no panics, every counted request was announced and is counted once, the
+//! persisted state stays valid and every change of it is saved by the step that made it,
+//! and cancellation never continues.
 
 use proptest::prelude::*;
 use proptest::sample::select;
 use serde_json::Value;
-use sol_occ::session::StopReason;
 use sol_occ::session::{
-    CompactionOutcome, CompactionResult, CompactionTrigger, ContextEvent, InputEvent, Observation,
-    OccSession, RequestMark, SELECTION_DROPPED_NOT_IDLE, SettledAction, TurnEnd, TurnToolResult,
+    CompactionErrorKind, CompactionResult, CompactionTrigger, ContextEvent, Effect, InputEvent,
+    Observation, OccSession, SELECTION_DROPPED_NOT_IDLE, Step, StopReason, TurnEnd, TurnToolResult,
+    classify_compaction_error,
 };
 use sol_occ::settings::OccOptions;
 use sol_occ::state::OccState;
-use sol_occ::tokens::SizedMessage;
+use sol_occ::tokens::{MessageRole, SizedMessage};
 
-use crate::support::{Driver, assistant, plan_args, user};
+use crate::support::{
+    Driver, Mark, assert_snapshots_are_the_state, assistant, compacting, evaluation, mark,
+    plan_args, saved_state, selected, unsaved, user,
+};
 
 #[derive(Debug, Clone)]
 pub(crate) enum Event {
@@ -53,7 +57,8 @@ pub(crate) enum Event {
     },
     Finished(CompactionResult),
     BeforeCompact(CompactionTrigger),
-    BeforeTree(bool),
+    /// `session_before_tree`; whether Pi refuses by itself is the session's capability.
+    BeforeTree,
 }
 
 fn steps() -> impl Strategy<Value = Vec<(&'static str, &'static str)>> {
@@ -114,7 +119,7 @@ pub(crate) fn event() -> impl Strategy<Value = Event> {
         2 => result().prop_map(Event::Finished),
         1 => select(vec![CompactionTrigger::Manual, CompactionTrigger::Threshold, CompactionTrigger::Overflow])
             .prop_map(Event::BeforeCompact),
-        1 => any::<bool>().prop_map(Event::BeforeTree),
+        1 => Just(Event::BeforeTree),
     ]
 }
 
@@ -138,10 +143,23 @@ pub(crate) fn own_branch(occ: &OccSession) -> Vec<sol_core::session::SessionEntr
     ])
 }
 
-fn apply(driver: &mut Driver, event: &Event, tally: &mut Tally) {
+/// Whether a compaction that ended so would be cancelled (nothing follows it).
+fn cancelled(result: &CompactionResult) -> bool {
+    match result {
+        CompactionResult::Completed { .. } => false,
+        CompactionResult::Abandoned => true,
+        CompactionResult::Failed { name, message } => {
+            classify_compaction_error(name.as_deref(), message) == CompactionErrorKind::Cancelled
+        }
+    }
+}
+
+/// Plays one event through its step and checks what the step returned against what the
+/// session showed before it; returns the step.
+fn apply(driver: &mut Driver, event: &Event, tally: &mut Tally) -> Step {
+    let was_counted = mark(&driver.occ) == Mark::Counted;
     let occ = &mut driver.occ;
-    let was_counted = occ.request_mark() == RequestMark::Counted;
-    match event {
+    let step = match event {
         Event::Context { aborted, chars } => {
             driver.clock += 1;
             driver.messages.push(user(driver.clock, *chars));
@@ -150,104 +168,139 @@ fn apply(driver: &mut Driver, event: &Event, tally: &mut Tally) {
             if !aborted && !was_counted {
                 tally.announced += 1;
             }
-            driver
+            let step = driver
                 .occ
-                .context(ContextEvent::new(*aborted, &driver.messages));
+                .on_context(ContextEvent::new(*aborted, &driver.messages));
+            assert_eq!(step, Step::default(), "an observation is not saved");
+            step
         }
         Event::ProviderRequest { reported } => {
-            let before = occ.request_mark();
-            let outcome = occ.before_provider_request(*reported, 7);
-            assert_eq!(outcome.counted, before == RequestMark::Marked);
+            let before = mark(occ);
+            let count = occ.state().request_count;
+            let step = occ.on_before_provider_request(*reported, 7);
+            let counted = occ.state().request_count > count;
+            assert_eq!(counted, before == Mark::Marked);
+            assert_eq!(saved_state(&step).is_some(), counted, "a count is saved");
+            assert_eq!(step.effects.len(), usize::from(counted));
+            step
         }
         Event::MessageEnd(role) => {
             if *role == "assistant" && was_counted {
                 tally.assistant_ends += 1;
             }
-            occ.message_end(role);
+            occ.on_message_end(MessageRole::parse(role))
         }
         Event::SessionStart => {
             tally.interrupted += u64::from(was_counted);
             let branch = own_branch(occ);
-            occ.session_start(&branch, Vec::new());
+            occ.on_session_start(&branch, Vec::new())
         }
         Event::SessionTree => {
             tally.interrupted += u64::from(was_counted);
             let branch = own_branch(occ);
-            occ.session_tree(&branch, Vec::new());
+            occ.on_session_tree(&branch, Vec::new())
         }
         Event::SessionCompact { from_extension } => {
             tally.interrupted += u64::from(was_counted);
-            occ.session_compact(*from_extension, Vec::new());
+            occ.on_session_compact(*from_extension, Vec::new())
         }
         Event::Shutdown => {
             tally.interrupted += u64::from(was_counted);
-            occ.session_shutdown();
+            occ.on_session_shutdown()
         }
         Event::Input { text, steer } => {
             let streaming = steer.then(|| "steer".to_owned());
-            occ.input(&InputEvent {
+            occ.on_input(&InputEvent {
                 text: (*text).to_owned(),
                 streaming_behavior: streaming,
-            });
+            })
         }
         Event::Plan { call, steps } => {
-            let _ = occ.update_plan(&format!("p{call}"), &plan_args(steps), false);
+            occ.on_update_plan(&format!("p{call}"), &plan_args(steps), false)
+                .1
         }
         Event::TurnEnd { .. } => {
-            occ.turn_end(&turn_end_of(event).expect("a turn"));
+            let step = occ.on_turn_end(&turn_end_of(event).expect("a turn"));
+            assert!(
+                step.effects.is_empty() || step.effects == [Effect::Measure],
+                "{step:?}"
+            );
+            step
         }
         Event::Decide => {
             let measurement = driver.measurement();
-            if let Some(evaluation) = driver.occ.decide_boundary(&measurement) {
+            let step = driver.occ.on_decide_boundary(&measurement);
+            // The decision, then for a selected compaction the snapshot and the abort.
+            if let Some(evaluation) = evaluation(&step, &driver.occ) {
                 assert_eq!(evaluation.abort, evaluation.decision.compact);
-                assert_eq!(evaluation.abort, driver.occ.is_compaction_selected());
+                assert_eq!(evaluation.abort, selected(&driver.occ));
             }
+            step
         }
         Event::Settled { idle } => {
-            let selected = occ.is_compaction_selected();
-            let compacting = occ.is_compacting();
-            match occ.agent_settled(*idle) {
-                SettledAction::Compact { .. } => assert!(selected && *idle),
-                SettledAction::Dropped { skip_entry } => {
-                    assert!(selected && !idle);
+            let was_selected = selected(occ);
+            let was_compacting = compacting(occ);
+            let step = occ.on_agent_settled(*idle);
+            match step.effects.as_slice() {
+                [Effect::Compact { .. }] => assert!(was_selected && *idle),
+                [Effect::AppendEntry(skip_entry)] => {
+                    assert!(was_selected && !idle);
                     assert_eq!(skip_entry.data["reason"], SELECTION_DROPPED_NOT_IDLE);
                 }
-                SettledAction::Wait => assert!(compacting),
-                SettledAction::Release => assert!(!selected && !compacting),
+                [Effect::KeepWaiting] => assert!(was_compacting),
+                [] => assert!(!was_selected && !was_compacting),
+                other => panic!("a settlement's effects: {other:?}"),
             }
             // A selection is valid for one settlement only: it never survives to a later,
             // unrelated one.
-            assert!(!occ.is_compaction_selected());
+            assert!(!selected(occ));
+            step
         }
         Event::Finished(result) => {
-            let running = occ.is_compacting();
-            let follow_up = occ.compaction_finished(result);
+            let running = compacting(occ);
+            let step = occ.on_compaction_finished(result);
             if !running {
-                assert_eq!(follow_up.outcome, CompactionOutcome::NotRunning);
+                assert_eq!(step, Step::default(), "nothing was running");
             }
-            if matches!(
-                follow_up.outcome,
-                CompactionOutcome::Cancelled | CompactionOutcome::NotRunning
-            ) {
-                assert!(follow_up.continuation.is_none());
+            let continuations: Vec<_> = step
+                .effects
+                .iter()
+                .filter_map(|effect| match effect {
+                    Effect::SendMessage(continuation) => Some(continuation),
+                    _ => None,
+                })
+                .collect();
+            if !running || cancelled(result) {
+                assert!(continuations.is_empty(), "{step:?}");
             } else {
-                let continuation = follow_up.continuation.expect("a continuation");
+                let [continuation] = continuations.as_slice() else {
+                    panic!("one continuation: {step:?}");
+                };
                 assert!(continuation.trigger_turn && !continuation.display);
+                // The host sends it and reports; an error is failed only then.
+                let sent = occ.on_continuation_sent(true);
+                assert!(
+                    matches!(sent.effects.as_slice(), [] | [Effect::Fail { .. }]),
+                    "{sent:?}"
+                );
             }
-            assert!(!occ.is_compacting());
+            assert!(!compacting(occ));
+            step
         }
         Event::BeforeCompact(trigger) => {
-            let cancel = occ.should_cancel_compaction(*trigger);
-            assert!(
-                !cancel
-                    || (*trigger == CompactionTrigger::Threshold && occ.is_compaction_selected())
-            );
+            let cancel = occ.on_before_compact(*trigger);
+            assert!(!cancel || (*trigger == CompactionTrigger::Threshold && selected(occ)));
+            Step::default()
         }
-        Event::BeforeTree(pi_refuses) => {
-            let cancel = occ.should_cancel_tree_navigation(*pi_refuses);
-            assert!(!cancel || (!pi_refuses && occ.is_compacting()));
+        Event::BeforeTree => {
+            let pi_refuses = occ.capabilities().refuses_tree_navigation_during_compaction;
+            let cancel = occ.on_before_tree();
+            assert!(!cancel || (!pi_refuses && compacting(occ)));
+            Step::default()
         }
-    }
+    };
+    assert_snapshots_are_the_state(&step, &driver.occ);
+    step
 }
 
 proptest! {
@@ -264,19 +317,18 @@ proptest! {
             apply(&mut driver, event, &mut tally);
             let occ = &driver.occ;
             let state = occ.state();
-            let open = u64::from(occ.request_mark() == RequestMark::Counted);
+            let open = u64::from(mark(occ) == Mark::Counted);
             // Each count consumed one announcement, and is closed by exactly one assistant
             // message_end or one interrupting session event before the next can happen.
             prop_assert!(state.request_count <= tally.announced);
             prop_assert_eq!(state.request_count, tally.assistant_ends + tally.interrupted + open);
             prop_assert!(state.last_boundary_request_count <= state.request_count);
             prop_assert!(state.cache_debt_tokens.is_finite() && state.cache_debt_tokens >= 0.0);
-            prop_assert!(!(occ.is_compacting() && occ.is_compaction_selected()));
+            prop_assert!(!(compacting(occ) && selected(occ)));
             let restored = OccState::from_value(&state.to_value());
             prop_assert_eq!(restored.as_ref(), Ok(state));
-        }
-        if let Some(snapshot) = driver.occ.take_state_entry() {
-            prop_assert_eq!(&snapshot, driver.occ.state());
+            // Every change of the state was saved by the step that made it.
+            prop_assert!(!unsaved(occ), "{:?}", event);
         }
     }
 
@@ -297,7 +349,7 @@ proptest! {
                 assistant_ends += 1;
             }
             apply(&mut driver, event, &mut tally);
-            let open = u64::from(driver.occ.request_mark() == RequestMark::Counted);
+            let open = u64::from(mark(&driver.occ) == Mark::Counted);
             prop_assert!(driver.occ.state().request_count <= assistant_ends + open);
         }
     }
@@ -310,24 +362,28 @@ fn a_session_restores_from_its_own_snapshot() {
         cache_write_read_ratio: Some(12.5),
         keep_recent_tokens: None,
     });
-    occ.session_start(&[], Vec::new());
-    occ.context(ContextEvent::new(false, &[user(1, 40)]));
-    occ.before_provider_request(None, 0);
-    occ.update_plan("p", &plan_args(&[("a", "in_progress")]), false)
-        .expect("valid");
-    let snapshot = occ.take_state_entry().expect("changed");
+    occ.on_session_start(&[], Vec::new());
+    occ.on_context(ContextEvent::new(false, &[user(1, 40)]));
+    occ.on_before_provider_request(None, 0);
+    let (result, step) = occ.on_update_plan("p", &plan_args(&[("a", "in_progress")]), false);
+    result.expect("valid");
+    let snapshot = saved_state(&step).expect("changed");
     let branch = sol_core::session::SessionEntry::from_values([serde_json::json!({
         "type": "custom", "customType": sol_occ::state::STATE_ENTRY_TYPE, "data": snapshot.to_value()
     })]);
     let mut restored = OccSession::new(*occ.options());
-    restored.session_start(&branch, Vec::new());
+    assert_eq!(
+        restored.on_session_start(&branch, Vec::new()),
+        Step::default()
+    );
     assert_eq!(restored.state(), occ.state());
 }
 
-/// One event against a session, returning everything the event's call returned. The
-/// observations are either the whole sized messages (`held: None`, the oracle: what the
-/// host did before it sized messages itself) or only their total, with the host keeping the
-/// sized list in `held` and handing it over with the boundary measurement.
+/// One event against a session through its step, returning the step (with the
+/// continuation's report, when it sent one). The observations are either the whole sized
+/// messages (`held: None`, the oracle: what the host did before it sized messages itself) or
+/// only their total, with the host keeping the sized list in `held` and handing it over with
+/// the boundary measurement.
 fn observe_step(
     driver: &mut Driver,
     event: &Event,
@@ -343,7 +399,7 @@ fn observe_step(
             }
         }
     };
-    match event {
+    let step = match event {
         Event::Context { aborted, chars } => {
             driver.clock += 1;
             driver.messages.push(user(driver.clock, *chars));
@@ -358,65 +414,62 @@ fn observe_step(
                     Observation::Total(total)
                 }
             };
-            driver.occ.context(ContextEvent {
+            driver.occ.on_context(ContextEvent {
                 aborted: *aborted,
                 observation,
-            });
-            String::new()
+            })
         }
         Event::SessionStart => {
             let branch = own_branch(&driver.occ);
-            driver.occ.session_start(&branch, observation(held));
-            String::new()
+            driver.occ.on_session_start(&branch, observation(held))
         }
         Event::SessionTree => {
             let branch = own_branch(&driver.occ);
-            driver.occ.session_tree(&branch, observation(held));
-            String::new()
+            driver.occ.on_session_tree(&branch, observation(held))
         }
-        Event::SessionCompact { from_extension } => {
-            driver
-                .occ
-                .session_compact(*from_extension, observation(held));
-            String::new()
-        }
-        Event::ProviderRequest { reported } => {
-            format!("{:?}", driver.occ.before_provider_request(*reported, 7))
-        }
+        Event::SessionCompact { from_extension } => driver
+            .occ
+            .on_session_compact(*from_extension, observation(held)),
+        Event::ProviderRequest { reported } => driver.occ.on_before_provider_request(*reported, 7),
         Event::Decide => {
             let mut measurement = driver.measurement();
             measurement.observed = held.map(|list| list.clone());
-            format!("{:?}", driver.occ.decide_boundary(&measurement))
+            driver.occ.on_decide_boundary(&measurement)
         }
-        Event::Settled { idle } => format!("{:?}", driver.occ.agent_settled(*idle)),
-        Event::Finished(result) => format!("{:?}", driver.occ.compaction_finished(result)),
+        Event::Settled { idle } => driver.occ.on_agent_settled(*idle),
+        Event::Finished(result) => {
+            let mut step = driver.occ.on_compaction_finished(result);
+            let sent = driver.occ.on_continuation_sent(true);
+            step.effects.extend(sent.effects);
+            step
+        }
         other => {
             let mut tally = Tally::default();
-            apply(driver, other, &mut tally);
-            String::new()
+            apply(driver, other, &mut tally)
         }
-    }
+    };
+    format!("{step:?}")
 }
 
-/// Completes a plan step on a copy of the session and evaluates the boundary.
-fn probe_boundary(
-    driver: &Driver,
-    held: Option<&Vec<SizedMessage>>,
-) -> Option<sol_occ::session::BoundaryEvaluation> {
+/// Completes a plan step on a copy of the session and evaluates the boundary: the
+/// measurement's step.
+fn probe_boundary(driver: &Driver, held: Option<&Vec<SizedMessage>>) -> Option<Step> {
     let mut occ = driver.occ.clone();
-    occ.update_plan(
+    occ.on_update_plan(
         "probe-1",
         &plan_args(&[("x", "in_progress"), ("y", "pending")]),
         false,
     )
+    .0
     .ok()?;
-    occ.update_plan(
+    occ.on_update_plan(
         "probe-2",
         &plan_args(&[("x", "completed"), ("y", "pending")]),
         false,
     )
+    .0
     .ok()?;
-    occ.turn_end(&TurnEnd {
+    occ.on_turn_end(&TurnEnd {
         stop_reason: Some(StopReason::parse("toolUse")),
         aborted: false,
         tool_results: vec![TurnToolResult {
@@ -427,7 +480,7 @@ fn probe_boundary(
     });
     let mut measurement = driver.measurement();
     measurement.observed = held.cloned();
-    occ.decide_boundary(&measurement)
+    Some(occ.on_decide_boundary(&measurement))
 }
 
 proptest! {
@@ -449,11 +502,11 @@ proptest! {
             let actual = observe_step(&mut host, event, Some(&mut held));
             prop_assert_eq!(actual, expected, "{:?}", event);
             prop_assert_eq!(host.occ.state(), oracle.occ.state());
-            prop_assert_eq!(host.occ.request_mark(), oracle.occ.request_mark());
-            prop_assert_eq!(host.occ.is_compaction_selected(), oracle.occ.is_compaction_selected());
-            prop_assert_eq!(host.occ.is_compacting(), oracle.occ.is_compacting());
+            prop_assert_eq!(mark(&host.occ), mark(&oracle.occ));
+            prop_assert_eq!(selected(&host.occ), selected(&oracle.occ));
+            prop_assert_eq!(compacting(&host.occ), compacting(&oracle.occ));
             prop_assert_eq!(host.occ.is_retry_blocked(), oracle.occ.is_retry_blocked());
-            prop_assert_eq!(host.occ.take_state_entry(), oracle.occ.take_state_entry());
+            prop_assert_eq!(unsaved(&host.occ), unsaved(&oracle.occ));
             // A boundary evaluated right now decides the same, on copies of both sessions.
             prop_assert_eq!(probe_boundary(&host, Some(&held)), probe_boundary(&oracle, None));
         }

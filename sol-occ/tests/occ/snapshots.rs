@@ -7,7 +7,7 @@ use sol_occ::plan::TOOL_NAME;
 use sol_occ::plan::{
     PlanAdvice, PlanError, PlanStep, ProgressList, ProgressSummary, StepStatus, parse_update_plan,
 };
-use sol_occ::session::{CompactionResult, NativeRefusal, OccSession, PlanToolError, SettledAction};
+use sol_occ::session::{CompactionResult, Effect, NativeRefusal, OccSession, PlanToolError};
 use sol_occ::settings::OptionsError;
 use sol_occ::text;
 
@@ -47,23 +47,21 @@ fn update_plan_tool_result() {
         cache_write_read_ratio: Some(12.5),
         keep_recent_tokens: None,
     });
-    occ.session_start(&[], Vec::new());
-    let first = occ
-        .update_plan(
-            "call-1",
-            &json!({"steps": [
-                {"id": "build", "goal": "Build the parser", "status": "in_progress"},
-                {"id": "docs", "goal": "Document it", "status": "pending"},
-            ]}),
-            false,
-        )
-        .expect("valid");
-    let second = occ
-        .update_plan("call-2", &json!({"steps": [
-            {"id": "build", "goal": "Build the parser", "status": "completed"},
-            {"id": "docs", "goal": "Document the parser", "status": "in_progress"},
-        ], "progress": {"files_changed": ["src/parser.rs"], "verification": ["cargo test: 31 passed"]}}), false)
-        .expect("valid");
+    occ.on_session_start(&[], Vec::new());
+    let (first, _) = occ.on_update_plan(
+        "call-1",
+        &json!({"steps": [
+            {"id": "build", "goal": "Build the parser", "status": "in_progress"},
+            {"id": "docs", "goal": "Document it", "status": "pending"},
+        ]}),
+        false,
+    );
+    let first = first.expect("valid");
+    let (second, _) = occ.on_update_plan("call-2", &json!({"steps": [
+        {"id": "build", "goal": "Build the parser", "status": "completed"},
+        {"id": "docs", "goal": "Document the parser", "status": "in_progress"},
+    ], "progress": {"files_changed": ["src/parser.rs"], "verification": ["cargo test: 31 passed"]}}), false);
+    let second = second.expect("valid");
     let render = format!(
         "{}\n{}\n---\ndetails: {}\n---\n{}\n{}",
         first.text,
@@ -189,15 +187,16 @@ fn skip_entry() {
     d.turn_end("p2");
     assert!(d.decide().expect("evaluated").abort);
     assert!(matches!(
-        d.occ.agent_settled(true),
-        SettledAction::Compact { .. }
+        d.occ.on_agent_settled(true).effects.as_slice(),
+        [Effect::Compact { .. }]
     ));
-    let follow_up = d.occ.compaction_finished(&CompactionResult::Failed {
+    // The step of the refusal: the skip record, the warning and the continuation, in order.
+    let step = d.occ.on_compaction_finished(&CompactionResult::Failed {
         name: None,
         message: "Summarization failed: generation hit the token cap and the summary is incomplete"
             .into(),
     });
-    let value = serde_json::to_string_pretty(&follow_up).expect("json");
+    let value = serde_json::to_string_pretty(&step).expect("json");
     assert_text_snapshot!("skip_entry", value);
 }
 

@@ -4,14 +4,13 @@
 
 use serde_json::{Value, json};
 use sol_core::StepAccount;
-use sol_occ::session::StopReason;
 use sol_occ::session::{
-    CompactionResult, Effect, OccSession, PiCapabilities, Step, TurnEnd, TurnToolResult,
+    CompactionResult, Effect, PiCapabilities, Step, StopReason, TurnEnd, TurnToolResult,
 };
 use sol_occ::state::STATE_ENTRY_TYPE;
 use sol_occ::text;
 
-use crate::support::{Driver, plan_args, plan_turn};
+use crate::support::{Driver, plan_args, plan_turn, unsaved};
 
 fn capabilities(refuses: bool) -> PiCapabilities {
     PiCapabilities {
@@ -21,9 +20,7 @@ fn capabilities(refuses: bool) -> PiCapabilities {
 
 /// A driver with capabilities, a long enough conversation, and a registered plan.
 fn planned(refuses_tree: bool) -> Driver {
-    let mut d = Driver::new(Some(0.0));
-    d.occ = OccSession::with_capabilities(*d.occ.options(), capabilities(refuses_tree));
-    d.occ.session_start(&[], Vec::new());
+    let mut d = Driver::with_capabilities(Some(0.0), capabilities(refuses_tree));
     d.request(8_000);
     let (result, _) = d.occ.on_update_plan(
         "p1",
@@ -136,7 +133,7 @@ fn a_boundary_saves_the_state_before_it_aborts_and_snapshots_each_change_once() 
         unreachable!()
     };
     assert_eq!(entry.data, d.occ.state().to_value());
-    assert_eq!(d.occ.take_state_entry(), None, "nothing is left to poll");
+    assert!(!unsaved(&d.occ), "nothing is left to save");
 }
 
 #[test]
