@@ -38,14 +38,8 @@ export declare class ObsPack {
    */
   constructor(root: string, cacheAwareRatio?: number | undefined | null, keepRecentOutputs?: number | undefined | null)
   /**
-   * A reply came (Pi's `message_end` of an assistant message): its content blocks, whose
-   * text and tool-call arguments may quote a packed result, and, when the provider
-   * reported it, its request's usage. Only the recent-outputs placement uses it.
-   */
-  onReply(content: unknown, usage?: ObsReplyUsage | undefined | null): void
-  /**
-   * Whether the steps use the cache-aware placement: `onContext` then needs the request's
-   * shape.
+   * Whether the steps use the cache-aware placement (or the recent-outputs one):
+   * `onContext` then needs the request's shape.
    */
   get cacheAware(): boolean
   /**
@@ -649,14 +643,30 @@ export interface ObsRecallRequest {
  */
 export declare function obsRecallResultLabel(partial: boolean, details?: unknown): string
 
-/** What the provider reported for a reply's request, in tokens. */
+/**
+ * A reply as the recent-outputs placement reads it: the lines it quoted and the usage its
+ * provider reported.
+ */
+export interface ObsReply {
+  /** Its content blocks (text, thinking, tool calls with their arguments). */
+  content: unknown
+  /** Pi's `stopReason`: an aborted or failed reply's usage teaches nothing. */
+  stopReason?: string
+  /** Its usage as Pi recorded it. */
+  usage?: ObsReplyUsage
+}
+
+/**
+ * What the provider reported for a reply's request, in tokens (a value that is not a
+ * whole non-negative number counts as 0).
+ */
 export interface ObsReplyUsage {
   /** Uncached input. */
-  input: number
+  input?: number
   /** Read from the cache. */
-  cacheRead: number
+  cacheRead?: number
   /** Written to the cache. */
-  cacheWrite: number
+  cacheWrite?: number
 }
 
 /** Where a request's packed results sit, for the cache-aware placement. */
@@ -688,6 +698,17 @@ export interface ObsRequestShape {
    * recent-outputs placement decides whether the provider's cache had expired.
    */
   prompt?: ObsPrompt
+  /**
+   * For the recent-outputs placement: the newest assistant message the request carries
+   * (the reply to the request before), taken once (a request sent again over the same
+   * history counts nothing twice).
+   */
+  reply?: ObsReply
+  /**
+   * For the recent-outputs placement, on the first request of a pack made after a resume
+   * or a fork: the content of every earlier assistant message, whose quotes it takes.
+   */
+  earlierReplies?: Array<unknown>
 }
 
 /** The TUI notice and status after the first replacement. */

@@ -5,8 +5,8 @@
 // tool, error flag and `===` texts. Every request sends the handles and how many requests
 // already carried each (the assistant messages after it on this branch) to Rust's step, which
 // says which to replace. Under the recent-outputs placement (`keepRecentOutputs`) the step also
-// gets the tool outputs after each result and the new prompt's timing, and every reply goes to
-// Rust once (`message_end`): the lines it quotes and the usage its provider reported. A text that is not well-formed UTF-16 would reach Rust as U+FFFD: it
+// gets the tool outputs after each result, the new prompt's timing and the newest reply (Rust
+// takes each reply once: the lines it quotes and the usage its provider reported). A text that is not well-formed UTF-16 would reach Rust as U+FFFD: it
 // never goes there, so the model always gets it exactly.
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
@@ -19,7 +19,7 @@ import { runtimeRoot } from "./storage.ts";
 import { badge, now, OnceWarnings, SavingsStatus } from "./tui.ts";
 
 type Candidate = NativeAddon.ObsCandidate;
-type Message = { role: string; toolCallId?: string; toolName?: string; isError?: boolean; content?: unknown; timestamp?: unknown };
+type Message = { role: string; toolCallId?: string; toolName?: string; isError?: boolean; content?: unknown; timestamp?: unknown; stopReason?: unknown; usage?: Record<string, unknown> };
 type Block = { type: string; text: string };
 /** What Rust made of exactly this candidate: packed under a handle, or kept in full. */
 type Known = { candidate: Candidate; packed?: { handle: number; placeholder: string } };
@@ -95,22 +95,6 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 		pi.on("session_tree", rewrite);
 		pi.on("session_compact", rewrite);
 	}
-	// Each reply once, for the recent-outputs placement: what it quoted, and what its request read.
-	if (keep) {
-		pi.on("message_end", (event, ctx) =>
-			warnings.guard(ctx, failure, undefined, () => {
-				const message = event.message as Message & { usage?: Record<string, unknown>; stopReason?: unknown };
-				const root = message.role === "assistant" ? runtimeRoot(ctx, addon) : undefined;
-				const pack = root?.kind === "root" ? packs.get(root.root)?.pack : undefined;
-				if (!pack) return;
-				const usage = message.usage ?? {};
-				const [input, cacheRead, cacheWrite] = [usage.input, usage.cacheRead, usage.cacheWrite].map((n) => (typeof n === "number" && Number.isFinite(n) && n > 0 ? n : 0));
-				const billed = !["aborted", "error"].includes(String(message.stopReason)) && input + cacheRead + cacheWrite > 0;
-				pack.onReply(message.content, billed ? { input, cacheRead, cacheWrite } : undefined);
-			}),
-		);
-	}
-
 	pi.on("context", (event, ctx) =>
 		warnings.guard(ctx, failure, undefined, () => {
 			const root = runtimeRoot(ctx, addon);
@@ -133,9 +117,10 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 			const messages = event.messages as unknown as Message[];
 			const sized = pack.cacheAware;
 			let [assistants, after, newTokens, outputs] = [0, 0, 0, 0];
+			let newest: Message | undefined;
 			for (let i = messages.length - 1; i >= 0; i--) {
 				const message = messages[i];
-				if (message.role === "assistant" && assistants++ === 0) newTokens = after;
+				if (message.role === "assistant" && assistants++ === 0) [newTokens, newest] = [after, message];
 				const result = textResult(message, minCandidateUnits);
 				if (result) {
 					const found = lookup(known.get(result.units), message, result.blocks);
@@ -157,8 +142,6 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 					if (entry.packed) seen.push([message, entry, prior, tokensAfter, newer]);
 				});
 			}
-			// A pack made after a resume or a fork learns what the replies it missed quoted.
-			if (created && keep) for (const message of messages) if (message.role === "assistant") pack.onReply(message.content);
 			// The walk ended at the first message: it counted every assistant message.
 			const handles = Uint32Array.from(seen, ([, entry]) => entry.packed!.handle);
 			const last = messages[messages.length - 1];
@@ -166,8 +149,15 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 				keep && last?.role === "user"
 					? { sentAt: stampOf(last), previousAt: stampOf(messages[messages.length - 2]), cacheRetention: process.env.PI_CACHE_RETENTION, promptCache: promptCacheOf(ctx) }
 					: undefined;
+			// The newest reply, and for a pack made after a resume or a fork every earlier one's quotes.
+			const usage = newest?.usage;
+			const reply =
+				keep && newest
+					? { content: newest.content, stopReason: typeof newest.stopReason === "string" ? newest.stopReason : undefined, usage: usage && { input: numberOrUndefined(usage.input), cacheRead: numberOrUndefined(usage.cacheRead), cacheWrite: numberOrUndefined(usage.cacheWrite) } }
+					: undefined;
+			const earlierReplies = keep && created ? messages.filter((message) => message.role === "assistant" && message !== newest).map((message) => message.content) : undefined;
 			const shape = sized
-				? { tokensAfter: Float64Array.from(seen, (item) => item[3]), newTokens, rewritten, carriedRequests: assistants, newerOutputs: keep ? Uint32Array.from(seen, (item) => item[4]) : undefined, prompt }
+				? { tokensAfter: Float64Array.from(seen, (item) => item[3]), newTokens, rewritten, carriedRequests: assistants, newerOutputs: keep ? Uint32Array.from(seen, (item) => item[4]) : undefined, prompt, reply, earlierReplies }
 				: undefined;
 			const step = pack.onContext(assistants + 1, handles, Uint32Array.from(seen, ([, , prior]) => prior), now(), shape);
 			rewritten = false;

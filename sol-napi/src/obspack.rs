@@ -11,9 +11,9 @@ use napi_derive::napi;
 use serde_json::Value;
 use sol_core::savings::{cache_lifetime_ms, prompt_after_lifetime};
 use sol_obspack::{
-    Carried, FULL_SENDS, Handle, LedgerRecord, MEDIUM_THRESHOLD_BYTES, Names, ObservationId,
-    ObservationStore, Pack, PromptFacts, RecallError, ReportedInput, Seen, Shape, StoreOutcome,
-    THRESHOLD_BYTES, parse_offset, recall_page, reply_quotes, search_page, text,
+    Carried, ContentDigest, FULL_SENDS, Handle, LedgerRecord, MEDIUM_THRESHOLD_BYTES, Names,
+    ObservationId, ObservationStore, Pack, PromptFacts, RecallError, ReportedInput, Seen, Shape,
+    StoreOutcome, THRESHOLD_BYTES, parse_offset, recall_page, reply_quotes, search_page, text,
 };
 
 use crate::account::count;
@@ -195,6 +195,58 @@ pub struct ObsRequestShape {
     /// When the request ends with a new user prompt: its timing, from which the
     /// recent-outputs placement decides whether the provider's cache had expired.
     pub prompt: Option<ObsPrompt>,
+    /// For the recent-outputs placement: the newest assistant message the request carries
+    /// (the reply to the request before), taken once (a request sent again over the same
+    /// history counts nothing twice).
+    pub reply: Option<ObsReply>,
+    /// For the recent-outputs placement, on the first request of a pack made after a resume
+    /// or a fork: the content of every earlier assistant message, whose quotes it takes.
+    #[napi(ts_type = "Array<unknown>")]
+    pub earlier_replies: Option<Vec<Value>>,
+}
+
+/// A reply as the recent-outputs placement reads it: the lines it quoted and the usage its
+/// provider reported.
+#[napi(object)]
+pub struct ObsReply {
+    /// Its content blocks (text, thinking, tool calls with their arguments).
+    #[napi(ts_type = "unknown")]
+    pub content: Value,
+    /// Pi's `stopReason`: an aborted or failed reply's usage teaches nothing.
+    pub stop_reason: Option<String>,
+    /// Its usage as Pi recorded it.
+    pub usage: Option<ObsReplyUsage>,
+}
+
+impl ObsReply {
+    /// The quotes, the report (when the request was billed), and the reply's identity.
+    fn read(&self) -> (Vec<ContentDigest>, Option<ReportedInput>, ContentDigest) {
+        let blocks = self
+            .content
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let quotes = reply_quotes(blocks).into_vec();
+        let usage = self.usage.as_ref();
+        let field = |pick: fn(&ObsReplyUsage) -> Option<f64>| usage.and_then(pick).map_or(0, count);
+        let (input, read, write) = (
+            field(|u| u.input),
+            field(|u| u.cache_read),
+            field(|u| u.cache_write),
+        );
+        let all_input = input.saturating_add(read).saturating_add(write);
+        let failed = matches!(self.stop_reason.as_deref(), Some("aborted" | "error"));
+        let reported = (!failed && all_input > 0).then_some(ReportedInput {
+            all_input,
+            cache_read: read,
+        });
+        let identity = ContentDigest::of_texts([
+            self.content.to_string().as_str(),
+            self.stop_reason.as_deref().unwrap_or(""),
+            &format!("{input} {read} {write}"),
+        ]);
+        (quotes, reported, identity)
+    }
 }
 
 /// A request that ends with a new user prompt, as the recent-outputs placement reads it.
@@ -223,15 +275,16 @@ impl ObsPrompt {
     }
 }
 
-/// What the provider reported for a reply's request, in tokens.
+/// What the provider reported for a reply's request, in tokens (a value that is not a
+/// whole non-negative number counts as 0).
 #[napi(object)]
 pub struct ObsReplyUsage {
     /// Uncached input.
-    pub input: f64,
+    pub input: Option<f64>,
     /// Read from the cache.
-    pub cache_read: f64,
+    pub cache_read: Option<f64>,
     /// Written to the cache.
-    pub cache_write: f64,
+    pub cache_write: Option<f64>,
 }
 
 /// ObservationPack for one storage directory: the archive, the ledger and the
@@ -277,33 +330,8 @@ impl ObsPack {
         })
     }
 
-    /// A reply came (Pi's `message_end` of an assistant message): its content blocks, whose
-    /// text and tool-call arguments may quote a packed result, and, when the provider
-    /// reported it, its request's usage. Only the recent-outputs placement uses it.
-    #[napi(catch_unwind)]
-    pub fn on_reply(
-        &self,
-        #[napi(ts_arg_type = "unknown")] content: Value,
-        usage: Option<ObsReplyUsage>,
-    ) {
-        quiet(|| {
-            let mut pack = self.pack.lock().unwrap_or_else(PoisonError::into_inner);
-            if pack.recent_outputs().is_none() {
-                return;
-            }
-            let quotes = reply_quotes(content.as_array().map(Vec::as_slice).unwrap_or_default());
-            let reported = usage.map(|usage| ReportedInput {
-                all_input: count(usage.input)
-                    .saturating_add(count(usage.cache_read))
-                    .saturating_add(count(usage.cache_write)),
-                cache_read: count(usage.cache_read),
-            });
-            pack.on_reply(&quotes, reported);
-        });
-    }
-
-    /// Whether the steps use the cache-aware placement: `onContext` then needs the request's
-    /// shape.
+    /// Whether the steps use the cache-aware placement (or the recent-outputs one):
+    /// `onContext` then needs the request's shape.
     #[napi(getter)]
     pub fn cache_aware(&self) -> bool {
         self.cache_aware.is_some()
@@ -375,6 +403,14 @@ impl ObsPack {
                         carried_requests: shape.carried_requests,
                         ..Shape::default()
                     };
+                    for earlier in shape.earlier_replies.iter().flatten() {
+                        let blocks = earlier.as_array().map(Vec::as_slice).unwrap_or_default();
+                        pack.on_reply(&reply_quotes(blocks), None);
+                    }
+                    if let Some(reply) = &shape.reply {
+                        let (quotes, reported, identity) = reply.read();
+                        pack.on_newest_reply(identity, &quotes, reported);
+                    }
                     let prompt = PromptFacts {
                         starts_prompt: shape.prompt.is_some(),
                         expired: shape.prompt.as_ref().is_some_and(ObsPrompt::expired),

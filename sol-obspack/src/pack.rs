@@ -405,6 +405,24 @@ impl Pack {
         }
     }
 
+    /// [`on_reply`](Self::on_reply) for a host that hands over the newest reply with every
+    /// request (the assistant message a request carries last) rather than each reply once:
+    /// a reply whose `identity` (a digest of its content and usage) is the one taken last is
+    /// skipped, so a request sent again over the same history counts nothing twice.
+    pub fn on_newest_reply(
+        &mut self,
+        identity: ContentDigest,
+        quotes: &[ContentDigest],
+        reported: Option<ReportedInput>,
+    ) {
+        if let Some(recent) = &mut self.recent
+            && recent.last_reply != Some(identity)
+        {
+            recent.last_reply = Some(identity);
+            recent.replied(quotes, reported);
+        }
+    }
+
     /// The step for provider request `request` under the recent-outputs placement
     /// ([`crate::recent`]): as [`on_context_cache_aware`](Self::on_context_cache_aware),
     /// with each result kept in full while [`keeps_recent`] says so, a rewrite at a new

@@ -85,6 +85,8 @@ pub(crate) struct RecentOutputs {
     last_input: Option<u64>,
     /// The newest request started a prompt.
     pub(crate) last_starts_prompt: bool,
+    /// The identity of the newest reply taken ([`Pack::on_newest_reply`](crate::Pack::on_newest_reply)).
+    pub(crate) last_reply: Option<ContentDigest>,
 }
 
 impl RecentOutputs {

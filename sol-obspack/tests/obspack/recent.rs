@@ -209,3 +209,49 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_newest_reply_is_taken_once_however_many_requests_carry_it() {
+    // The same deep result as above: only a provider that missed its cache at many prompts
+    // makes replacing it pay. One reply that missed, carried by forty requests, is one miss.
+    let text = output("large", 12_000);
+    let prompt = PromptFacts {
+        starts_prompt: true,
+        expired: false,
+    };
+    let request = Shape {
+        new_tokens: 200,
+        rewritten: false,
+        carried_requests: 30,
+        ..Shape::default()
+    };
+    let mut pack = Pack::with_recent_outputs(Names::default(), 10);
+    let handle = admit(&mut pack, &text);
+    let items = [Carried {
+        seen: Seen::new(handle, FULL_SENDS + 3),
+        tokens_after: 60_000,
+        newer_outputs: 20,
+    }];
+    let identity = |n: u64| sol_obspack::ContentDigest(n);
+    pack.on_newest_reply(
+        identity(1),
+        &[],
+        Some(ReportedInput {
+            all_input: 100_000,
+            cache_read: 99_000,
+        }),
+    );
+    for _ in 0..40 {
+        let _ = pack.on_context_recent(6, &[], request, prompt, 12.5);
+        pack.on_newest_reply(
+            identity(2),
+            &[],
+            Some(ReportedInput {
+                all_input: 100_000,
+                cache_read: 0,
+            }),
+        );
+    }
+    let step = pack.on_context_recent(6, &items, request, prompt, 12.5);
+    assert_eq!(step.replace, [false], "one miss is not forty");
+}
