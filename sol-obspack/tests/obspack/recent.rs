@@ -111,6 +111,22 @@ fn a_quoted_result_is_kept_while_it_is_among_the_newest_three_times_keep() {
     assert!(!step.replace[7] && !step.replace[6]);
 }
 
+/// A request that starts a new prompt within the cache lifetime.
+const AT_A_PROMPT: PromptFacts = PromptFacts {
+    starts_prompt: true,
+    expired: false,
+};
+
+/// The 30th request, with little new at its end.
+fn deep_request() -> Shape {
+    Shape {
+        new_tokens: 200,
+        rewritten: false,
+        carried_requests: 30,
+        ..Shape::default()
+    }
+}
+
 #[test]
 fn the_miss_chance_at_a_prompt_is_learned_from_the_reports() {
     // One large result waiting, deep in the context: the rewrite it causes outweighs its
@@ -125,16 +141,7 @@ fn the_miss_chance_at_a_prompt_is_learned_from_the_reports() {
             newer_outputs: 20,
         }]
     };
-    let prompt = PromptFacts {
-        starts_prompt: true,
-        expired: false,
-    };
-    let request = Shape {
-        new_tokens: 200,
-        rewritten: false,
-        carried_requests: 30,
-        ..Shape::default()
-    };
+    let (prompt, request) = (AT_A_PROMPT, deep_request());
     let mut trusting = Pack::with_recent_outputs(Names::default(), 10);
     let items = deep(&mut trusting);
     let step = trusting.on_context_recent(6, &items, request, prompt, 12.5);
@@ -215,16 +222,7 @@ fn the_newest_reply_is_taken_once_however_many_requests_carry_it() {
     // The same deep result as above: only a provider that missed its cache at many prompts
     // makes replacing it pay. One reply that missed, carried by forty requests, is one miss.
     let text = output("large", 12_000);
-    let prompt = PromptFacts {
-        starts_prompt: true,
-        expired: false,
-    };
-    let request = Shape {
-        new_tokens: 200,
-        rewritten: false,
-        carried_requests: 30,
-        ..Shape::default()
-    };
+    let (prompt, request) = (AT_A_PROMPT, deep_request());
     let mut pack = Pack::with_recent_outputs(Names::default(), 10);
     let handle = admit(&mut pack, &text);
     let items = [Carried {

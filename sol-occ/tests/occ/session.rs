@@ -528,8 +528,8 @@ fn plan_tool_errors_leave_the_state_alone() {
     assert!(!unsaved(&occ));
 }
 
-#[test]
-fn restating_the_plan_after_compaction_is_not_progress() {
+/// A selected boundary, settled and compacted once.
+fn compacted_once() -> Driver {
     let mut d = selected_boundary();
     d.occ.on_agent_settled(true);
     d.occ.on_session_compact(false, Vec::new());
@@ -539,6 +539,12 @@ fn restating_the_plan_after_compaction_is_not_progress() {
             summary: String::new(),
         },
     );
+    d
+}
+
+#[test]
+fn restating_the_plan_after_compaction_is_not_progress() {
+    let mut d = compacted_once();
     for call in ["r1", "r2", "r3"] {
         d.request(8_000);
         let output = d.plan(call, &[("build", "completed"), ("ship", "in_progress")]);
@@ -554,15 +560,7 @@ fn restating_the_plan_after_compaction_is_not_progress() {
 
 #[test]
 fn two_boundaries_compact_twice() {
-    let mut d = selected_boundary();
-    d.occ.on_agent_settled(true);
-    d.occ.on_session_compact(false, Vec::new());
-    finish(
-        &mut d.occ,
-        &CompactionResult::Completed {
-            summary: String::new(),
-        },
-    );
+    let mut d = compacted_once();
     for _ in 0..3 {
         d.request(8_000);
     }
@@ -584,15 +582,7 @@ fn two_boundaries_compact_twice() {
 
 #[test]
 fn the_cooldown_holds_back_an_economic_boundary_right_after_a_compaction() {
-    let mut d = selected_boundary();
-    d.occ.on_agent_settled(true);
-    d.occ.on_session_compact(false, Vec::new());
-    finish(
-        &mut d.occ,
-        &CompactionResult::Completed {
-            summary: String::new(),
-        },
-    );
+    let mut d = compacted_once();
     d.request(8_000);
     d.plan("p3", &[("build", "completed"), ("ship", "completed")]);
     d.turn_end("p3");
