@@ -1285,8 +1285,8 @@ export interface SavingsUsage {
   cacheWrite?: number
   /** `usage.output`. */
   output?: number
-  /** The message's `stopReason` was `aborted` or `error`. */
-  failed: boolean
+  /** The message's `stopReason` (`sol_core::message::reply_failed` reads it). */
+  stopReason?: string
   /**
    * The response's tool calls: each the `sol-pi.json` key of the mechanism whose tool
    * it called, or an empty string for any other tool (absent: none).

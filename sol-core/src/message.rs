@@ -19,6 +19,21 @@ pub use size::{IMAGE_CHARS, js_json_length, js_length, tokens_from_chars, tool_c
 
 use crate::ids::ToolCallId;
 
+/// Whether a reply whose `stopReason` is `stop_reason` failed: Pi's `aborted` (the person or
+/// an extension stopped it) or `error` (the provider or the connection did). Its usage is not
+/// a request that did its work; the savings book, the replay and ObservationPack's learned
+/// cache misses all read it through this one rule.
+///
+/// ```
+/// use sol_core::message::reply_failed;
+///
+/// assert!(reply_failed(Some("aborted")) && reply_failed(Some("error")));
+/// assert!(!reply_failed(Some("stop")) && !reply_failed(Some("toolUse")) && !reply_failed(None));
+/// ```
+pub fn reply_failed(stop_reason: Option<&str>) -> bool {
+    matches!(stop_reason, Some("aborted" | "error"))
+}
+
 /// The `text` of each `{"type": "text"}` block of a Pi message's or tool result's `content`
 /// array, in order, read straight from the JSON (any other block, or a `content` that is not
 /// an array, gives nothing).

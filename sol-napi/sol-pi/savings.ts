@@ -21,7 +21,7 @@ import { OnceWarnings } from "./tui.ts";
 export type MechanismKey = "actionFusion" | "observationPack" | "evidencePreservingReducer" | "onlineContextCompact";
 
 type Mark = { mechanism: MechanismKey; beforeTokens?: number };
-type Message = { role?: unknown; timestamp?: unknown; content?: unknown; summary?: unknown; customType?: unknown; usage?: Record<string, unknown> };
+type Message = { role?: unknown; timestamp?: unknown; content?: unknown; summary?: unknown; customType?: unknown; usage?: Record<string, unknown>; stopReason?: unknown };
 
 /** The first text block of a message's content, if it has one. */
 function firstText(content: unknown): string | undefined {
@@ -370,7 +370,7 @@ export class SavingsTracker {
 					cacheRead: number(usage.cacheRead),
 					cacheWrite: number(usage.cacheWrite),
 					output: number(usage.output),
-					failed: ["aborted", "error"].includes(String((message as { stopReason?: unknown }).stopReason)),
+					stopReason: typeof message.stopReason === "string" ? message.stopReason : undefined,
 				});
 				this.showStatus(c);
 			});

@@ -235,7 +235,7 @@ impl ObsReply {
             field(|u| u.cache_write),
         );
         let all_input = input.saturating_add(read).saturating_add(write);
-        let failed = matches!(self.stop_reason.as_deref(), Some("aborted" | "error"));
+        let failed = sol_core::message::reply_failed(self.stop_reason.as_deref());
         let reported = (!failed && all_input > 0).then_some(ReportedInput {
             all_input,
             cache_read: read,

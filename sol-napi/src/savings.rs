@@ -156,8 +156,8 @@ pub struct SavingsUsage {
     pub cache_write: Option<f64>,
     /// `usage.output`.
     pub output: Option<f64>,
-    /// The message's `stopReason` was `aborted` or `error`.
-    pub failed: bool,
+    /// The message's `stopReason` (`sol_core::message::reply_failed` reads it).
+    pub stop_reason: Option<String>,
     /// The response's tool calls: each the `sol-pi.json` key of the mechanism whose tool
     /// it called, or an empty string for any other tool (absent: none).
     pub tool_owners: Option<Vec<String>>,
@@ -473,7 +473,8 @@ impl SavingsBook {
                 .flatten()
                 .map(|key| mechanism(key))
                 .collect();
-            book.end_request_with(response, usage.failed, &owners);
+            let failed = sol_core::message::reply_failed(usage.stop_reason.as_deref());
+            book.end_request_with(response, failed, &owners);
         })
     }
 

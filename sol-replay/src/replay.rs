@@ -619,9 +619,7 @@ impl Books {
 /// An assistant message's response: its usage, and whether it ended in an abort or error.
 fn response(message: &MessageFacts) -> (ResponseUsage, bool) {
     let assistant = message.assistant.as_deref();
-    let failed = assistant
-        .and_then(|a| a.stop_reason.as_deref())
-        .is_some_and(|reason| reason == "aborted" || reason == "error");
+    let failed = sol_core::message::reply_failed(assistant.and_then(|a| a.stop_reason.as_deref()));
     let reported = assistant.and_then(|a| a.usage).map(|usage| ReportedUsage {
         requests: 1,
         input: usage.input,
