@@ -6,6 +6,7 @@ import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import type { BashToolOptions, ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
 import { registerActionFusion } from "./action-fusion.ts";
+import { routedEvents } from "./events.ts";
 import { loadNative, type NativeLoad } from "./native.ts";
 import { registerObservationPack } from "./observation-pack.ts";
 import { registerOnlineContextCompact } from "./online-context-compact.ts";
@@ -26,7 +27,9 @@ export interface SolPiExtensionOptions {
 
 /** Builds a SoL-Pi extension factory; `export default` below is the stock one. */
 export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
-	return function solPi(pi: ExtensionAPI): void {
+	return function solPi(piApi: ExtensionAPI): void {
+		// Every handler below and in the mechanisms enters through one registration per event.
+		const pi = routedEvents(piApi);
 		const native = (options.loadNative ?? loadNative)();
 		let started = false;
 		pi.on("session_start", (_event, ctx) => {

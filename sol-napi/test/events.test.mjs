@@ -1,0 +1,79 @@
+// SoL-Pi's one door for Pi's events (`sol-pi/events.ts`), in a real Pi AgentSession (faux
+// provider): one `pi.on` registration per event, the handlers behind it called as Pi calls an
+// extension's handlers.
+import assert from "node:assert/strict";
+import * as path from "node:path";
+import { test } from "node:test";
+
+import { ai, makeWorkspace, piVersion, repoRoot, startSession, writeJson } from "./support.mjs";
+
+const routedEntries = (run) =>
+	run.session.sessionManager
+		.getEntries()
+		.filter((entry) => entry.type === "custom" && entry.customType === "routed-events")
+		.map((entry) => entry.data);
+
+test(`Pi ${piVersion}: handlers behind one registration: a throwing one does not stop the next, edits carry on, a late one waits, a cancel wins`, async (t) => {
+	const ws = makeWorkspace(t);
+	const lastUserTexts = [];
+	const reply = (context) => {
+		const last = context.messages.filter((m) => m.role === "user").at(-1);
+		lastUserTexts.push(typeof last.content === "string" ? last.content : last.content.map((part) => part.text).join(""));
+		return ai.fauxAssistantMessage("done");
+	};
+	const extensionPath = path.join(repoRoot, "sol-napi", "test", "fixtures", "routed-events-extension.ts");
+	const run = await startSession({ ...ws, extensionPath, replies: [reply] });
+	t.after(() => run.close());
+	// One registration per event with Pi, whatever the number of handlers behind it.
+	assert.deepEqual([...run.solPi.handlers.keys()].sort(), ["context", "session_before_compact", "session_start"]);
+	for (const [event, handlers] of run.solPi.handlers) assert.equal(handlers.length, 1, event);
+
+	await run.session.prompt("hello");
+	assert.equal(run.session.getLastAssistantText(), "done");
+	assert.deepEqual(lastUserTexts, ["edited in place"], "the second handler's edit reached the provider");
+	assert.deepEqual(
+		run.errors.map((error) => error.error),
+		["first context handler fails"],
+		"Pi reported the failure once",
+	);
+	assert.equal(run.errors[0].event, "context");
+	const entries = routedEntries(run);
+	assert.deepEqual(
+		entries.map((entry) => entry.handler),
+		["second context", "third context"],
+		"the handler added during the first session_start was not called by it",
+	);
+	assert.equal(entries[1].saw, "edited in place", "the third handler saw the second one's edit");
+
+	// The next session_start calls the handler added during the first one.
+	const ctx = {};
+	await run.solPi.handlers.get("session_start")[0]({ type: "session_start" }, ctx);
+	assert.deepEqual(routedEntries(run).at(-1), { handler: "late session_start", starts: 2 });
+	// The first cancel wins over an earlier answer that did not cancel.
+	const answer = await run.solPi.handlers.get("session_before_compact")[0]({ type: "session_before_compact", reason: "manual" }, ctx);
+	assert.deepEqual(answer, { cancel: true });
+});
+
+test(`Pi ${piVersion}: with all four mechanisms on, SoL-Pi registers each event it takes with Pi once`, async (t) => {
+	const ws = makeWorkspace(t);
+	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), {
+		version: 1,
+		actionFusion: true,
+		observationPack: true,
+		evidencePreservingReducer: true,
+		evidencePreservingReducerProvider: "sol-faux",
+		evidencePreservingReducerModel: "faux-1",
+		onlineContextCompact: true,
+	});
+	const run = await startSession(ws);
+	t.after(() => run.close());
+	await run.session.prompt("hello");
+	assert.equal(run.session.getLastAssistantText(), "done");
+	assert.deepEqual(run.errors, []);
+	const events = [...run.solPi.handlers.keys()];
+	// Each mechanism's events, the savings book's included (Pi 1.x gives it `context_with_system`).
+	for (const event of ["session_start", "context", "message_end", "turn_end", "tool_call", "tool_result", "before_provider_request", "agent_settled"]) {
+		assert.ok(events.includes(event), `${event} is registered`);
+	}
+	for (const [event, handlers] of run.solPi.handlers) assert.equal(handlers.length, 1, `${event}: one registration`);
+});
