@@ -81,7 +81,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 	const policy = addon.obsPolicy();
 	const minCandidateUnits = keep ? policy.recentMinCandidateUnits : policy.minCandidateUnits;
 	const texts = addon.obsTexts();
-	const packs = new Map<string, { pack: NativeAddon.ObsPack; known: Map<number, Known[]> }>();
+	const packs = new Map<string, { pack: NativeAddon.ObsPack; known: Map<number, Known[]>; sized: boolean }>();
 	const savings = new SavingsStatus();
 	// ObservationPack fails open: the request goes unchanged, the problem is reported once.
 	const warnings = new OnceWarnings();
@@ -100,7 +100,12 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 			const root = runtimeRoot(ctx, addon);
 			if (root.kind === "unavailable") return warnings.warn(ctx, addon.obsUnavailable(root.error));
 			const created = !packs.has(root.root);
-			const { pack, known } = packs.get(root.root) ?? packs.set(root.root, { pack: new addon.ObsPack(root.root, cacheAwareRatio, keep), known: new Map() }).get(root.root)!;
+			const made = () => {
+				const pack = new addon.ObsPack(root.root, cacheAwareRatio, keep);
+				// Whether Rust places by size and position: fixed for the pack's life, read once.
+				return { pack, known: new Map<number, Known[]>(), sized: pack.cacheAware };
+			};
+			const { pack, known, sized } = packs.get(root.root) ?? packs.set(root.root, made()).get(root.root)!;
 			// Remembers what Rust made of a result unless it is known (it can occur twice in one request).
 			const remember = (units: number, message: Message, blocks: Block[], packed?: Known["packed"]): Known => {
 				const found = lookup(known.get(units), message, blocks);
@@ -115,7 +120,6 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 			const seen: Array<[Message, Known, number, number, number]> = [];
 			const fresh: Array<[Message, Block[], number, number, number, number]> = [];
 			const messages = event.messages as unknown as Message[];
-			const sized = pack.cacheAware;
 			let [assistants, after, newTokens, outputs] = [0, 0, 0, 0];
 			let newest: Message | undefined;
 			for (let i = messages.length - 1; i >= 0; i--) {
