@@ -15,22 +15,14 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 
-import { ai, makeWorkspace, piVersion, repoRoot, startSession, toolCalls, writeJson } from "../sol-napi/test/support.mjs";
+import { ALL_FOUR_MECHANISMS, ai, makeWorkspace, piVersion, repoRoot, startSession, toolCalls, writeJson } from "../sol-napi/test/support.mjs";
 
 const requests = Number(process.argv[2] ?? 12);
 const log = (globalThis.__solPiCrossings ??= []);
 const cuts = [];
 
 const ws = makeWorkspace();
-writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), {
-	version: 1,
-	actionFusion: true,
-	observationPack: true,
-	evidencePreservingReducer: true,
-	evidencePreservingReducerProvider: "sol-faux",
-	evidencePreservingReducerModel: "faux-1",
-	onlineContextCompact: true,
-});
+writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), ALL_FOUR_MECHANISMS);
 const replies = Array.from({ length: requests }, (_, index) => () => {
 	cuts.push(log.length);
 	return index === requests - 1 ? ai.fauxAssistantMessage("done") : toolCalls(["bash", { command: `printf 'step ${index}\\n'` }, `call-${index}`]);

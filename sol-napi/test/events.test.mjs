@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import * as path from "node:path";
 import { test } from "node:test";
 
-import { ai, makeWorkspace, piVersion, repoRoot, startSession, writeJson } from "./support.mjs";
+import { ALL_FOUR_MECHANISMS, ai, makeWorkspace, piVersion, repoRoot, startSession, writeJson } from "./support.mjs";
 
 const routedEntries = (run) =>
 	run.session.sessionManager
@@ -56,15 +56,7 @@ test(`Pi ${piVersion}: handlers behind one registration: a throwing one does not
 
 test(`Pi ${piVersion}: with all four mechanisms on, SoL-Pi registers each event it takes with Pi once`, async (t) => {
 	const ws = makeWorkspace(t);
-	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), {
-		version: 1,
-		actionFusion: true,
-		observationPack: true,
-		evidencePreservingReducer: true,
-		evidencePreservingReducerProvider: "sol-faux",
-		evidencePreservingReducerModel: "faux-1",
-		onlineContextCompact: true,
-	});
+	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), ALL_FOUR_MECHANISMS);
 	const run = await startSession(ws);
 	t.after(() => run.close());
 	await run.session.prompt("hello");

@@ -47,6 +47,17 @@ export function makeWorkspace(t) {
 	return { root, cwd, agentDir };
 }
 
+/** A `sol-pi.json` with all four mechanisms on, the reducer answered by the faux model. */
+export const ALL_FOUR_MECHANISMS = Object.freeze({
+	version: 1,
+	actionFusion: true,
+	observationPack: true,
+	evidencePreservingReducer: true,
+	evidencePreservingReducerProvider: "sol-faux",
+	evidencePreservingReducerModel: "faux-1",
+	onlineContextCompact: true,
+});
+
 export function writeJson(file, value) {
 	fs.mkdirSync(path.dirname(file), { recursive: true });
 	fs.writeFileSync(file, typeof value === "string" ? value : `${JSON.stringify(value, null, 2)}\n`);
