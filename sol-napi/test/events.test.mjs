@@ -13,7 +13,7 @@ const routedEntries = (run) =>
 		.filter((entry) => entry.type === "custom" && entry.customType === "routed-events")
 		.map((entry) => entry.data);
 
-test(`Pi ${piVersion}: handlers behind one registration: a throwing one does not stop the next, edits carry on, a late one waits, a cancel wins`, async (t) => {
+test(`Pi ${piVersion}: handlers behind one registration: a throwing one does not stop the next, answers carry on, a late one waits, a cancel wins, a second tool_result is refused`, async (t) => {
 	const ws = makeWorkspace(t);
 	const lastUserTexts = [];
 	const reply = (context) => {
@@ -25,25 +25,26 @@ test(`Pi ${piVersion}: handlers behind one registration: a throwing one does not
 	const run = await startSession({ ...ws, extensionPath, replies: [reply] });
 	t.after(() => run.close());
 	// One registration per event with Pi, whatever the number of handlers behind it.
-	assert.deepEqual([...run.solPi.handlers.keys()].sort(), ["context", "session_before_compact", "session_start"]);
+	assert.deepEqual([...run.solPi.handlers.keys()].sort(), ["context", "message_end", "session_before_compact", "session_start", "tool_result"]);
 	for (const [event, handlers] of run.solPi.handlers) assert.equal(handlers.length, 1, event);
 
 	await run.session.prompt("hello");
-	assert.equal(run.session.getLastAssistantText(), "done");
-	assert.deepEqual(lastUserTexts, ["edited in place"], "the second handler's edit reached the provider");
+	assert.deepEqual(lastUserTexts, ["edited in place"], "the second context handler's edit reached the provider");
+	assert.equal(run.session.getLastAssistantText(), "changed by the first message_end", "Pi kept the first message_end handler's answer");
 	assert.deepEqual(
-		run.errors.map((error) => error.error),
-		["first context handler fails"],
+		run.errors.map((error) => [error.event, error.error]),
+		[["context", "first context handler fails"]],
 		"Pi reported the failure once",
 	);
-	assert.equal(run.errors[0].event, "context");
 	const entries = routedEntries(run);
 	assert.deepEqual(
 		entries.map((entry) => entry.handler),
-		["second context", "third context"],
+		["first session_start", "second context", "third context", "second message_end"],
 		"the handler added during the first session_start was not called by it",
 	);
-	assert.equal(entries[1].saw, "edited in place", "the third handler saw the second one's edit");
+	assert.equal(entries[0].refused, 'SoL-Pi: a second "tool_result" handler, whose answers cannot be combined');
+	assert.equal(entries[2].saw, "edited in place", "the third context handler saw the second one's edit");
+	assert.equal(entries[3].saw, "changed by the first message_end", "the second message_end handler saw the first one's answer");
 
 	// The next session_start calls the handler added during the first one.
 	const ctx = {};
