@@ -28,6 +28,7 @@ const COMBINE: Record<string, "ignored" | "messages" | "message" | "cancel"> = {
 	agent_start: "ignored",
 	agent_settled: "ignored",
 	turn_end: "ignored",
+	model_select: "ignored",
 	context: "messages",
 	message_end: "message",
 	session_before_compact: "cancel",

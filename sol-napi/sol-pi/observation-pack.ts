@@ -86,14 +86,16 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 	// ObservationPack fails open: the request goes unchanged, the problem is reported once.
 	const warnings = new OnceWarnings();
 	const failure = (detail: string) => addon.internalErrorNotice("ObservationPack", detail);
-	// The next request shares no cached prefix with the one before: the cache-aware placement
-	// lets every waiting replacement ride along.
+	// The next request shares no cached prefix with the one before (a new session, a branch, a
+	// compaction, another model): the cache-aware placement lets every waiting replacement ride along.
 	let rewritten = true;
 	if (cacheAwareRatio !== undefined) {
 		const rewrite = () => void (rewritten = true);
 		pi.on("session_start", rewrite);
 		pi.on("session_tree", rewrite);
 		pi.on("session_compact", rewrite);
+		// Another model's provider holds none of this prefix in its cache.
+		pi.on("model_select", rewrite);
 	}
 	pi.on("context", (event, ctx) =>
 		warnings.guard(ctx, failure, undefined, () => {

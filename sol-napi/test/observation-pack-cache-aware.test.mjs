@@ -3,7 +3,8 @@
 // one request after the other (each replacement rewriting the cached suffix), but together, once
 // the saving over the expected remaining requests beats the rewrite; the ledger says why; the
 // placeholder stays byte-identical once shown; and the replay of the session file with
-// `--cache-aware` gives the live figures.
+// `--cache-aware` gives the live figures. When another model answers, its provider has none of
+// the prefix cached: a result held back goes as its placeholder with that request.
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -16,8 +17,8 @@ import { ai, makeWorkspace, pi, piVersion, resultText, startSession, toolCalls, 
 const big = (word) => `seq -f "${word} step %g: compiling a module with a fairly long line of output" 1 600`;
 const textOfMessage = (m) => (typeof m.content === "string" ? m.content : m.content.map((b) => b.text ?? "").join("\n"));
 
-/** Scripted replies that record, per request, the text the provider got for each tool result id. */
-function script(later) {
+/** Scripted replies that record, per request, the text the provider got for each tool result id; `afterwards` more answers for later prompts. */
+function script(later, afterwards = 0) {
 	const sent = [];
 	const step = (reply) => (context) => {
 		sent.push(new Map(context.messages.filter((m) => m.role === "toolResult").map((m) => [m.toolCallId, textOfMessage(m)])));
@@ -26,6 +27,7 @@ function script(later) {
 	const replies = [step(toolCalls(["bash", { command: big("build") }, "a"])), step(toolCalls(["bash", { command: big("check") }, "b"]))];
 	for (let i = 0; i < later; i++) replies.push(step(toolCalls(["bash", { command: "true" }, `t${i}`])));
 	replies.push(step(ai.fauxAssistantMessage("done")));
+	for (let i = 0; i < afterwards; i++) replies.push(step(ai.fauxAssistantMessage(`done again ${i}`)));
 	return { sent, replies };
 }
 
@@ -113,4 +115,26 @@ test(`Pi ${piVersion}: without cacheAware the fixed rule replaces each result on
 	assert.deepEqual(forms(sent, "a", original.a), ["full", "full", "placeholder", "placeholder", "placeholder", "placeholder", "placeholder"]);
 	assert.deepEqual(forms(sent, "b", original.b), ["full", "full", "placeholder", "placeholder", "placeholder", "placeholder"]);
 	assert.ok(ledger.every((record) => record.event !== "held" && record.placement === undefined));
+});
+
+test(`Pi ${piVersion}: with cacheAware, a held result goes with the first request another model answers`, async (t) => {
+	const forSession = async (switched) => {
+		const ws = makeWorkspace(t);
+		writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, observationPack: true, cacheAware: true });
+		const faux = ai.fauxProvider({ provider: "sol-faux", models: [{ id: "faux-1", contextWindow: 100000 }, { id: "faux-2", contextWindow: 100000 }] });
+		const { sent, replies } = script(0, 1);
+		faux.setResponses(replies);
+		const run = await startSession({ ...ws, faux });
+		t.after(() => run.close());
+		await run.session.prompt("go");
+		if (switched) await run.session.setModel(faux.getModel("faux-2"));
+		await run.session.prompt("and again");
+		assert.deepEqual(run.errors, []);
+		assert.equal(run.session.getLastAssistantText(), "done again 0");
+		return forms(sent, "a", resultText(toolResults(run.session).get("a")));
+	};
+	// The same model: the result is held in full on its third request (replacing it would rewrite the cached b after it).
+	assert.deepEqual(await forSession(false), ["full", "full", "full"]);
+	// Another model answers the third: nothing of the prefix is cached for it, so the result goes as its placeholder.
+	assert.deepEqual(await forSession(true), ["full", "full", "placeholder"]);
 });

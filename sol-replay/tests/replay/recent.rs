@@ -1,7 +1,8 @@
 //! The recent-outputs placement on sessions built here, where the answer is known: the
 //! newest outputs stay in full, an older medium one goes as its compact placeholder when a
 //! prompt comes after the cache lifetime (the provider writes the whole prefix again then
-//! anyway), one its placeholder would not halve never does, and nothing moves without a reason to.
+//! anyway), and so does one when another model answers; one its placeholder would not halve
+//! never does, and nothing moves without a reason to.
 
 use serde_json::{Value, json};
 use sol_replay::reader::read_session;
@@ -13,13 +14,41 @@ const MINUTE_MS: i64 = 60_000;
 /// of distinct lines), each answered a second later, then a second prompt `pause_ms` after
 /// the last result, and a final reply.
 fn session(sizes: &[usize], pause_ms: i64) -> String {
+    session_answered_by(sizes, pause_ms, None, false)
+}
+
+/// [`session`], each reply answered by a model, the final one by `last_model` when given;
+/// `reported`: each with the usage its provider reported, everything before the request read
+/// from the cache, except where another model answered (nothing read, all written).
+fn session_answered_by(
+    sizes: &[usize],
+    pause_ms: i64,
+    last_model: Option<&str>,
+    reported: bool,
+) -> String {
     let start = 1_772_442_000_000_i64;
     let mut at = start;
     let mut messages: Vec<(Value, i64)> =
         vec![(json!({"role": "user", "content": "Check the build."}), at)];
+    // Roughly the request's tokens (a quarter of its bytes), for the reported usage.
+    let mut total = 100;
+    let mut usage = |grown: usize, switched: bool| {
+        let before = total;
+        total += grown / 4 + 20;
+        let read = if switched { 0 } else { before };
+        reported.then(|| json!({"input": 10, "output": 20, "cacheRead": read, "cacheWrite": total - read - 10}))
+    };
+    let answer = |mut message: Value, usage: Option<Value>| {
+        if let Some(usage) = usage {
+            message["usage"] = usage;
+        }
+        message
+    };
     for (n, size) in sizes.iter().enumerate() {
         at += 1_000;
-        messages.push((json!({"role": "assistant", "content": [{"type": "toolCall", "id": format!("c{n}"), "name": "bash", "arguments": {"command": format!("make step{n}")}}], "stopReason": "toolUse"}), at));
+        let grown = if n == 0 { 0 } else { sizes[n - 1] };
+        let call = json!({"role": "assistant", "content": [{"type": "toolCall", "id": format!("c{n}"), "name": "bash", "arguments": {"command": format!("make step{n}")}}], "stopReason": "toolUse", "provider": "anthropic", "model": "claude-sonnet-4-5"});
+        messages.push((answer(call, usage(grown, false)), at));
         let mut text = String::new();
         let mut line = 0;
         while text.len() < *size {
@@ -34,7 +63,9 @@ fn session(sizes: &[usize], pause_ms: i64) -> String {
     at += pause_ms;
     messages.push((json!({"role": "user", "content": "And now?"}), at));
     at += 1_000;
-    messages.push((json!({"role": "assistant", "content": [{"type": "text", "text": "All built."}], "stopReason": "stop"}), at));
+    let last = usage(sizes.last().copied().unwrap_or(0), last_model.is_some());
+    let done = json!({"role": "assistant", "content": [{"type": "text", "text": "All built."}], "stopReason": "stop", "provider": "anthropic", "model": last_model.unwrap_or("claude-sonnet-4-5")});
+    messages.push((answer(done, last), at));
     let mut out = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-03-02T09:00:00.000Z","cwd":"/p"}"#.to_owned();
     out.push('\n');
     for (index, (mut message, stamp)) in messages.into_iter().enumerate() {
@@ -48,7 +79,10 @@ fn session(sizes: &[usize], pause_ms: i64) -> String {
 }
 
 fn rows(sizes: &[usize], pause_ms: i64, keep: u32) -> (PolicyRow, PolicyRow) {
-    let text = session(sizes, pause_ms);
+    rows_of(&session(sizes, pause_ms), keep)
+}
+
+fn rows_of(text: &str, keep: u32) -> (PolicyRow, PolicyRow) {
     let session = read_session("built.jsonl", text.as_bytes()).expect("a session");
     let options = ReplayOptions {
         keep_recent_outputs: keep,
@@ -96,4 +130,26 @@ fn small_outputs_stay_and_a_short_session_without_a_pause_moves_nothing() {
     let (plain, quick) = rows(&[3_000; 12], 1_000, 4);
     assert_eq!(quick.results_replaced, 0);
     assert_eq!(quick.cost, plain.cost);
+}
+
+#[test]
+fn another_model_rewrites_the_cache_so_the_waiting_outputs_ride_along() {
+    // No pause: the cache still holds while the same model answers, so nothing moves...
+    let sizes = [3_000; 12];
+    let (plain, same) = rows_of(&session_answered_by(&sizes, 1_000, None, true), 4);
+    assert_eq!(same.results_replaced, 0);
+    assert_eq!(same.cost, plain.cost);
+    // ...but the final request goes to another model, whose cache holds none of the prefix:
+    // all but the newest four go as their placeholders with it.
+    let (plain, switched) = rows_of(
+        &session_answered_by(&sizes, 1_000, Some("claude-opus-4-5"), true),
+        4,
+    );
+    assert_eq!(switched.results_replaced, 8);
+    assert!(
+        switched.cost < plain.cost,
+        "{} >= {}",
+        switched.cost,
+        plain.cost
+    );
 }
