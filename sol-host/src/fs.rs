@@ -211,6 +211,24 @@ fn create_temporary(path: &Utf8Path) -> Result<(File, Utf8PathBuf), FsError> {
 
 /// The last byte of `file`, `None` when it is empty. Writes of a file opened for appending
 /// still go to its end, wherever this leaves the position.
+/// Takes `file`'s exclusive lock for an append, waiting at most about a second. Unlocked, the
+/// fresh-line check can read the end of a record another process is still writing (not a line
+/// end yet) and start this record with an empty line. SoL-Pi holds the lock for one small
+/// write; a holder that never lets go, or a file system without locks, must not stop or hang
+/// the append, which then goes ahead unlocked as before (at worst after an empty line, which
+/// readers skip).
+fn lock_briefly(file: &File) {
+    for _ in 0..1_000 {
+        match file.try_lock() {
+            Ok(()) => return,
+            Err(std::fs::TryLockError::WouldBlock) => {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            Err(std::fs::TryLockError::Error(_)) => return,
+        }
+    }
+}
+
 fn last_byte(file: &mut File) -> io::Result<Option<u8>> {
     let len = file.metadata()?.len();
     if len == 0 {
@@ -335,6 +353,10 @@ impl FileSystem for OsFileSystem {
         options.read(true).append(true).create(true);
         private_file_options(&mut options);
         let mut file = open_regular(path, &options, no_follow_error)?;
+        // Another process may append to the same file (two Pi processes on one session
+        // folder): the check of the last byte and the write go under its lock, held until the
+        // file is closed.
+        lock_briefly(&file);
         let last = last_byte(&mut file).map_err(|err| fs_error(path, &err))?;
         if append_needs_line_break(last, contents) {
             // One write, so another appender's record cannot land between the two.
