@@ -209,8 +209,6 @@ fn create_temporary(path: &Utf8Path) -> Result<(File, Utf8PathBuf), FsError> {
     Err(fs_error(path, &err))
 }
 
-/// The last byte of `file`, `None` when it is empty. Writes of a file opened for appending
-/// still go to its end, wherever this leaves the position.
 /// Takes `file`'s exclusive lock for an append, waiting at most about a second. Unlocked, the
 /// fresh-line check can read the end of a record another process is still writing (not a line
 /// end yet) and start this record with an empty line. SoL-Pi holds the lock for one small
@@ -229,6 +227,8 @@ fn lock_briefly(file: &File) {
     }
 }
 
+/// The last byte of `file`, `None` when it is empty. Writes of a file opened for appending
+/// still go to its end, wherever this leaves the position.
 fn last_byte(file: &mut File) -> io::Result<Option<u8>> {
     let len = file.metadata()?.len();
     if len == 0 {

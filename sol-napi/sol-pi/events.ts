@@ -15,6 +15,8 @@
 // this door does not merge, so a second handler for one of them is refused when registered.
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 
+import { messageOf } from "./tui.ts";
+
 type Event = { type?: string; messages?: unknown[]; message?: unknown };
 type Handler = (event: Event, ctx: ExtensionContext) => unknown;
 type Answer = { cancel?: boolean; messages?: unknown[]; message?: unknown } | undefined;
@@ -34,8 +36,6 @@ const COMBINE: Record<string, "ignored" | "messages" | "message" | "cancel"> = {
 	session_before_compact: "cancel",
 	session_before_tree: "cancel",
 };
-
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** Calls every handler of an event in order, combining their answers as `combine` says. */
 async function dispatch(handlers: readonly Handler[], combine: (typeof COMBINE)[string], first: Event, ctx: ExtensionContext): Promise<Answer> {

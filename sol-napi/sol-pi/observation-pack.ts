@@ -101,13 +101,15 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 		warnings.guard(ctx, failure, undefined, () => {
 			const root = runtimeRoot(ctx, addon);
 			if (root.kind === "unavailable") return warnings.warn(ctx, addon.obsUnavailable(root.error));
-			const created = !packs.has(root.root);
-			const made = () => {
-				const pack = new addon.ObsPack(root.root, cacheAwareRatio, keep);
+			let entry = packs.get(root.root);
+			const created = entry === undefined;
+			if (!entry) {
+				const made = new addon.ObsPack(root.root, cacheAwareRatio, keep);
 				// Whether Rust places by size and position: fixed for the pack's life, read once.
-				return { pack, known: new Map<number, Known[]>(), sized: pack.cacheAware };
-			};
-			const { pack, known, sized } = packs.get(root.root) ?? packs.set(root.root, made()).get(root.root)!;
+				entry = { pack: made, known: new Map(), sized: made.cacheAware };
+				packs.set(root.root, entry);
+			}
+			const { pack, known, sized } = entry;
 			// Remembers what Rust made of a result unless it is known (it can occur twice in one request).
 			const remember = (units: number, message: Message, blocks: Block[], packed?: Known["packed"]): Known => {
 				const found = lookup(known.get(units), message, blocks);

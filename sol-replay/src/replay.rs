@@ -794,8 +794,6 @@ struct Walk<'a> {
     /// where the messages have timestamps).
     answered_at: Option<i64>,
     prompted_at: Option<Option<i64>>,
-    /// The model (`provider/model`) that answered the last billed request.
-    answered_by: Option<std::sync::Arc<str>>,
     sim: Option<OccSim>,
     /// The reducer's journal on the branch so far recorded its model's answers, with their
     /// reported usage: its calls are priced from those, not from the receipts' own counts.
@@ -852,7 +850,6 @@ impl<'a> Walk<'a> {
             any_opportunity: false,
             answered_at: None,
             prompted_at: None,
-            answered_by: None,
             sim: options
                 .occ_ratio
                 .map(|ratio| OccSim::new(ratio, options, entries)),
@@ -889,7 +886,6 @@ impl<'a> Walk<'a> {
             positions,
             answered_at,
             prompted_at,
-            answered_by,
             sim,
             reducer_journaled,
             ..
@@ -931,23 +927,23 @@ impl<'a> Walk<'a> {
                             sim.finish_turn();
                         }
                         if usage.billed(failed) {
-                            let model = message.assistant.as_deref().and_then(|a| a.model.clone());
-                            // Another model answers: its provider holds none of this prefix in
-                            // its cache, so the request writes it all again and every waiting
-                            // replacement rides along, as after a compaction.
-                            if model.is_some() && *answered_by != model {
-                                if answered_by.is_some() {
-                                    placement.rewritten = true;
-                                    recent.rewritten = true;
-                                }
-                                answered_by.clone_from(&model);
-                            }
-                            if let Some(model) = model.as_deref() {
+                            if let Some(model) = message
+                                .assistant
+                                .as_deref()
+                                .and_then(|a| a.model.as_deref())
+                            {
                                 let prices = pricing.prices_of(model);
                                 books.each(|book| book.answered_by(model, prices));
                                 if let Some(sim) = sim.as_mut() {
                                     sim.book.answered_by(model, prices);
                                 }
+                            }
+                            // Another model answers: its provider holds none of this prefix in
+                            // its cache, so the request writes it all again and every waiting
+                            // replacement rides along, as after a compaction.
+                            if books.sol_pi.model_changed() {
+                                placement.rewritten = true;
+                                recent.rewritten = true;
                             }
                             let avoidable = self_avoidable;
                             if options.whole_requests {

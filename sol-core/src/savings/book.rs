@@ -252,6 +252,13 @@ impl Book {
         }
     }
 
+    /// The request being answered goes to another model than the one before it
+    /// ([`Book::answered_by`]), until its response is recorded: that model's provider holds
+    /// none of the prefix in its cache.
+    pub fn model_changed(&self) -> bool {
+        self.model_changed
+    }
+
     /// ObservationPack archived one output of `bytes`.
     pub fn record_archived(&mut self, bytes: u64) {
         self.ledger.record_archived(bytes);
