@@ -87,8 +87,6 @@ export declare class Occ {
    * request is saved).
    */
   beforeProviderRequest(reportedTokens: number | undefined | null, systemPrompt: string): OccStep
-  /** `message_end`: an assistant message ends the counted request. */
-  messageEnd(role: string): void
   /**
    * `input`: corrections drop the plan, a new task after a completed plan starts a new
    * horizon; the snapshot when that changed the state.
@@ -186,9 +184,10 @@ export declare class SavingsBook {
   recordRequest(request: SavingsRequest): void
   /**
    * The response to the last request (an abort or an error that was not billed is
-   * dropped with its request).
+   * dropped with its request); returns the totals entry as the response left them, which
+   * the host appends at `turn_end` unless a step changed the totals since (then `entry`).
    */
-  recordResponse(usage: SavingsUsage): void
+  recordResponse(usage: SavingsUsage): SavingsEntry
   /**
    * A mechanism step's account (`mechanism` is its `sol-pi.json` key), with its model
    * calls' model and reported usage where known: reported usage replaces the account's
@@ -370,14 +369,14 @@ export type FusedEffect =
   | { kind: 'rethrowMutationError' }
   | { kind: 'return'; /** Text blocks to append. */
     append: Array<string>; /** The savings notice to show, if any. */
-    notice?: FusedNotice; /** What the call saved. */
-  account: StepAccount }
+    notice?: FusedNotice; /** What the call saved; absent when nothing (`crossing`). */
+  account?: StepAccount }
   | { kind: 'returnError'; /** Text blocks to append. */
-    append: Array<string>; /** What the call saved. */
-  account: StepAccount }
+    append: Array<string>; /** What the call saved; absent when nothing (`crossing`). */
+  account?: StepAccount }
   | { kind: 'throw'; /** The whole error text. */
-    message: string; /** What the call saved. */
-  account: StepAccount }
+    message: string; /** What the call saved; absent when nothing (`crossing`). */
+  account?: StepAccount }
 
 /** The result of the last effect, reported by the host (`sol_fusion::fused::Input`). */
 export type FusedInput =
@@ -556,8 +555,8 @@ export interface ObsContextStep {
   notice?: ObsSavingsNotice
   /** The ledger could not be written (fail open: the request is unchanged otherwise). */
   error?: string
-  /** What this request saved. */
-  account: StepAccount
+  /** What this request saved; absent when nothing (`crossing`). */
+  account?: StepAccount
   /**
    * Under the cache-aware placement: each result's reason code, parallel to the handles
    * given (a handle the pack never gave out is left out).
@@ -892,8 +891,8 @@ export interface OccPlanResult {
   errorCode?: string
   /** What to do before the tool returns, in order. */
   effects: Array<OccEffect>
-  /** What the call saved and cost. */
-  account: StepAccount
+  /** What the call saved and cost; absent when nothing (`crossing`). */
+  account?: StepAccount
 }
 
 /** The call row of `update_plan` for whatever arguments the model sent. */
@@ -930,8 +929,8 @@ export declare function occSizeMessages(messages: ReadonlyArray<unknown>): Array
 export interface OccStep {
   /** The effects, in order. */
   effects: Array<OccEffect>
-  /** What the step saved and cost. */
-  account: StepAccount
+  /** What the step saved and cost; absent when nothing (`crossing`). */
+  account?: StepAccount
 }
 
 /** The fixed texts. */
@@ -1021,15 +1020,15 @@ export type ReducerDone =
   | { kind: 'unchanged'; /** The reason code. */
     reason: string; /** The custom entry type of the journal records. */
     entryType: string; /** Journal records, in order. */
-    journal: Array<Record<string, unknown>>; /** What the step saved and cost. */
-  account: StepAccount }
+    journal: Array<Record<string, unknown>>; /** What the step saved and cost; absent when nothing (`crossing`). */
+  account?: StepAccount }
   | { kind: 'replaced'; /** The custom entry type of the journal records. */
     entryType: string; /** Journal records, in order. */
     journal: Array<Record<string, unknown>>; /** The projected content. */
     content: Array<ReducerContentBlock>; /** The details, with `evidencePreservingReducer`. */
     details: Record<string, unknown>; /** The savings notice. */
-    notice: ReducerNotice; /** What the step saved and cost. */
-  account: StepAccount }
+    notice: ReducerNotice; /** What the step saved and cost; absent when nothing (`crossing`). */
+  account?: StepAccount }
 
 /** The cache-aware policy of `sol-pi.json` (`cacheAware`), for [`Reducer::new`]. */
 export interface ReducerEconomy {

@@ -110,8 +110,12 @@ export function registerOnlineContextCompact(
 		for (const effect of step?.effects ?? []) if (effect.kind === "warn") warnings.warn(c, effect.text);
 	}
 
+	// Rust's restored flag only goes from false to true: once it is known to be set, it is not asked again.
+	let restoredKnown = false;
 	function ensureRestored(c: ExtensionContext) {
+		if (restoredKnown) return;
 		if (occ.needsRestore()) restored(c, occ.restore(branch(c)));
+		restoredKnown = true;
 	}
 
 	/** The measurements of a boundary decision. */
@@ -325,11 +329,6 @@ export function registerOnlineContextCompact(
 			apply(c, occ.beforeProviderRequest(c.getContextUsage()?.tokens ?? undefined, c.getSystemPrompt()));
 		});
 		// The payload is never changed.
-		return undefined;
-	});
-
-	pi.on("message_end", (event, c) => {
-		warnings.guard(c, internalError, undefined, () => occ.messageEnd(String((event.message as { role?: unknown }).role ?? "")));
 		return undefined;
 	});
 

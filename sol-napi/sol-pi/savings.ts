@@ -79,6 +79,8 @@ export class SavingsTracker {
 	/** Each role's index in the book's list (no string crosses per message). */
 	private readonly roleCodes: Map<string, number>;
 	private changed = false;
+	/** The totals entry as the last response left them; undefined once anything changed them since. */
+	private answered: NativeAddon.SavingsEntry | undefined;
 	private broken = false;
 
 	private readonly addon: typeof NativeAddon;
@@ -120,10 +122,10 @@ export class SavingsTracker {
 	}
 
 	/** The reducer replaced a tool result's content with `content`, removing `account.tokensRemoved`. */
-	receipt(content: ReadonlyArray<{ type: string; text?: string }>, account: NativeAddon.StepAccount): void {
+	receipt(content: ReadonlyArray<{ type: string; text?: string }>, account: NativeAddon.StepAccount | undefined): void {
 		this.guard(undefined, () => {
 			const text = firstText(content);
-			if (text !== undefined) this.receipts.add(text, account.tokensRemoved);
+			if (text !== undefined) this.receipts.add(text, account?.tokensRemoved ?? 0);
 		});
 		this.step("evidencePreservingReducer", account);
 	}
@@ -234,7 +236,7 @@ export class SavingsTracker {
 		this.guard(undefined, () => {
 			this.book.recordStep(mechanism, account, this.callOf(mechanism, account));
 			if (mechanism === "actionFusion" && account.requestsAvoided > 0) this.book.fusedCommand();
-			this.changed = true;
+			this.touched();
 		});
 	}
 
@@ -243,18 +245,25 @@ export class SavingsTracker {
 		if (!account) return;
 		this.guard(undefined, () => {
 			this.book.recordRequestStep(mechanism, account);
-			this.changed = true;
+			this.touched();
 		});
 	}
 
 	/** ObservationPack wrote `bytes` to its archive. */
 	archived(bytes: number): void {
-		if (bytes > 0) this.guard(undefined, () => this.book.recordArchived(bytes));
+		if (bytes > 0)
+			this.guard(undefined, () => {
+				this.book.recordArchived(bytes);
+				this.touched();
+			});
 	}
 
 	/** The model recalled `bytes` from the archive. */
 	recalled(bytes: number): void {
-		this.guard(undefined, () => this.book.recordRecall(bytes));
+		this.guard(undefined, () => {
+			this.book.recordRecall(bytes);
+			this.touched();
+		});
 	}
 
 	/** The reducer's mark for a receipt message, if it is one. */
@@ -313,7 +322,13 @@ export class SavingsTracker {
 		}
 		this.marks = new WeakMap();
 		this.book.recordRequest({ roles, tokens, stamps, unstamped, changes, toolUses, fused, cacheRetention: process.env.PI_CACHE_RETENTION, promptCache: this.promptCacheOf(this.lastModel) });
+		this.touched();
+	}
+
+	/** The totals changed: the next `turn_end` appends them, asking the book for them again. */
+	private touched(): void {
 		this.changed = true;
+		this.answered = undefined;
 	}
 
 	/** Shows the running total in the TUI's status line (nowhere else). */
@@ -327,6 +342,7 @@ export class SavingsTracker {
 		const entries = (ctx.sessionManager.getBranch() as Array<{ type?: string; customType?: string }>).filter((entry) => entry.type === "custom" && entry.customType === type);
 		for (const warning of this.book.restore(entries)) this.warnings.warn(ctx, warning);
 		this.changed = false;
+		this.answered = undefined;
 		this.showStatus(ctx);
 	}
 
@@ -361,7 +377,7 @@ export class SavingsTracker {
 				const answered = message as { provider?: unknown; model?: unknown };
 				const model = typeof answered.provider === "string" && typeof answered.model === "string" ? `${answered.provider}/${answered.model}` : undefined;
 				if (model) this.lastModel = model;
-				this.book.recordResponse({
+				this.answered = this.book.recordResponse({
 					model,
 					prices: this.pricesOf(model),
 					toolOwners: calls.length > 0 ? calls.map((call) => this.ownTools.get(String(call.name)) ?? "") : undefined,
@@ -372,6 +388,7 @@ export class SavingsTracker {
 					output: number(usage.output),
 					stopReason: typeof message.stopReason === "string" ? message.stopReason : undefined,
 				});
+				this.changed = true;
 				this.showStatus(c);
 			});
 			return undefined;
@@ -379,9 +396,11 @@ export class SavingsTracker {
 		pi.on("turn_end", (_event, c) => {
 			this.guard(c, () => {
 				if (!this.changed) return;
-				const entry = this.book.entry();
+				// The entry the response returned, unless a step changed the totals after it.
+				const entry = this.answered ?? this.book.entry();
 				pi.appendEntry(entry.customType, entry.data);
 				this.changed = false;
+				this.answered = undefined;
 			});
 			return undefined;
 		});

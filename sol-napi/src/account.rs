@@ -22,6 +22,12 @@ pub struct JsStepAccount {
     pub model_output_tokens: f64,
 }
 
+/// A step's account as it crosses: absent when the step saved and cost nothing, so that
+/// the host has nothing to hand to the savings book for it (a zero account adds nothing).
+pub(crate) fn crossing(account: StepAccount) -> Option<JsStepAccount> {
+    (account != StepAccount::default()).then(|| account.into())
+}
+
 impl From<StepAccount> for JsStepAccount {
     fn from(account: StepAccount) -> JsStepAccount {
         JsStepAccount {

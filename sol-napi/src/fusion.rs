@@ -10,7 +10,6 @@ use camino::{Utf8Path, Utf8PathBuf};
 use napi::bindgen_prelude::{AsyncTask, Env, Task};
 use napi_derive::napi;
 use serde_json::Value;
-use sol_core::StepAccount;
 use sol_fusion::fused::{self, Capabilities, CommandResult, Effect, Finish, Input, MutationResult};
 use sol_fusion::guard::{self, TargetLook, Unguarded};
 use sol_fusion::path::{PathContext, Platform};
@@ -228,22 +227,22 @@ pub enum FusedEffect {
         append: Vec<String>,
         /// The savings notice to show, if any.
         notice: Option<FusedNotice>,
-        /// What the call saved.
-        account: JsStepAccount,
+        /// What the call saved; absent when nothing (`crossing`).
+        account: Option<JsStepAccount>,
     },
     /// Return the mutation's result with `append` after its blocks and `isError: true`.
     ReturnError {
         /// Text blocks to append.
         append: Vec<String>,
-        /// What the call saved.
-        account: JsStepAccount,
+        /// What the call saved; absent when nothing (`crossing`).
+        account: Option<JsStepAccount>,
     },
     /// Throw an error with `message`.
     Throw {
         /// The whole error text.
         message: String,
-        /// What the call saved.
-        account: JsStepAccount,
+        /// What the call saved; absent when nothing (`crossing`).
+        account: Option<JsStepAccount>,
     },
 }
 
@@ -282,15 +281,15 @@ impl From<Effect> for FusedEffect {
                     status: text::status_text(),
                     status_clear_ms: text::STATUS_CLEAR_MS,
                 }),
-                account: account.into(),
+                account: crate::account::crossing(account),
             },
             Effect::Finish(Finish::ReturnError { append, account }) => FusedEffect::ReturnError {
                 append,
-                account: account.into(),
+                account: crate::account::crossing(account),
             },
             Effect::Finish(Finish::Throw { message, account }) => FusedEffect::Throw {
                 message,
-                account: account.into(),
+                account: crate::account::crossing(account),
             },
         }
     }
@@ -452,7 +451,7 @@ impl FusedCall {
 fn internal_error(what: &str) -> FusedEffect {
     FusedEffect::Throw {
         message: format!("Action Fusion: internal error: {what}"),
-        account: StepAccount::default().into(),
+        account: None,
     }
 }
 

@@ -168,8 +168,8 @@ pub struct ObsContextStep {
     pub notice: Option<ObsSavingsNotice>,
     /// The ledger could not be written (fail open: the request is unchanged otherwise).
     pub error: Option<String>,
-    /// What this request saved.
-    pub account: JsStepAccount,
+    /// What this request saved; absent when nothing (`crossing`).
+    pub account: Option<JsStepAccount>,
     /// Under the cache-aware placement: each result's reason code, parallel to the handles
     /// given (a handle the pack never gave out is left out).
     pub placement: Option<Vec<String>>,
@@ -433,7 +433,7 @@ impl ObsPack {
                 notice: (step.first_replacement_tokens > 0)
                     .then(|| savings_notice(step.first_replacement_tokens)),
                 error,
-                account: step.account.into(),
+                account: crate::account::crossing(step.account),
                 placement: step.placement.map(|placement| {
                     placement
                         .reasons

@@ -31,7 +31,7 @@ use sol_occ::session::{
 use sol_occ::settings::{CompactionSettings, ModelRef, OccOptions, resolve_compaction_settings};
 use sol_occ::state::STATE_ENTRY_TYPE;
 use sol_occ::text;
-use sol_occ::tokens::{MessageRole, SizedMessage};
+use sol_occ::tokens::SizedMessage;
 
 use crate::account::{JsStepAccount, count};
 use crate::boundary::quiet;
@@ -159,8 +159,8 @@ pub struct OccPlanResult {
     pub error_code: Option<String>,
     /// What to do before the tool returns, in order.
     pub effects: Vec<OccEffect>,
-    /// What the call saved and cost.
-    pub account: JsStepAccount,
+    /// What the call saved and cost; absent when nothing (`crossing`).
+    pub account: Option<JsStepAccount>,
 }
 
 /// One tool result of the ending turn.
@@ -411,8 +411,8 @@ pub enum OccEffect {
 pub struct OccStep {
     /// The effects, in order.
     pub effects: Vec<OccEffect>,
-    /// What the step saved and cost.
-    pub account: JsStepAccount,
+    /// What the step saved and cost; absent when nothing (`crossing`).
+    pub account: Option<JsStepAccount>,
 }
 
 /// The evaluation as JavaScript sees it, with the settings the decision used.
@@ -480,7 +480,7 @@ fn effects_of(effects: Vec<Effect>, settings: Option<&CompactionSettings>) -> Ve
 fn step_of(step: Step) -> OccStep {
     OccStep {
         effects: effects_of(step.effects, None),
-        account: step.account.into(),
+        account: crate::account::crossing(step.account),
     }
 }
 
@@ -601,15 +601,6 @@ impl Occ {
         })
     }
 
-    /// `message_end`: an assistant message ends the counted request.
-    #[napi(catch_unwind)]
-    pub fn message_end(&self, role: String) {
-        quiet(|| {
-            // The step never has effects.
-            self.session().on_message_end(MessageRole::parse(&role));
-        });
-    }
-
     /// `input`: corrections drop the plan, a new task after a completed plan starts a new
     /// horizon; the snapshot when that changed the state.
     #[napi(catch_unwind)]
@@ -631,7 +622,7 @@ impl Occ {
         quiet(|| {
             let (result, step) = self.session().on_update_plan(&tool_call_id, &args, aborted);
             let effects = effects_of(step.effects, None);
-            let account = step.account.into();
+            let account = crate::account::crossing(step.account);
             match result {
                 Ok(output) => OccPlanResult {
                     ok: true,
@@ -714,7 +705,7 @@ impl Occ {
             });
             OccStep {
                 effects: effects_of(step.effects, Some(&settings)),
-                account: step.account.into(),
+                account: crate::account::crossing(step.account),
             }
         })
     }

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use camino::{Utf8Path, Utf8PathBuf};
 use napi_derive::napi;
 use serde_json::Value;
+use sol_core::ModelError;
 use sol_core::message::ContentBlock;
-use sol_core::{ModelError, StepAccount};
 use sol_reducer::economics::Economy;
 use sol_reducer::notice::{STATUS_CLEAR_MS, STATUS_KEY, savings_status};
 use sol_reducer::pi::ToolResultView;
@@ -171,8 +171,8 @@ pub enum ReducerDone {
         /// Journal records, in order.
         #[napi(ts_type = "Array<Record<string, unknown>>")]
         journal: Vec<Value>,
-        /// What the step saved and cost.
-        account: JsStepAccount,
+        /// What the step saved and cost; absent when nothing (`crossing`).
+        account: Option<JsStepAccount>,
     },
     /// Return this content and these details instead.
     Replaced {
@@ -188,8 +188,8 @@ pub enum ReducerDone {
         details: Value,
         /// The savings notice.
         notice: ReducerNotice,
-        /// What the step saved and cost.
-        account: JsStepAccount,
+        /// What the step saved and cost; absent when nothing (`crossing`).
+        account: Option<JsStepAccount>,
     },
 }
 
@@ -197,7 +197,7 @@ impl From<Done> for ReducerDone {
     fn from(done: Done) -> Self {
         let entry_type = ENTRY_TYPE.to_owned();
         let journal = done.journal;
-        let account = done.account.into();
+        let account = crate::account::crossing(done.account);
         match done.decision {
             Decision::Unchanged(reason) => ReducerDone::Unchanged {
                 reason: reason.code().to_owned(),
@@ -328,7 +328,7 @@ impl Reducer {
                     reason: ReasonCode::NonTextContent.code().to_owned(),
                     entry_type: ENTRY_TYPE.to_owned(),
                     journal: Vec::new(),
-                    account: StepAccount::default().into(),
+                    account: None,
                 };
                 return ReducerBegin::Done { done };
             };

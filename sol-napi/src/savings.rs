@@ -448,9 +448,10 @@ impl SavingsBook {
     }
 
     /// The response to the last request (an abort or an error that was not billed is
-    /// dropped with its request).
+    /// dropped with its request); returns the totals entry as the response left them, which
+    /// the host appends at `turn_end` unless a step changed the totals since (then `entry`).
     #[napi(catch_unwind)]
-    pub fn record_response(&self, usage: SavingsUsage) {
+    pub fn record_response(&self, usage: SavingsUsage) -> SavingsEntry {
         quiet(|| {
             let reported = ReportedUsage {
                 requests: 1,
@@ -475,6 +476,7 @@ impl SavingsBook {
                 .collect();
             let failed = sol_core::message::reply_failed(usage.stop_reason.as_deref());
             book.end_request_with(response, failed, &owners);
+            entry_of(&book)
         })
     }
 
@@ -553,10 +555,7 @@ impl SavingsBook {
     /// The totals as a custom entry.
     #[napi(catch_unwind)]
     pub fn entry(&self) -> SavingsEntry {
-        quiet(|| SavingsEntry {
-            custom_type: SAVINGS_ENTRY_TYPE.to_owned(),
-            data: self.book().savings().to_entry_data(),
-        })
+        quiet(|| entry_of(&self.book()))
     }
 
     /// The table and the status line, at the configured prices.
@@ -576,6 +575,14 @@ impl SavingsBook {
                 status_line: report.status_line(),
             }
         })
+    }
+}
+
+/// The book's totals as a custom entry.
+fn entry_of(book: &Book) -> SavingsEntry {
+    SavingsEntry {
+        custom_type: SAVINGS_ENTRY_TYPE.to_owned(),
+        data: book.savings().to_entry_data(),
     }
 }
 

@@ -40,7 +40,9 @@
 //! # Request counting
 //!
 //! A `context` event marks the next `before_provider_request` as a request; the assistant
-//! `message_end` that ends it clears the mark. Builds whose `context` arrives with an aborted
+//! `message_end` that ends it clears the mark, and so does the `turn_end` that follows it (Pi
+//! ends every assistant message's turn, an error or abort included, before the next
+//! `context`; a host may report either, and the Pi extension reports only `turn_end`). Builds whose `context` arrives with an aborted
 //! signal never reach the provider and are not counted, and Pi 1.x cache-warming replays
 //! (a `before_provider_request` without a `context`) are not counted either. Session start,
 //! tree navigation, compaction and shutdown clear the mark.
@@ -637,13 +639,16 @@ impl OccSession {
         Step::of(effects)
     }
 
-    /// `turn_end`: takes the pending boundary; [`Effect::Measure`] when it is to be
+    /// `turn_end`: ends the turn's request (the mark is cleared, as by its assistant
+    /// `message_end`); takes the pending boundary; [`Effect::Measure`] when it is to be
     /// evaluated: no boundary compaction is selected or running, the turn ended normally
     /// (neither [`StopReason::Error`] nor [`StopReason::Aborted`], its signal not aborted),
     /// the plan call's result is among the turn's results and succeeded, and no skipped or
     /// failed compaction blocks retries. Tool work other than the plan tool's, without an
     /// error, lifts that block.
     pub fn on_turn_end(&mut self, turn: &TurnEnd) -> Step {
+        // The turn's request has ended, as its assistant `message_end` says.
+        self.mark = RequestMark::Clear;
         self.candidate = false;
         let did_work = turn
             .tool_results

@@ -127,6 +127,7 @@ pub(crate) fn event() -> impl Strategy<Value = Event> {
 #[derive(Debug, Default)]
 struct Tally {
     announced: u64,
+    /// Counts closed by an assistant `message_end` or a `turn_end`.
     assistant_ends: u64,
     interrupted: u64,
 }
@@ -220,6 +221,8 @@ fn apply(driver: &mut Driver, event: &Event, tally: &mut Tally) -> Step {
                 .1
         }
         Event::TurnEnd { .. } => {
+            // The turn's end closes its request as its assistant message_end does.
+            tally.assistant_ends += u64::from(was_counted);
             let step = occ.on_turn_end(&turn_end_of(event).expect("a turn"));
             assert!(
                 step.effects.is_empty() || step.effects == [Effect::Measure],
@@ -319,7 +322,8 @@ proptest! {
             let state = occ.state();
             let open = u64::from(mark(occ) == Mark::Counted);
             // Each count consumed one announcement, and is closed by exactly one assistant
-            // message_end or one interrupting session event before the next can happen.
+            // message_end or turn_end, or one interrupting session event, before the next can
+            // happen.
             prop_assert!(state.request_count <= tally.announced);
             prop_assert_eq!(state.request_count, tally.assistant_ends + tally.interrupted + open);
             prop_assert!(state.last_boundary_request_count <= state.request_count);
@@ -333,7 +337,7 @@ proptest! {
     }
 
     #[test]
-    fn requests_without_interruptions_never_outnumber_assistant_messages(
+    fn requests_without_interruptions_never_outnumber_their_ends(
         events in prop::collection::vec(event(), 0..80),
     ) {
         let events: Vec<Event> = events
@@ -345,7 +349,7 @@ proptest! {
         let mut tally = Tally::default();
         let mut assistant_ends = 0u64;
         for event in &events {
-            if matches!(event, Event::MessageEnd("assistant")) {
+            if matches!(event, Event::MessageEnd("assistant") | Event::TurnEnd { .. }) {
                 assistant_ends += 1;
             }
             apply(&mut driver, event, &mut tally);
