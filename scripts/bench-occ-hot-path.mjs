@@ -101,7 +101,8 @@ for (const count of [100, 1000, 5000]) {
 		copy = structuredClone(base);
 		const c = time(() => handlers.get("context")({ type: "context", messages: copy }, ctx));
 		const r = time(() => handlers.get("before_provider_request")({ type: "before_provider_request", payload: {} }, ctx));
-		handlers.get("message_end")({ type: "message_end", message: { role: "assistant" } }, ctx);
+		// The turn's end closes the counted request (Online Context Compact takes no message_end).
+		handlers.get("turn_end")({ type: "turn_end", message: { role: "assistant", stopReason: "stop" }, toolResults: [] }, ctx);
 		copy = structuredClone(base);
 		const x = time(() => addon.occSizeMessages(copy));
 		if (warm) continue;
