@@ -12,7 +12,7 @@ let last: { sessionDir: string | undefined; sessionId: string; tempDir: string; 
 
 /**
  * The session's runtime root. Rust keeps each root it built for the process (`ROOTS` in
- * `src/storage.rs`); the last one is kept here as well, for the same session directory, id and temp
+ * `sol-napi/src/storage.rs`); the last one is kept here as well, for the same session directory, id and temp
  * folder, so that a session's steady state does not cross for it. `unavailable` is asked again.
  */
 export function runtimeRoot(ctx: ExtensionContext, addon: typeof NativeAddon): NativeAddon.RuntimeRootOutcome {

@@ -42,10 +42,11 @@
 //! A `context` event marks the next `before_provider_request` as a request; the assistant
 //! `message_end` that ends it clears the mark, and so does the `turn_end` that follows it (Pi
 //! ends every assistant message's turn, an error or abort included, before the next
-//! `context`; a host may report either, and the Pi extension reports only `turn_end`). Builds whose `context` arrives with an aborted
-//! signal never reach the provider and are not counted, and Pi 1.x cache-warming replays
-//! (a `before_provider_request` without a `context`) are not counted either. Session start,
-//! tree navigation, compaction and shutdown clear the mark.
+//! `context`; a host may report either, and the Pi extension reports only `turn_end`).
+//! Builds whose `context` arrives with an aborted signal never reach the provider and are
+//! not counted, and Pi 1.x cache-warming replays (a `before_provider_request` without a
+//! `context`) are not counted either. Session start, tree navigation, compaction and
+//! shutdown clear the mark.
 //!
 //! ```
 //! use serde_json::json;
