@@ -35,7 +35,7 @@ use serde_json::Value;
 use sol_core::message::ContentBlock;
 use sol_core::{ShellExit, ShellOutcome};
 
-use crate::pi::exit::{ThenRunMarker, split_status_line};
+use crate::exit::{ThenRunMarker, split_status_line};
 use crate::policy::Policy;
 use crate::reason::{Fallback, ReasonCode};
 pub use crate::records::ExitSignal;

@@ -33,7 +33,8 @@
 //!    [`Policy`]'s build or test commands ([`command::CommandSet`], the specification's list
 //!    by default). Pi's tool results go through the [`pi`] adapter: a direct `bash` result or
 //!    a fused `edit`/`write` result; codemode script calls and the `codemode` tool never are.
-//!    The adapter reads Pi's exit signals ([`pi::exit`]) and its trusted `pi-bash-*.log`.
+//!    The adapter reads Pi's exit signals ([`exit`], a leaf module the candidate selection
+//!    shares) and its trusted `pi-bash-*.log`.
 //! 2. [`source`]: the exact log (the full-output log when there is one), between 4,096 bytes
 //!    and 600,000 characters, with an exit signal that agrees with the failure flag (only a Pi
 //!    result can disagree), and no likely secret ([`secret`]).
@@ -217,6 +218,7 @@ pub mod command;
 mod digest;
 pub mod driver;
 pub mod economics;
+pub mod exit;
 pub mod failure;
 pub mod journal;
 pub mod model;

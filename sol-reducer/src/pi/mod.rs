@@ -31,16 +31,18 @@
 //! assert_eq!(select_candidate(&nested).unwrap_err().reason, ReasonCode::NestedToolCall);
 //! ```
 
-pub mod exit;
+/// The exit conventions, where they were first published; they live in [`crate::exit`], which
+/// the candidate selection reads without this adapter.
+pub use crate::exit;
 
 use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
 use serde_json::Value;
 use sol_core::message::ContentBlock;
 
 use crate::candidate::{Candidate, CandidateInput, CandidateShape};
+use crate::exit::{ExitSignal, ThenRunMarker, bash_exit_signal, fused_exit_signal};
 use crate::policy::Policy;
 use crate::reason::{Fallback, ReasonCode};
-use exit::{ExitSignal, ThenRunMarker, bash_exit_signal, fused_exit_signal};
 
 /// Pi's tools whose results can hold a build or test log: `bash`, and the fused `edit` and
 /// `write`.

@@ -7,7 +7,7 @@ use sol_core::message::ContentBlock;
 use sol_reducer::ReasonCode;
 use sol_reducer::candidate::CandidateShape;
 use sol_reducer::command::{has_failure_signal, is_diagnostic_command};
-use sol_reducer::pi::exit::{ExitSignal, ThenRunMarker};
+use sol_reducer::exit::{ExitSignal, ThenRunMarker};
 use sol_reducer::pi::{
     ToolResultView, full_output_hint, inline_full_output_path, is_trusted_full_output_path,
     select_candidate, structured_exit_code,

@@ -499,7 +499,5 @@ fn a_reported_success_whose_log_names_failing_tests_is_kept_whole() {
 /// The cargo fixture's log as a pipe would pass it on: without Pi's status line.
 fn exact_cargo_failure() -> String {
     let output = crate::support::fixture("cargo-test-failure").output;
-    sol_reducer::pi::exit::split_status_line(&output)
-        .0
-        .to_owned()
+    sol_reducer::exit::split_status_line(&output).0.to_owned()
 }

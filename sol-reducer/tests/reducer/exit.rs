@@ -1,6 +1,6 @@
 //! Exit signals and the runtime status line.
 
-use sol_reducer::pi::exit::{
+use sol_reducer::exit::{
     ExitSignal, StatusLine, ThenRunMarker, bash_exit_signal, fused_exit_signal, split_status_line,
     trailing_status,
 };

@@ -24,9 +24,7 @@ fn exact_log(name: &str) -> String {
     let output = output
         .strip_prefix("[then_run:failed]\n")
         .unwrap_or(&output);
-    sol_reducer::pi::exit::split_status_line(output)
-        .0
-        .to_owned()
+    sol_reducer::exit::split_status_line(output).0.to_owned()
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The realistic logs of `fixtures/reducer/`, reduced end to end with their scripted receipts.
 
 use serde_json::Value;
-use sol_reducer::pi::exit::split_status_line;
+use sol_reducer::exit::split_status_line;
 use sol_reducer::{DETAILS_KEY, MIN_SOURCE_BYTES};
 
 use crate::support::{Fixture, Harness, fixtures};

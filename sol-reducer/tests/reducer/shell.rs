@@ -11,7 +11,7 @@ use sol_core::testing::{MemoryFileSystem, MemorySessionStore, ScriptedModelClien
 use sol_core::{ModelRequest, ShellExit};
 use sol_reducer::command::{CommandSet, DEFAULT_COMMANDS, is_diagnostic_command};
 use sol_reducer::driver::{Ports, reduce_step};
-use sol_reducer::pi::exit::split_status_line;
+use sol_reducer::exit::split_status_line;
 use sol_reducer::step::{AskModel, Reduction, Start};
 use sol_reducer::{
     CandidateInput, Decision, ExitStatus, Policy, ReasonCode, ReduceContext, ShellResult,

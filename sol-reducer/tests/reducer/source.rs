@@ -1,7 +1,7 @@
 //! The exact log: size bounds, the exit-state check, the secret gate and the status line.
 
 use serde_json::json;
-use sol_reducer::pi::exit::ExitSignal;
+use sol_reducer::exit::ExitSignal;
 use sol_reducer::pi::select_candidate;
 use sol_reducer::secret::SecretKind;
 use sol_reducer::source::{FullOutput, SourceOrigin, prepare_source};

@@ -9,7 +9,7 @@
 //! flag, so a failed command can never receive a `status=success` receipt.
 //!
 //! ```
-//! use sol_reducer::pi::exit::{bash_exit_signal, split_status_line, ExitSignal};
+//! use sol_reducer::exit::{bash_exit_signal, split_status_line, ExitSignal};
 //!
 //! let text = "running 3 tests\n\n\nCommand exited with code 101";
 //! assert_eq!(bash_exit_signal(None, text), ExitSignal::Failed);
