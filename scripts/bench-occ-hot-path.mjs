@@ -9,7 +9,9 @@
 //   context   the real `context` handler (sizes every message in JavaScript,
 //             hands Rust the total)
 //   crossing  what the handler did before: the whole array converted into Rust
-//             and sized there (`occSizeMessages`, the same conversion and sizing)
+//             and sized there (`occSizeMessages`, the same conversion and sizing; a
+//             test-only export, from a release build with the `test-hooks` feature that
+//             the script makes with cargo)
 //   request   the real `before_provider_request` handler after a `context`
 // Median of the timed iterations. With --expose-gc a collection runs before each timed
 // call, so that a collection of the previous copy does not land in a short call.
@@ -17,8 +19,10 @@
 import { createRequire } from "node:module";
 
 import { registerOnlineContextCompact } from "../sol-napi/sol-pi/online-context-compact.ts";
+import { testHooks } from "../sol-napi/test/hooks.mjs";
 
 const addon = createRequire(import.meta.url)("../sol-napi/index.js");
+const hooks = testHooks({ release: true });
 const iterations = Number(process.argv[2] ?? 15);
 
 function rng(seed) {
@@ -104,7 +108,7 @@ for (const count of [100, 1000, 5000]) {
 		// The turn's end closes the counted request (Online Context Compact takes no message_end).
 		handlers.get("turn_end")({ type: "turn_end", message: { role: "assistant", stopReason: "stop" }, toolResults: [] }, ctx);
 		copy = structuredClone(base);
-		const x = time(() => addon.occSizeMessages(copy));
+		const x = time(() => hooks.occSizeMessages(copy));
 		if (warm) continue;
 		times.walk.push(w);
 		times.context.push(c);

@@ -70,17 +70,23 @@ join() {
 
 step "cargo fmt --check" cargo fmt --all -- --check
 
-# The JS suites' `sol-pi` debug binary (replay-cli.test.mjs compares it with `npm run replay`),
-# in a target folder of their own, so that nothing the Rust steps build replaces it while the
-# suites run (that test's own `cargo build`, kept so the file stays right alone, is a no-op).
+# The JS suites' `sol-pi` debug binary (replay-cli.test.mjs compares it with `npm run replay`)
+# and the addon's debug build with the `test-hooks` exports (sol-napi/test/hooks.mjs), in a
+# target folder of their own, so that nothing the Rust steps build replaces them while the
+# suites run (the tests' own `cargo build`s, kept so each file stays right alone, are no-ops).
+# Two builds, not one: a build of both at once unifies their features, and the tests' own
+# build of one would then not be a no-op.
 js_target="${CARGO_TARGET_DIR:-$root/target}/js-suites"
-step_bg cli "cargo build -p sol-pi-cli (for the JS suites)" \
-	env CARGO_TARGET_DIR="$js_target" cargo build -q -p sol-pi-cli
+js_builds() {
+	CARGO_TARGET_DIR="$js_target" cargo build -q -p sol-pi-cli &&
+		CARGO_TARGET_DIR="$js_target" cargo build -q -p sol-napi --features test-hooks
+}
+step_bg cli "cargo build -p sol-pi-cli, -p sol-napi --features test-hooks (for the JS suites)" js_builds
 # Debug and release builds lock their own folders of target/: clippy does not wait for the addon.
 step_bg clippy "cargo clippy" cargo clippy --workspace --all-targets --all-features -- -D warnings
 step "setup.sh --matrix" bash scripts/setup.sh --matrix
 
-echo "== joining: cargo build -p sol-pi-cli (for the JS suites)"
+echo "== joining: the JS suites' cargo builds"
 join cli
 
 # One Pi version's JS suite, with the suites' own `sol-pi` build.

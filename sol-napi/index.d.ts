@@ -212,12 +212,6 @@ export declare class SavingsBook {
   view(): SavingsView
 }
 
-/**
- * Panics on purpose, so the tests can prove a Rust panic reaches JavaScript as
- * an error and leaves the process running. Never called by the extension.
- */
-export declare function __panicForTests(message: string): void
-
 /** The addon's version, compared by the extension with its own to catch a stale build. */
 export declare function addonVersion(): string
 
@@ -404,46 +398,8 @@ export interface FusedNotice {
   statusClearMs: number
 }
 
-/**
- * What to do with a call: `ok` with the resolved target (absent when the path
- * could not be resolved for a plain call, which then runs unqueued), or an
- * error to return to the model before anything is changed.
- */
-export interface FusionCallPlan {
-  /** False: reject the call with `error`; nothing has been changed. */
-  ok: boolean
-  /** The tool error for the model. */
-  error?: string
-  /** Stable code of that error. */
-  errorCode?: string
-  /** The absolute target path, the key of the per-file queue. */
-  target?: string
-  /** The follow-up command, when the call has one. */
-  thenRun?: ThenRunArgs
-}
-
-/** A call as the model sent it, for [`fusion_plan_call`]. */
-export interface FusionCallRequest {
-  /** The tool's `path` argument, unresolved. */
-  path: string
-  /** `JSON.stringify(args.then_run)`, absent when the call has no `then_run`. */
-  thenRunJson?: string
-  /** `ctx.cwd`. */
-  cwd: string
-  /** The user's home directory. */
-  home: string
-  /** True on native Windows (drive-path forms apply). */
-  windows: boolean
-}
-
 /** The one warning when the active tool no longer accepts `then_run`. */
 export declare function fusionInertWarning(toolName: string): string
-
-/**
- * Checks `then_run` and resolves the target path of an `edit`/`write` call, as the
- * first step of a [`FusedCall`] does.
- */
-export declare function fusionPlanCall(request: FusionCallRequest): FusionCallPlan
 
 /** One error Pi's `SettingsManager.drainErrors()` reported. */
 export interface FusionSettingsError {
@@ -869,9 +825,6 @@ export interface OccObservedMessage {
   message?: unknown
 }
 
-/** How `sol-occ` identifies host-sized messages (for the host's size check). */
-export declare function occObservedMessages(observed: Array<OccObservedMessage>): Array<OccSizedMessage>
-
 /**
  * The outcome of an `update_plan` call: `text` and `details` on success,
  * `error` (the tool's error text) otherwise, with the step's effects (the state snapshot).
@@ -911,19 +864,6 @@ export interface OccSavingsNotice {
   /** How long the status stays, in milliseconds. */
   statusClearMs: number
 }
-
-/** One message as `sol-occ` sizes it from the whole message (for the host's size check). */
-export interface OccSizedMessage {
-  /** The role as `sol-occ` reads it. */
-  role: string
-  /** Pi's estimate of the message. */
-  tokens: number
-  /** Its identity across views. */
-  key: string
-}
-
-/** How `sol-occ` sizes these messages; the host's own sizing must give the same. */
-export declare function occSizeMessages(messages: ReadonlyArray<unknown>): Array<OccSizedMessage>
 
 /** What a step left for the host, and what it saved and cost. */
 export interface OccStep {
@@ -1328,14 +1268,6 @@ export interface StepAccount {
   modelInputTokens: number
   /** Output tokens of those calls, where reported. */
   modelOutputTokens: number
-}
-
-/** The follow-up command of a fused call. */
-export interface ThenRunArgs {
-  /** The bash command, unchanged. */
-  command: string
-  /** Timeout in seconds, when given. */
-  timeout?: number
 }
 
 /** The description of `then_run` on each tool. */

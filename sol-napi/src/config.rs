@@ -357,11 +357,3 @@ pub fn internal_error_notice(mechanism: String, detail: String) -> String {
 pub(crate) fn addon_version() -> String {
     quiet(|| env!("CARGO_PKG_VERSION").to_owned())
 }
-
-/// Panics on purpose, so the tests can prove a Rust panic reaches JavaScript as
-/// an error and leaves the process running. Never called by the extension.
-#[cfg_attr(test, allow(dead_code))]
-#[napi(catch_unwind, js_name = "__panicForTests")]
-pub(crate) fn panic_for_tests(message: String) {
-    quiet(|| panic!("{message}"));
-}

@@ -73,48 +73,7 @@ pub fn fusion_texts() -> FusionTexts {
     })
 }
 
-/// A call as the model sent it, for [`fusion_plan_call`].
-#[napi(object)]
-pub struct FusionCallRequest {
-    /// The tool's `path` argument, unresolved.
-    pub path: String,
-    /// `JSON.stringify(args.then_run)`, absent when the call has no `then_run`.
-    pub then_run_json: Option<String>,
-    /// `ctx.cwd`.
-    pub cwd: String,
-    /// The user's home directory.
-    pub home: String,
-    /// True on native Windows (drive-path forms apply).
-    pub windows: bool,
-}
-
-/// The follow-up command of a fused call.
-#[napi(object)]
-pub struct ThenRunArgs {
-    /// The bash command, unchanged.
-    pub command: String,
-    /// Timeout in seconds, when given.
-    pub timeout: Option<f64>,
-}
-
-/// What to do with a call: `ok` with the resolved target (absent when the path
-/// could not be resolved for a plain call, which then runs unqueued), or an
-/// error to return to the model before anything is changed.
-#[napi(object)]
-pub struct FusionCallPlan {
-    /// False: reject the call with `error`; nothing has been changed.
-    pub ok: bool,
-    /// The tool error for the model.
-    pub error: Option<String>,
-    /// Stable code of that error.
-    pub error_code: Option<String>,
-    /// The absolute target path, the key of the per-file queue.
-    pub target: Option<String>,
-    /// The follow-up command, when the call has one.
-    pub then_run: Option<ThenRunArgs>,
-}
-
-fn path_context<'a>(cwd: &'a str, home: &'a str, windows: bool) -> PathContext<'a> {
+pub(crate) fn path_context<'a>(cwd: &'a str, home: &'a str, windows: bool) -> PathContext<'a> {
     PathContext {
         cwd,
         home,
@@ -124,34 +83,6 @@ fn path_context<'a>(cwd: &'a str, home: &'a str, windows: bool) -> PathContext<'
             Platform::Posix
         },
     }
-}
-
-/// Checks `then_run` and resolves the target path of an `edit`/`write` call, as the
-/// first step of a [`FusedCall`] does.
-#[napi(catch_unwind)]
-pub fn fusion_plan_call(request: FusionCallRequest) -> FusionCallPlan {
-    quiet(|| {
-        let ctx = path_context(&request.cwd, &request.home, request.windows);
-        match fused::plan(&request.path, request.then_run_json.as_deref(), &ctx) {
-            Ok(plan) => FusionCallPlan {
-                ok: true,
-                error: None,
-                error_code: None,
-                target: plan.target,
-                then_run: plan.then_run.map(|then_run| ThenRunArgs {
-                    command: then_run.command,
-                    timeout: then_run.timeout_seconds,
-                }),
-            },
-            Err((code, message)) => FusionCallPlan {
-                ok: false,
-                error: Some(message),
-                error_code: Some(code.to_owned()),
-                target: None,
-                then_run: None,
-            },
-        }
-    })
 }
 
 /// A fused `edit`/`write` call as the tool's `execute` receives it.

@@ -41,6 +41,8 @@ pub mod reducer;
 pub mod replay;
 pub mod savings;
 pub mod storage;
+#[cfg(feature = "test-hooks")]
+pub mod test_hooks;
 
 pub use account::JsStepAccount;
 pub use config::{

@@ -200,52 +200,7 @@ pub struct OccObservedMessage {
     pub message: Option<Value>,
 }
 
-/// One message as `sol-occ` sizes it from the whole message (for the host's size check).
-#[napi(object)]
-pub struct OccSizedMessage {
-    /// The role as `sol-occ` reads it.
-    pub role: String,
-    /// Pi's estimate of the message.
-    pub tokens: f64,
-    /// Its identity across views.
-    pub key: String,
-}
-
-impl From<SizedMessage> for OccSizedMessage {
-    fn from(message: SizedMessage) -> OccSizedMessage {
-        OccSizedMessage {
-            role: message.role.as_str().to_owned(),
-            tokens: message.tokens as f64,
-            key: message.key,
-        }
-    }
-}
-
-/// How `sol-occ` sizes these messages; the host's own sizing must give the same.
-#[napi(catch_unwind, ts_args_type = "messages: ReadonlyArray<unknown>")]
-pub fn occ_size_messages(messages: Vec<Value>) -> Vec<OccSizedMessage> {
-    quiet(|| {
-        let messages: Vec<AgentMessage> =
-            messages.into_iter().map(AgentMessage::from_value).collect();
-        SizedMessage::from_messages(&messages)
-            .into_iter()
-            .map(OccSizedMessage::from)
-            .collect()
-    })
-}
-
-/// How `sol-occ` identifies host-sized messages (for the host's size check).
-#[napi(catch_unwind)]
-pub fn occ_observed_messages(observed: Vec<OccObservedMessage>) -> Vec<OccSizedMessage> {
-    quiet(|| {
-        observed_list(observed)
-            .into_iter()
-            .map(OccSizedMessage::from)
-            .collect()
-    })
-}
-
-fn observed_list(observed: Vec<OccObservedMessage>) -> Vec<SizedMessage> {
+pub(crate) fn observed_list(observed: Vec<OccObservedMessage>) -> Vec<SizedMessage> {
     observed
         .into_iter()
         .map(|message| {

@@ -10,6 +10,7 @@ import { createRequire } from "node:module";
 import * as path from "node:path";
 import { test } from "node:test";
 
+import { testHooks } from "./hooks.mjs";
 import { makeWorkspace, piVersion, repoRoot, resultText, startSession, toolCalls, toolResults, writeJson } from "./support.mjs";
 
 const childRunner = path.join(repoRoot, "sol-napi", "test", "fixtures", "fusion-session-child.mjs");
@@ -136,12 +137,11 @@ test(`Pi ${piVersion}: a then_run that Pi's bash could not run is refused before
 });
 
 test("every shared then_run case is planned through the addon as the Rust tests expect", () => {
-	const addon = createRequire(import.meta.url)("../index.js");
 	const cases = JSON.parse(fs.readFileSync(path.join(repoRoot, "fixtures", "fusion", "then_run.json"), "utf8"));
 	assert.ok(cases.length >= 20);
 	for (const c of cases) {
 		const thenRun = c.command_bytes === undefined ? c.then_run : { command: "x".repeat(c.command_bytes) };
-		const plan = addon.fusionPlanCall({ path: "a.txt", thenRunJson: JSON.stringify(thenRun), cwd: "/work", home: "/home/u", windows: false });
+		const plan = testHooks().fusionPlanCall({ path: "a.txt", thenRunJson: JSON.stringify(thenRun), cwd: "/work", home: "/home/u", windows: false });
 		const label = JSON.stringify(c).slice(0, 120);
 		assert.equal(plan.ok, c.error_code === null, `${label}: ${plan.error}`);
 		assert.equal(plan.errorCode, c.error_code ?? undefined, label);

@@ -9,6 +9,7 @@ import * as path from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
+import { testHooks, testHooksFile } from "./hooks.mjs";
 import { makeWorkspace, repoRoot } from "./support.mjs";
 
 const addon = createRequire(import.meta.url)("../index.js");
@@ -84,7 +85,20 @@ test("a symlinked config is read through the link; a directory in its place is a
 	assert.ok(outcome.error.message.includes(path.join(ws.cwd, ".pi", "sol-pi.json")), outcome.error.message);
 });
 
+test("the addon the packages ship has no test-only export, and its typings declare none", () => {
+	const hooks = ["__panicForTests", "fusionPlanCall", "occSizeMessages", "occObservedMessages"];
+	for (const name of hooks) assert.ok(typeof testHooks()[name] === "function", `the test-hooks build has ${name}`);
+	for (const name of hooks) assert.equal(addon[name], undefined, name);
+	const typings = fs.readFileSync(path.join(repoRoot, "sol-napi", "index.d.ts"), "utf8");
+	for (const name of hooks) assert.ok(!typings.includes(name), name);
+	// Everything else the test-hooks build exports is the shipped addon's (whose generated
+	// loader adds its own `__napiBindingTarget`).
+	const shipped = Object.keys(addon).filter((name) => name !== "__napiBindingTarget");
+	assert.deepEqual(Object.keys(testHooks()).filter((name) => !hooks.includes(name)).sort(), shipped.sort());
+});
+
 test("a Rust panic becomes a JavaScript error and the addon keeps working", () => {
+	const addon = testHooks();
 	assert.throws(() => addon.__panicForTests("deliberate test panic"), (error) => {
 		assert.ok(error instanceof Error);
 		assert.match(error.message, /deliberate test panic/);
@@ -95,7 +109,7 @@ test("a Rust panic becomes a JavaScript error and the addon keeps working", () =
 });
 
 test("a caught panic prints nothing to stderr, which would corrupt Pi's terminal UI", () => {
-	const script = `const a = require(${JSON.stringify(path.join(repoRoot, "sol-napi", "index.js"))});
+	const script = `const m = { exports: {} }; process.dlopen(m, ${JSON.stringify(testHooksFile())}); const a = m.exports;
 try { a.__panicForTests("quiet panic"); } catch (error) { process.stdout.write("caught: " + error.message); }`;
 	const child = spawnSync(process.execPath, ["-e", script], { encoding: "utf8", env: { ...process.env, RUST_BACKTRACE: "1" } });
 	assert.equal(child.status, 0);
@@ -110,7 +124,7 @@ test("wrong argument types are rejected with an error, not a crash", () => {
 
 const pathCases = JSON.parse(fs.readFileSync(path.join(repoRoot, "fixtures", "fusion", "paths.json"), "utf8"));
 const planPath = (c) =>
-	addon.fusionPlanCall({ path: c.input, thenRunJson: JSON.stringify({ command: "true" }), cwd: c.cwd, home: c.home, windows: c.platform === "windows" });
+	testHooks().fusionPlanCall({ path: c.input, thenRunJson: JSON.stringify({ command: "true" }), cwd: c.cwd, home: c.home, windows: c.platform === "windows" });
 
 test("every shared path case resolves through the addon as the Rust tests expect", () => {
 	assert.ok(pathCases.length >= 40);
@@ -145,10 +159,10 @@ test("POSIX file URLs resolve exactly as Node's fileURLToPath does", () => {
 
 test("a plain call with an unresolvable path runs unqueued; a fused one is refused", () => {
 	const request = { path: "file:///a%2Fb", cwd: "/work", home: "/home/u", windows: false };
-	const plain = addon.fusionPlanCall(request);
+	const plain = testHooks().fusionPlanCall(request);
 	assert.equal(plain.ok, true);
 	assert.equal(plain.target, undefined);
-	const fused = addon.fusionPlanCall({ ...request, thenRunJson: JSON.stringify({ command: "make" }) });
+	const fused = testHooks().fusionPlanCall({ ...request, thenRunJson: JSON.stringify({ command: "make" }) });
 	assert.equal(fused.ok, false);
 	assert.equal(fused.errorCode, "encoded_separator");
 	assert.match(fused.error, /file:\/\/\/a%2Fb/);
@@ -156,7 +170,7 @@ test("a plain call with an unresolvable path runs unqueued; a fused one is refus
 
 test("then_run arguments are checked before anything runs", () => {
 	const base = { path: "a.txt", cwd: "/work", home: "/home/u", windows: false };
-	const plan = (thenRun) => addon.fusionPlanCall({ ...base, thenRunJson: JSON.stringify(thenRun) });
+	const plan = (thenRun) => testHooks().fusionPlanCall({ ...base, thenRunJson: JSON.stringify(thenRun) });
 	assert.deepEqual(plan({ command: "make test", timeout: 30 }).thenRun, { command: "make test", timeout: 30 });
 	assert.equal(plan(null).thenRun, undefined);
 	for (const [bad, code] of [

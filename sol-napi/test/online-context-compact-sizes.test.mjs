@@ -7,21 +7,20 @@
 // a real Pi session with real tools, files and shells.
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
-import { createRequire } from "node:module";
 import * as path from "node:path";
 import { test } from "node:test";
 
 import { jsonUnits, observedMessages, observeSizes } from "../sol-pi/online-context-compact-sizes.ts";
+import { testHooks } from "./hooks.mjs";
 import { ai, makeWorkspace, piVersion, repoRoot } from "./support.mjs";
 import { DECISION_EVENT, enableOcc, plan, startOccSession, toolCall } from "./occ-support.mjs";
 
-const addon = createRequire(import.meta.url)("../index.js");
 
 /** What Rust uses at a boundary from the JavaScript sizes, next to what it computes from the messages. */
 function compare(messages, label) {
 	const sizes = observeSizes(messages);
-	const fromParts = addon.occObservedMessages(observedMessages(sizes));
-	const fromMessages = addon.occSizeMessages(messages);
+	const fromParts = testHooks().occObservedMessages(observedMessages(sizes));
+	const fromMessages = testHooks().occSizeMessages(messages);
 	assert.equal(fromParts.length, messages.length);
 	for (let i = 0; i < messages.length; i++) {
 		assert.deepEqual(fromParts[i], fromMessages[i], `${label}: message ${i}: ${JSON.stringify(messages[i])?.slice(0, 300)}`);
