@@ -475,6 +475,14 @@ export type LoadConfigOutcome =
   | { kind: 'invalid'; /** What is wrong, and where. */
   error: ConfigFailure }
 
+/**
+ * The estimate of a message Pi's own `estimateTokens` cannot size (it throws, or gives no
+ * number: a malformed message, which Pi's compaction could not size either), by the same
+ * rule as every message Rust sizes (`AgentMessage::estimated_tokens`). The extension sizes
+ * every other message with Pi's function, so this crosses only for such a message.
+ */
+export declare function messageTokens(message: unknown): number
+
 /** What the pack made of a candidate, in the order they were given. */
 export type ObsAdmission =
   | { kind: 'packed'; /** The number `ObsPack.onContext` takes for it. */

@@ -1,19 +1,23 @@
-// Online Context Compact: the size of each message the model sees, measured in
-// JavaScript so that Pi's messages never cross into Rust on a provider request.
+// The size of each message the model sees, measured in JavaScript so that Pi's messages never
+// cross into Rust on a provider request: Online Context Compact's total and its list at a
+// boundary, ObservationPack's tokens after a result, the savings book's parts.
 //
-// This is Pi's estimate, which `sol_core::message` computes from a whole message
-// (`AgentMessage::estimated_tokens`): `ceil(chars / 4)`, where `chars` counts
-// UTF-16 units of the text, thinking and tool-call parts, 4,800 per image, and
-// a tool call's arguments count as `JSON.stringify` writes them
-// (`sol_core::message::js_json_length` in Rust). Only lengths are read; no
-// string is built. The identity of a message (role and timestamp) is formatted
-// by Rust, from the raw fields handed over with a boundary measurement; a
-// message without a timestamp crosses whole then, and Rust digests its content.
+// The size is Pi's own estimate, from Pi's own `estimateTokens`: the figure Pi's compaction
+// cuts by, so the cut Online Context Compact predicts is Pi's on every Pi version, and no
+// estimate is written here. Rust has the same rule for what runs without Pi (replay, and the
+// messages that do cross: `sol_core::message::AgentMessage::estimated_tokens`), and the tests
+// hold the two equal on every message Pi writes (`online-context-compact-sizes.test.mjs`). A
+// message Pi cannot size (its estimate throws or is not a number: a malformed message some
+// other extension added, which Pi's own compaction could not size either) is sized by Rust's
+// rule instead (`messageTokens` of the addon: it crosses alone, and only such a message does).
+// The one difference left: a lone surrogate in a tool call's arguments or tool declarations,
+// which Pi counts as `JSON.stringify` escapes it (6 units) and Rust, which receives U+FFFD in
+// its place, as 1.
 //
-// No imports: the size check test loads this file on its own.
-
-/** Characters Pi counts for one image block. */
-const IMAGE_CHARS = 4800;
+// The identity of a message (role and timestamp) is formatted by Rust, from the raw fields
+// handed over with a boundary measurement; a message without a timestamp crosses whole then,
+// and Rust digests its content.
+import { estimateTokens } from "@earendil-works/pi-coding-agent";
 
 /** The sized messages of one observation, in context order. */
 export interface ObservedSizes {
@@ -36,134 +40,29 @@ export interface ObservedMessage {
 	message?: unknown;
 }
 
-const stringUnits = (value: unknown): number => (typeof value === "string" ? value.length : 0);
+/** Rust's estimate of a message, for one Pi cannot size; set once the addon is loaded. */
+let rustTokens: ((message: unknown) => number) | undefined;
 
-const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
-const SURROGATE = /[\ud800-\udfff]/;
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-/**
- * The fields of an object as the addon converts it: a key with a lone surrogate
- * arrives in Rust repaired (U+FFFD), finds no property under that name and is dropped.
- */
-function isConvertedKey(key: string): boolean {
-	return !SURROGATE.test(key) || !LONE_SURROGATE.test(key);
+/** Sizes the messages Pi's estimate cannot size with `estimate` (the addon's `messageTokens`). */
+export function sizeMalformedWith(estimate: (message: unknown) => number): void {
+	rustTokens = estimate;
 }
 
-/** UTF-16 units of a JSON string literal: quotes plus escapes. */
-function jsonStringUnits(text: string): number {
-	let units = text.length + 2;
-	if (!NEEDS_ESCAPE.test(text)) return units;
-	for (let i = 0; i < text.length; i++) {
-		const code = text.charCodeAt(i);
-		if (code === 0x22 || code === 0x5c || code === 0x08 || code === 0x09 || code === 0x0a || code === 0x0c || code === 0x0d) units += 1;
-		else if (code < 0x20) units += 5;
-	}
-	return units;
-}
-
-/**
- * UTF-16 units of `JSON.stringify(value)` for a value as the addon converts it: a lone surrogate
- * counts as the one unit of the U+FFFD Rust receives, and an object key holding one is dropped.
- */
-export function jsonUnits(value: unknown): number {
-	switch (typeof value) {
-		case "string":
-			return jsonStringUnits(value);
-		case "number":
-			// As JavaScript writes it (`-0` as `0`); not finite: `null`.
-			return Number.isFinite(value) ? String(value).length : 4;
-		case "boolean":
-			return value ? 4 : 5;
-		case "bigint":
-			return String(value).length;
-		case "object": {
-			if (value === null) return 4;
-			if (Array.isArray(value)) {
-				let units = 2 + Math.max(0, value.length - 1);
-				for (const item of value) units += jsonUnits(item);
-				return units;
-			}
-			let units = 2;
-			let fields = 0;
-			const record = value as Record<string, unknown>;
-			for (const key in record) {
-				if (!Object.hasOwn(record, key) || !isConvertedKey(key)) continue;
-				const field = record[key];
-				if (field === undefined || typeof field === "function" || typeof field === "symbol") continue;
-				units += jsonStringUnits(key) + 1 + jsonUnits(field);
-				fields++;
-			}
-			return units + Math.max(0, fields - 1);
-		}
-		default:
-			return 4;
-	}
-}
-
-function contentChars(content: unknown): number {
-	if (typeof content === "string") return content.length;
-	if (!Array.isArray(content)) return 0;
-	let chars = 0;
-	for (const block of content) {
-		if (block === null || typeof block !== "object") continue;
-		const type = (block as { type?: unknown }).type;
-		if (type === "text") chars += stringUnits((block as { text?: unknown }).text);
-		else if (type === "image") chars += IMAGE_CHARS;
-	}
-	return chars;
-}
-
-function assistantChars(content: unknown): number {
-	if (!Array.isArray(content)) return 0;
-	let chars = 0;
-	for (const block of content) {
-		if (block === null || typeof block !== "object") continue;
-		const part = block as { type?: unknown; text?: unknown; thinking?: unknown; name?: unknown; arguments?: unknown };
-		if (part.type === "text") chars += stringUnits(part.text);
-		else if (part.type === "thinking") chars += stringUnits(part.thinking);
-		else if (part.type === "toolCall") chars += stringUnits(part.name) + jsonUnits(part.arguments ?? null);
-	}
-	return chars;
-}
-
-function systemChars(message: { content?: unknown; sections?: unknown; toolsAdded?: unknown }): number {
-	let chars = contentChars(message.content);
-	const sections = message.sections;
-	if (sections !== null && typeof sections === "object" && !Array.isArray(sections)) {
-		const record = sections as Record<string, unknown>;
-		for (const key in record) if (Object.hasOwn(record, key) && isConvertedKey(key)) chars += stringUnits(record[key]);
-	}
-	if (message.toolsAdded !== undefined && message.toolsAdded !== null) chars += jsonUnits(message.toolsAdded);
-	return chars;
-}
-
-/** Characters Pi counts for one message; 0 for unknown roles. */
-function messageChars(message: unknown): number {
-	if (message === null || typeof message !== "object") return 0;
-	const m = message as Record<string, unknown>;
-	switch (m.role) {
-		case "user":
-		case "custom":
-		case "toolResult":
-			return contentChars(m.content);
-		case "assistant":
-			return assistantChars(m.content);
-		case "system":
-			return systemChars(m);
-		case "bashExecution":
-			return stringUnits(m.command) + stringUnits(m.output);
-		case "branchSummary":
-		case "compactionSummary":
-			return stringUnits(m.summary);
-		default:
-			return 0;
-	}
-}
-
-/** Pi's estimate of one message, `ceil(chars / 4)`. */
+/** Pi's estimate of one message (`estimateTokens`), or Rust's when Pi cannot size it. */
 export function messageTokens(message: unknown): number {
-	return Math.ceil(messageChars(message) / 4);
+	if (message === null || typeof message !== "object") return 0;
+	let tokens = Number.NaN;
+	try {
+		tokens = estimateTokens(message as Parameters<typeof estimateTokens>[0]);
+	} catch {
+		// a malformed message: Rust sizes it below
+	}
+	return Number.isFinite(tokens) ? tokens : (rustTokens?.(message) ?? 0);
+}
+
+/** Pi's estimate of one tool call block: what its message loses without it (its name and arguments). */
+export function toolCallTokens(call: unknown): number {
+	return messageTokens({ role: "assistant", content: [call] });
 }
 
 /**

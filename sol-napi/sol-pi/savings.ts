@@ -14,7 +14,7 @@ import { VERSION } from "@earendil-works/pi-coding-agent";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 
 import type { NativeAddon } from "./native.ts";
-import { jsonUnits, messageTokens, observedTokensOf } from "./online-context-compact-sizes.ts";
+import { messageTokens, observedTokensOf, toolCallTokens } from "./online-context-compact-sizes.ts";
 import { OnceWarnings } from "./tui.ts";
 
 /** A mechanism's `sol-pi.json` key, as Rust names it. */
@@ -53,9 +53,6 @@ type ToolCallBlock = { type?: unknown; name?: unknown; arguments?: unknown };
 
 /** The tool-call blocks of an assistant message's content. */
 const toolCallsOf = (content: unknown): ToolCallBlock[] => (Array.isArray(content) ? (content as ToolCallBlock[]).filter((block) => block?.type === "toolCall") : []);
-
-/** A tool call's tokens in its message, as Pi's estimate counts it (its name and arguments). */
-const callTokens = (call: ToolCallBlock): number => Math.ceil(((typeof call.name === "string" ? call.name.length : 0) + jsonUnits(call.arguments ?? null)) / 4);
 
 const number = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
 
@@ -222,7 +219,7 @@ export class SavingsTracker {
 		if (message.role !== "assistant") return undefined;
 		const calls = toolCallsOf(message.content);
 		if (!calls.some((call) => this.ownTools.has(String(call.name)))) return undefined;
-		return { index, calls: calls.map((call) => ({ mechanism: this.ownTools.get(String(call.name)), tokens: callTokens(call) })), result: false };
+		return { index, calls: calls.map((call) => ({ mechanism: this.ownTools.get(String(call.name)), tokens: toolCallTokens(call) })), result: false };
 	}
 
 	/** Online Context Compact sent a continuation of this custom type. */
@@ -298,7 +295,10 @@ export class SavingsTracker {
 		for (let index = 0; index < count; index++) {
 			const message = (messages[index] ?? {}) as Message;
 			roles[index] = (typeof message.role === "string" && this.roleCodes.get(message.role)) || 0;
-			tokens[index] = index >= shift && known ? known[index - shift] : messageTokens(message);
+			// Pi 0.84.2's estimate knows no system role: the prompt it keeps apart is sized as Pi
+			// sizes a system message's text (and any text), by its length.
+			const sized = index === 0 && systemPrompt !== undefined ? { role: "user", content: systemPrompt } : message;
+			tokens[index] = index >= shift && known ? known[index - shift] : messageTokens(sized);
 			// A system message is known by what it tells the model: Pi 1.x renews its timestamp when it
 			// copies the prompt into a compaction, and the same prompt must stay the same cached prefix.
 			const system = message.role === "system";

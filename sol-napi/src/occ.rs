@@ -124,6 +124,15 @@ pub fn occ_render_call(args: Value) -> String {
     })
 }
 
+/// The estimate of a message Pi's own `estimateTokens` cannot size (it throws, or gives no
+/// number: a malformed message, which Pi's compaction could not size either), by the same
+/// rule as every message Rust sizes (`AgentMessage::estimated_tokens`). The extension sizes
+/// every other message with Pi's function, so this crosses only for such a message.
+#[napi(catch_unwind, ts_args_type = "message: unknown")]
+pub fn message_tokens(message: Value) -> f64 {
+    quiet(|| AgentMessage::from_value(message).estimated_tokens() as f64)
+}
+
 /// The message reported once when Online Context Compact itself fails; the
 /// session goes on without a compaction.
 #[napi(catch_unwind)]

@@ -1,20 +1,26 @@
-// Online Context Compact sizes Pi's messages in JavaScript on every provider
-// request (extension/online-context-compact-sizes.ts) and hands Rust only their
-// total, and the sized list when a boundary is evaluated. These tests check that
-// the sizes and identities Rust then uses are exactly the ones Rust computes
-// from the whole messages: on every shape of message, on seeded random messages
-// with the numbers and escapes where JSON writers differ, and on the messages of
-// a real Pi session with real tools, files and shells.
+// The extension sizes Pi's messages in JavaScript on every provider request
+// (sol-pi/online-context-compact-sizes.ts: Pi's own `estimateTokens`, Rust's rule for a
+// message Pi cannot size) and hands Rust only the sizes. These tests check that the sizes
+// and identities Rust then uses are exactly the ones Rust computes from the whole messages:
+// on every shape of message, on seeded random messages with the numbers and escapes where
+// JSON writers differ, and on the messages of a real Pi session with real tools, files and
+// shells; and where the two differ, that the extension's is Pi's.
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 
-import { jsonUnits, observedMessages, observeSizes } from "../sol-pi/online-context-compact-sizes.ts";
+import { createRequire } from "node:module";
+
+import { estimateTokens } from "@earendil-works/pi-coding-agent";
+
+import { messageTokens, observedMessages, observeSizes, sizeMalformedWith } from "../sol-pi/online-context-compact-sizes.ts";
 import { testHooks } from "./hooks.mjs";
 import { ai, makeWorkspace, piVersion, repoRoot } from "./support.mjs";
 import { DECISION_EVENT, enableOcc, plan, startOccSession, toolCall } from "./occ-support.mjs";
 
+
+sizeMalformedWith(createRequire(import.meta.url)("../index.js").messageTokens);
 
 /** What Rust uses at a boundary from the JavaScript sizes, next to what it computes from the messages. */
 function compare(messages, label) {
@@ -43,16 +49,10 @@ test("numbers where JSON writers differ count as JavaScript writes them, in Java
 	const numbers = [0, -0, 1, -1, 4294967295, 4294967296, -2147483648, -2147483649, 5e9, 1e15, 1e16, 1.5e16, 123456789012345680, 1e21, 1e22, 1.2345e25, 0.1, 0.001, 1e-5, 1.5e-5, 1e-6, 1e-7, 1.234e-10, 2.5, -2.5, 1e300, -1e-300, Number.MAX_SAFE_INTEGER, 5e-324];
 	const messages = numbers.map((n, i) => ({ role: "assistant", timestamp: i, content: [{ type: "toolCall", id: `c${i}`, name: "t", arguments: { n, list: [n, -n] } }] }));
 	compare(messages, "numbers");
-	// serde_json would write 5000000000.0 for the float the addon makes of 5e9; both sides count
-	// what JSON.stringify writes.
-	for (const n of numbers) assert.equal(jsonUnits({ n }), JSON.stringify({ n }).length, String(n));
 	// The shared cases Rust's own test counts (sol-core, numbers_count_as_javascript_writes_them)
-	// are what JavaScript writes.
+	// are what JavaScript writes, which is what Pi's estimate counts.
 	const { cases } = JSON.parse(fs.readFileSync(path.join(repoRoot, "fixtures", "js-numbers.json"), "utf8"));
-	for (const { number, written } of cases) {
-		assert.equal(JSON.stringify(number), written);
-		assert.equal(jsonUnits(number), written.length, written);
-	}
+	for (const { number, written } of cases) assert.equal(JSON.stringify(number), written);
 });
 
 function rng(seed) {
@@ -64,11 +64,13 @@ function rng(seed) {
 }
 
 const ALPHABET = ["a", "Z", " ", "\n", "\t", '"', "\\", "\u0000", "\u001f", "\u007f", "é", "✓", "日本", "😀", "\ud800", "\udfff", "/", "\r", "\b", "\f"];
+/** Without lone surrogates: for what Pi counts as JSON (tool-call arguments, tool declarations) and for keys. */
+const JSON_ALPHABET = ALPHABET.filter((letter) => !/^[\ud800-\udfff]$/.test(letter));
 
-function randomText(random, max = 40) {
+function randomText(random, max = 40, alphabet = ALPHABET) {
 	let text = "";
 	const length = Math.floor(random() * max);
-	for (let i = 0; i < length; i++) text += ALPHABET[Math.floor(random() * ALPHABET.length)];
+	for (let i = 0; i < length; i++) text += alphabet[Math.floor(random() * alphabet.length)];
 	return text;
 }
 
@@ -82,13 +84,13 @@ function randomNumber(random) {
 
 function randomJson(random, depth = 0) {
 	const pick = random();
-	if (depth > 3 || pick < 0.3) return randomText(random);
+	if (depth > 3 || pick < 0.3) return randomText(random, 40, JSON_ALPHABET);
 	if (pick < 0.5) return randomNumber(random);
 	if (pick < 0.55) return random() < 0.5;
 	if (pick < 0.6) return null;
 	if (pick < 0.8) return Array.from({ length: Math.floor(random() * 4) }, () => randomJson(random, depth + 1));
 	const object = {};
-	for (let i = Math.floor(random() * 4); i > 0; i--) object[randomText(random, 8)] = random() < 0.1 ? undefined : randomJson(random, depth + 1);
+	for (let i = Math.floor(random() * 4); i > 0; i--) object[randomText(random, 8, JSON_ALPHABET)] = random() < 0.1 ? undefined : randomJson(random, depth + 1);
 	return object;
 }
 
@@ -112,11 +114,39 @@ function randomMessage(random, i) {
 	else if (role === "branchSummary" || role === "compactionSummary") message.summary = randomText(random, 200);
 	else message.content = random() < 0.3 ? randomText(random, 200) : randomBlocks(random, ["text", "image", "other"]);
 	if (role === "system") {
-		if (random() < 0.7) message.sections = { tools: randomText(random), [randomText(random, 4)]: randomText(random), n: 3 };
+		if (random() < 0.7) message.sections = { tools: randomText(random), [randomText(random, 4, JSON_ALPHABET)]: randomText(random), n: 3 };
 		if (random() < 0.7) message.toolsAdded = randomJson(random);
 	}
 	return message;
 }
+
+test("a lone surrogate in a tool call's arguments counts as Pi counts it, the one place Rust differs", () => {
+	const call = (text) => ({ role: "assistant", timestamp: 1, content: [{ type: "toolCall", id: "c1", name: "bash", arguments: { command: text } }] });
+	const lone = call(`echo ${"\ud800".repeat(8)}`);
+	assert.equal(messageTokens(lone), estimateTokens(lone));
+	// JSON.stringify writes each as a six-unit escape; Rust receives U+FFFD, one unit.
+	assert.equal(messageTokens(lone), Math.ceil(("bash".length + JSON.stringify(lone.content[0].arguments).length) / 4));
+	const [rust] = testHooks().occSizeMessages([lone]);
+	assert.equal(rust.tokens, Math.ceil(("bash".length + JSON.stringify({ command: `echo ${"\ufffd".repeat(8)}` }).length) / 4));
+	assert.ok(rust.tokens < messageTokens(lone));
+	// In text, where Pi counts the length, both count one unit each.
+	const text = { role: "user", timestamp: 2, content: [{ type: "text", text: "\ud800".repeat(8) }] };
+	assert.equal(messageTokens(text), testHooks().occSizeMessages([text])[0].tokens);
+});
+
+test("a message Pi's estimate cannot size is sized by Rust's rule, and nothing throws", () => {
+	const malformed = [
+		{ role: "assistant", timestamp: 1, content: [{ type: "toolCall", id: "c1", name: "noargs" }, { type: "text", text: "abcdefgh" }] },
+		{ role: "user", timestamp: 2, content: 42 },
+		{ role: "bashExecution", timestamp: 3, command: "ls" },
+		{ role: "system", timestamp: 4, content: "prompt", sections: { tools: "list", n: 3 } },
+	];
+	for (const message of malformed) {
+		assert.ok(!Number.isFinite((() => { try { return estimateTokens(message); } catch { return Number.NaN; } })()), JSON.stringify(message));
+		assert.equal(messageTokens(message), testHooks().occSizeMessages([message])[0].tokens, JSON.stringify(message));
+	}
+	assert.ok(messageTokens(malformed[0]) > 0);
+});
 
 test("seeded random messages of every role are sized and identified as sol-occ does", () => {
 	for (let seed = 1; seed <= 300; seed++) {

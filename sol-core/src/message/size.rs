@@ -266,17 +266,31 @@ fn assistant_value_block_chars(block: &Value) -> u64 {
     }
 }
 
-/// A Pi 1.x system message: its content, its named sections and the tools it adds.
+/// A Pi 1.x system message: its content, its named sections and the tools it adds, counted as
+/// Pi counts them: every section's `length` (`Object.values`: an object's values or a list's
+/// items; a text section its length, a list its item count; Pi cannot size any other value,
+/// which counts nothing here), and the tools' JSON when they are there (not `null`, `false`,
+/// `0` or an empty string, which JavaScript skips).
 fn system_chars(message: &Value) -> u64 {
     let mut chars = content_value_chars(message.get("content"));
-    if let Some(Value::Object(sections)) = message.get("sections") {
-        chars += sections
-            .values()
-            .filter_map(Value::as_str)
-            .map(js_length)
-            .sum::<u64>();
-    }
-    if let Some(tools) = message.get("toolsAdded").filter(|tools| !tools.is_null()) {
+    let length = |value: &Value| match value {
+        Value::String(text) => js_length(text),
+        Value::Array(items) => items.len() as u64,
+        _ => 0,
+    };
+    chars += match message.get("sections") {
+        Some(Value::Object(sections)) => sections.values().map(length).sum(),
+        Some(Value::Array(sections)) => sections.iter().map(length).sum(),
+        Some(Value::String(text)) => js_length(text),
+        _ => 0,
+    };
+    let present = |tools: &&Value| match tools {
+        Value::Null | Value::Bool(false) => false,
+        Value::Number(number) => number.as_f64() != Some(0.0),
+        Value::String(text) => !text.is_empty(),
+        _ => true,
+    };
+    if let Some(tools) = message.get("toolsAdded").filter(present) {
         chars += js_json_length(tools);
     }
     chars

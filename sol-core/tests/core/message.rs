@@ -398,3 +398,36 @@ fn numbers_count_as_javascript_writes_them() {
         );
     }
 }
+
+/// A system message counts as Pi's `estimateTokens` counts it: every section's `length` (a
+/// text's characters, a list's items; any other value nothing), and the tool declarations'
+/// JSON only when JavaScript finds them there (not `null`, `false`, `0` or `""`).
+#[test]
+fn system_messages_count_as_pi_counts_them() {
+    let tokens = |message: Value| AgentMessage::from_value(message).estimated_chars();
+    let content = "abcd";
+    assert_eq!(tokens(json!({"role": "system", "content": content})), 4);
+    let sections = json!({"tools": "12345678", "list": ["a", "b", "c"], "n": 3, "o": {"k": "v"}});
+    assert_eq!(
+        tokens(json!({"role": "system", "content": content, "sections": sections})),
+        4 + 8 + 3
+    );
+    // `Object.values` of a list is its items, of a text its characters.
+    assert_eq!(
+        tokens(json!({"role": "system", "content": content, "sections": ["ab", "cde"]})),
+        4 + 5
+    );
+    assert_eq!(
+        tokens(json!({"role": "system", "content": content, "sections": "xyz"})),
+        4 + 3
+    );
+    for absent in [json!(null), json!(false), json!(0), json!(""), json!(0.0)] {
+        let message = json!({"role": "system", "content": content, "toolsAdded": absent});
+        assert_eq!(tokens(message), 4, "{absent}");
+    }
+    for present in [json!([]), json!({}), json!(true), json!(1), json!("x")] {
+        let message = json!({"role": "system", "content": content, "toolsAdded": present});
+        let written = serde_json::to_string(&present).expect("JSON").len() as u64;
+        assert_eq!(tokens(message), 4 + written, "{present}");
+    }
+}
