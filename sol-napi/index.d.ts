@@ -189,11 +189,23 @@ export declare class SavingsBook {
    */
   recordResponse(usage: SavingsUsage): SavingsEntry
   /**
-   * A mechanism step's account (`mechanism` is its `sol-pi.json` key), with its model
-   * calls' model and reported usage where known: reported usage replaces the account's
-   * estimate of the calls' tokens, and the calls are priced at that model's prices.
+   * The reducer's model calls go to `model` (`provider/model`, named in `sol-pi.json`), at
+   * `prices` from Pi's model registry when it has them; without it, to the session's model.
    */
-  recordStep(mechanismKey: string, account: StepAccount, call?: SavingsModelCall | undefined | null): void
+  reducerModel(model: string, prices?: SavingsPrices | undefined | null): void
+  /**
+   * Pi reported `usage` for the compaction summary that Online Context Compact's next step
+   * with a model call accounts for.
+   */
+  summaryUsage(usage: SavingsCallUsage): void
+  /**
+   * A mechanism step's account (`mechanism` is its `sol-pi.json` key). Its model calls
+   * are priced at the prices of the model that answered them (the reducer's model, else
+   * the session's; a compaction summary the session's), with the usage Pi reported for a
+   * summary in place of the account's estimate. Action Fusion's step that avoided a request
+   * marks the model's next turn as avoided (`Book::record_step`).
+   */
+  recordStep(mechanismKey: string, account: StepAccount): void
   /**
    * The account of a step that changed the request being prepared (ObservationPack's
    * `context` step): it counts with that request when it is billed, and not at all for a
@@ -204,8 +216,6 @@ export declare class SavingsBook {
   recordArchived(bytes: number): void
   /** The model recalled `bytes` from the archive. */
   recordRecall(bytes: number): void
-  /** The last response ran a fused command. */
-  fusedCommand(): void
   /** The totals as a custom entry. */
   entry(): SavingsEntry
   /** The table and the status line, at the configured prices. */
@@ -1102,6 +1112,21 @@ export interface RuntimeRootRequest {
   tempDir: string
 }
 
+/**
+ * The usage a provider reported for a mechanism's model call (a compaction summary's), where
+ * Pi reports it.
+ */
+export interface SavingsCallUsage {
+  /** Reported uncached input tokens. */
+  input?: number
+  /** Reported cache reads. */
+  cacheRead?: number
+  /** Reported cache writes. */
+  cacheWrite?: number
+  /** Reported output tokens. */
+  output?: number
+}
+
 /** One change SoL-Pi made to a message of the request. */
 export interface SavingsChange {
   /** The message's index in the request. */
@@ -1129,25 +1154,6 @@ export interface SavingsFused {
   index: number
   /** Its tokens without the command's output (the edit or write's own result). */
   tokens: number
-}
-
-/**
- * The model calls of one mechanism step: the model that answered them (with its prices
- * from Pi's model registry) and the usage its provider reported, where known.
- */
-export interface SavingsModelCall {
-  /** `provider/model`. */
-  model?: string
-  /** The model's `cost` in Pi's model registry (dollars per million tokens). */
-  prices?: SavingsPrices
-  /** Reported uncached input tokens. */
-  input?: number
-  /** Reported cache reads. */
-  cacheRead?: number
-  /** Reported cache writes. */
-  cacheWrite?: number
-  /** Reported output tokens. */
-  output?: number
 }
 
 /** The price table of `sol-pi.json` (`prices`), in dollars per million tokens. */

@@ -84,12 +84,10 @@ export class SavingsTracker {
 
 	/** The reducer's model (`provider/model`) when `sol-pi.json` names one; else it is the session's. */
 	private readonly reducerModel: string | undefined;
-	/** The model that answered the last response (`provider/model`): the one Pi's compaction summarizes with. */
+	/** The model that answered the last response (`provider/model`), for its cache lifetimes. */
 	private lastModel: string | undefined;
 	/** Pi's model registry, for each model's `cost`. */
 	private registry: { find?(provider: string, id: string): { cost?: Record<string, unknown>; promptCache?: Record<string, unknown> } | undefined } | undefined;
-	/** The usage Pi reported for the compaction summary OCC's next step accounts for. */
-	private summaryUsage: Record<string, unknown> | undefined;
 
 	constructor(addon: typeof NativeAddon, prices: NativeAddon.SavingsPrices | undefined, reducer?: { provider?: string; model?: string }) {
 		this.addon = addon;
@@ -129,8 +127,13 @@ export class SavingsTracker {
 
 	/** Online Context Compact's compaction wrote `summary`; `usage` is what the provider reported for it. */
 	summary(summary: string | undefined, usage?: unknown): void {
-		if (summary) this.guard(undefined, () => this.summaries.add(summary, true));
-		if (usage && typeof usage === "object") this.summaryUsage = usage as Record<string, unknown>;
+		this.guard(undefined, () => {
+			if (summary) this.summaries.add(summary, true);
+			if (usage && typeof usage === "object") {
+				const u = usage as Record<string, unknown>;
+				this.book.summaryUsage({ input: number(u.input), cacheRead: number(u.cacheRead), cacheWrite: number(u.cacheWrite), output: number(u.output) });
+			}
+		});
 	}
 
 	/** The entry of `model` (`provider/model`) in Pi's model registry, if it has one. */
@@ -152,26 +155,6 @@ export class SavingsTracker {
 		const [input, output, cacheRead, cacheWrite] = [cost.input, cost.output, cost.cacheRead, cost.cacheWrite].map(number);
 		if (input === undefined || output === undefined) return undefined;
 		return { input, output, cacheRead: cacheRead ?? 0, cacheWrite: cacheWrite ?? 0 };
-	}
-
-	/** The model calls of a mechanism's step: the model that answered them, and the usage reported for them. */
-	private callOf(mechanism: MechanismKey, account: NativeAddon.StepAccount): NativeAddon.SavingsModelCall | undefined {
-		if (account.modelCalls <= 0) return undefined;
-		if (mechanism === "evidencePreservingReducer") {
-			const model = this.reducerModel ?? this.lastModel;
-			return { model, prices: this.pricesOf(model) };
-		}
-		if (mechanism !== "onlineContextCompact") return undefined;
-		const usage = this.summaryUsage ?? {};
-		this.summaryUsage = undefined;
-		return {
-			model: this.lastModel,
-			prices: this.pricesOf(this.lastModel),
-			input: number(usage.input),
-			cacheRead: number(usage.cacheRead),
-			cacheWrite: number(usage.cacheWrite),
-			output: number(usage.output),
-		};
 	}
 
 	/** Action Fusion returns `mutation` (the edit or write's own result) with its command's output appended, for this call. */
@@ -227,12 +210,11 @@ export class SavingsTracker {
 		this.continuations.add(customType);
 	}
 
-	/** A mechanism step's account; Action Fusion's with an avoided request marks the model turn it saved. */
+	/** A mechanism step's account (Rust prices its model calls at the model that answered them). */
 	step(mechanism: MechanismKey, account: NativeAddon.StepAccount | undefined): void {
 		if (!account) return;
 		this.guard(undefined, () => {
-			this.book.recordStep(mechanism, account, this.callOf(mechanism, account));
-			if (mechanism === "actionFusion" && account.requestsAvoided > 0) this.book.fusedCommand();
+			this.book.recordStep(mechanism, account);
 			this.touched();
 		});
 	}
@@ -354,6 +336,10 @@ export class SavingsTracker {
 	/** Registers the handlers and the command; call after every mechanism registered its own. */
 	register(pi: ExtensionAPI, ctx: ExtensionContext): void {
 		this.registry = (ctx as { modelRegistry?: SavingsTracker["registry"] }).modelRegistry;
+		if (this.reducerModel) {
+			const model = this.reducerModel;
+			this.guard(ctx, () => this.book.reducerModel(model, this.pricesOf(model)));
+		}
 		this.guard(ctx, () => this.restore(ctx));
 		pi.on("session_start", (_event, c) => this.guard(c, () => this.restore(c)));
 		pi.on("session_tree", (_event, c) => this.guard(c, () => this.restore(c)));

@@ -125,14 +125,10 @@ pub struct SavingsPromptCache {
     pub long: Option<f64>,
 }
 
-/// The model calls of one mechanism step: the model that answered them (with its prices
-/// from Pi's model registry) and the usage its provider reported, where known.
+/// The usage a provider reported for a mechanism's model call (a compaction summary's), where
+/// Pi reports it.
 #[napi(object)]
-pub struct SavingsModelCall {
-    /// `provider/model`.
-    pub model: Option<String>,
-    /// The model's `cost` in Pi's model registry (dollars per million tokens).
-    pub prices: Option<SavingsPrices>,
+pub struct SavingsCallUsage {
     /// Reported uncached input tokens.
     pub input: Option<f64>,
     /// Reported cache reads.
@@ -141,6 +137,18 @@ pub struct SavingsModelCall {
     pub cache_write: Option<f64>,
     /// Reported output tokens.
     pub output: Option<f64>,
+}
+
+impl SavingsCallUsage {
+    fn reported(&self) -> ReportedUsage {
+        ReportedUsage {
+            requests: 1,
+            input: self.input.map_or(0, count),
+            cache_read: self.cache_read.map_or(0, count),
+            cache_write: self.cache_write.map_or(0, count),
+            output: self.output.map_or(0, count),
+        }
+    }
 }
 
 /// The usage of one model response.
@@ -201,6 +209,23 @@ pub struct SavingsBook {
     prices: PriceTable,
     /// What SoL-Pi's tools add to the system message.
     own: Mutex<OwnPrompt>,
+    /// Who answers the mechanisms' model calls.
+    callers: Mutex<Callers>,
+}
+
+/// The models that answer the mechanisms' own model calls, as `provider/model` with their
+/// prices in Pi's model registry: the reducer's calls go to the model `sol-pi.json` names for
+/// it, else to the session's model (the one that answered the last response), as a
+/// compaction summary does, whose usage Pi reports with the compaction.
+#[derive(Default)]
+struct Callers {
+    /// The model that answered the last response.
+    last: Option<(String, Option<ModelPrices>)>,
+    /// The reducer's own model, when `sol-pi.json` names one.
+    reducer: Option<(String, Option<ModelPrices>)>,
+    /// The usage reported for the compaction summary the next step of Online Context Compact
+    /// accounts for.
+    summary: Option<ReportedUsage>,
 }
 
 /// The prices given, checked as the configuration checks them; the default table without.
@@ -331,6 +356,7 @@ impl SavingsBook {
                 book: Mutex::new(Book::new()),
                 prices: price_table(prices)?,
                 own: Mutex::new(OwnPrompt::default()),
+                callers: Mutex::new(Callers::default()),
             })
         })
     }
@@ -386,6 +412,10 @@ impl SavingsBook {
 
     fn book(&self) -> std::sync::MutexGuard<'_, Book> {
         self.book.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn callers(&self) -> std::sync::MutexGuard<'_, Callers> {
+        self.callers.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The roles `SavingsRequest.roles` indexes.
@@ -466,7 +496,9 @@ impl SavingsBook {
             };
             let mut book = self.book();
             if let Some(model) = &usage.model {
-                book.answered_by(model, registry_prices(usage.prices.as_ref()));
+                let prices = registry_prices(usage.prices.as_ref());
+                book.answered_by(model, prices);
+                self.callers().last = Some((model.clone(), prices));
             }
             let owners: Vec<Option<Mechanism>> = usage
                 .tool_owners
@@ -480,43 +512,52 @@ impl SavingsBook {
         })
     }
 
-    /// A mechanism step's account (`mechanism` is its `sol-pi.json` key), with its model
-    /// calls' model and reported usage where known: reported usage replaces the account's
-    /// estimate of the calls' tokens, and the calls are priced at that model's prices.
+    /// The reducer's model calls go to `model` (`provider/model`, named in `sol-pi.json`), at
+    /// `prices` from Pi's model registry when it has them; without it, to the session's model.
     #[napi(catch_unwind)]
-    pub fn record_step(
-        &self,
-        mechanism_key: String,
-        account: JsStepAccount,
-        call: Option<SavingsModelCall>,
-    ) {
+    pub fn reducer_model(&self, model: String, prices: Option<SavingsPrices>) {
+        quiet(|| self.callers().reducer = Some((model, registry_prices(prices.as_ref()))))
+    }
+
+    /// Pi reported `usage` for the compaction summary that Online Context Compact's next step
+    /// with a model call accounts for.
+    #[napi(catch_unwind)]
+    pub fn summary_usage(&self, usage: SavingsCallUsage) {
+        quiet(|| self.callers().summary = Some(usage.reported()))
+    }
+
+    /// A mechanism step's account (`mechanism` is its `sol-pi.json` key). Its model calls
+    /// are priced at the prices of the model that answered them (the reducer's model, else
+    /// the session's; a compaction summary the session's), with the usage Pi reported for a
+    /// summary in place of the account's estimate. Action Fusion's step that avoided a request
+    /// marks the model's next turn as avoided (`Book::record_step`).
+    #[napi(catch_unwind)]
+    pub fn record_step(&self, mechanism_key: String, account: JsStepAccount) {
         quiet(|| {
             let Some(by) = mechanism(&mechanism_key) else {
                 return;
             };
             let mut account: sol_core::StepAccount = account.into();
-            let Some(call) = call else {
-                self.book().record_step(by, account);
-                return;
+            let caller = {
+                let mut callers = self.callers();
+                match by {
+                    _ if account.model_calls == 0 => None,
+                    Mechanism::EvidencePreservingReducer => {
+                        callers.reducer.clone().or_else(|| callers.last.clone())
+                    }
+                    Mechanism::OnlineContextCompact => {
+                        let reported = callers.summary.take().filter(|usage| !usage.is_empty());
+                        if let Some(reported) = reported {
+                            account.model_input_tokens = reported.all_input();
+                            account.model_output_tokens = reported.output;
+                        }
+                        callers.last.clone()
+                    }
+                    _ => None,
+                }
             };
-            let reported = ReportedUsage {
-                requests: 1,
-                input: call.input.map_or(0, count),
-                cache_read: call.cache_read.map_or(0, count),
-                cache_write: call.cache_write.map_or(0, count),
-                output: call.output.map_or(0, count),
-            };
-            if account.model_calls > 0 && !reported.is_empty() {
-                account.model_input_tokens = reported.all_input();
-                account.model_output_tokens = reported.output;
-            }
-            match &call.model {
-                Some(model) => self.book().record_step_by(
-                    by,
-                    account,
-                    model,
-                    registry_prices(call.prices.as_ref()),
-                ),
+            match caller {
+                Some((model, prices)) => self.book().record_step_by(by, account, &model, prices),
                 None => self.book().record_step(by, account),
             }
         })
@@ -544,12 +585,6 @@ impl SavingsBook {
     #[napi(catch_unwind)]
     pub fn record_recall(&self, bytes: f64) {
         quiet(|| self.book().record_recall(count(bytes)))
-    }
-
-    /// The last response ran a fused command.
-    #[napi(catch_unwind)]
-    pub fn fused_command(&self) {
-        quiet(|| self.book().fused_command())
     }
 
     /// The totals as a custom entry.

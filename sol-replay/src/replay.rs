@@ -1073,9 +1073,9 @@ impl<'a> Walk<'a> {
                                     requests_avoided: fused,
                                     ..StepAccount::default()
                                 };
+                                // The step marks the next turn as avoided too.
                                 let mut fuse = |book: &mut Book| {
                                     book.record_step(Mechanism::ActionFusion, account);
-                                    book.fused_command();
                                 };
                                 books.each(&mut fuse);
                                 if let Some(sim) = sim.as_mut() {

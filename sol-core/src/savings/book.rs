@@ -223,9 +223,17 @@ impl Book {
         self.given_scale = scale;
     }
 
-    /// Adds one mechanism step's account.
+    /// Adds one mechanism step's account. An Action Fusion step that avoided a request (a
+    /// fused command ran) marks the model's next turn as avoided ([`Book::fused_command`]).
     pub fn record_step(&mut self, mechanism: Mechanism, account: StepAccount) {
+        self.fused_step(mechanism, &account);
         self.ledger.record_step(mechanism, account);
+    }
+
+    fn fused_step(&mut self, mechanism: Mechanism, account: &StepAccount) {
+        if mechanism == Mechanism::ActionFusion && account.requests_avoided > 0 {
+            self.fused_command();
+        }
     }
 
     /// Adds one mechanism step's account whose model calls the model `key`
@@ -239,6 +247,7 @@ impl Book {
         key: &str,
         prices: Option<ModelPrices>,
     ) {
+        self.fused_step(mechanism, &account);
         self.ledger.record_step_by(mechanism, account, key, prices);
     }
 

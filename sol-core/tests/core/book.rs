@@ -3,11 +3,11 @@
 //! plain and sent request lists are built independently and priced here by the prefix rule.
 
 use proptest::prelude::*;
-use sol_core::Mechanism;
 use sol_core::savings::{
     Book, Change, LayerTokens, Part, ReportedUsage, ResponseUsage, SAVINGS_ENTRY_VERSION, Savings,
     SentPart,
 };
+use sol_core::{Mechanism, StepAccount};
 
 /// One thing that happens in the model conversation.
 #[derive(Debug, Clone)]
@@ -335,6 +335,46 @@ fn a_fused_command_saves_one_request_per_turn_however_many_calls_it_made() {
     assert_eq!((layers[0].requests, layers[1].requests), (2, 1));
     // The avoided request wrote the prefix; the one sent then read it.
     assert_eq!((layers[0].cache_write, layers[0].cache_read), (100, 100));
+}
+
+/// The step is what marks the turn: Action Fusion's step that avoided a request needs no
+/// second call, any other mechanism's step (or a fused step that avoided none) marks nothing.
+#[test]
+fn an_action_fusion_step_that_avoided_a_request_marks_the_next_turn() {
+    let part = Part {
+        key: 5,
+        tokens: 100,
+    };
+    let avoided = StepAccount {
+        requests_avoided: 1,
+        ..StepAccount::default()
+    };
+    let requests = |steps: &[(Mechanism, StepAccount)]| {
+        let mut book = Book::new();
+        for (mechanism, account) in steps {
+            book.record_step(*mechanism, *account);
+        }
+        book.record_request(vec![SentPart::unchanged(part)]).len()
+    };
+    assert_eq!(requests(&[(Mechanism::ActionFusion, avoided)]), 2);
+    assert_eq!(
+        requests(&[
+            (Mechanism::ActionFusion, avoided),
+            (Mechanism::ActionFusion, avoided)
+        ]),
+        2
+    );
+    assert_eq!(
+        requests(&[(Mechanism::ActionFusion, StepAccount::default())]),
+        1
+    );
+    assert_eq!(requests(&[(Mechanism::ObservationPack, avoided)]), 1);
+    let mut book = Book::new();
+    book.record_step_by(Mechanism::ActionFusion, avoided, "p/m", None);
+    assert_eq!(
+        book.record_request(vec![SentPart::unchanged(part)]).len(),
+        2
+    );
 }
 
 #[test]

@@ -233,17 +233,30 @@ fn assistant_chars(message: &Value) -> u64 {
         .sum()
 }
 
+/// Counted as Pi's `estimateTokens` counts a system message (the one function here not kept
+/// verbatim: the rule moved to Pi's own count of sections and declarations): each section's
+/// `length` (a text's characters, a list's items), the declarations' JSON when JavaScript
+/// finds them there.
 fn system_chars(message: &Value) -> u64 {
     let mut chars = content_chars(message.get("content"));
-    if let Some(Value::Object(sections)) = message.get("sections") {
-        chars += sections
-            .values()
-            .filter_map(Value::as_str)
-            .map(js_length)
-            .sum::<u64>();
-    }
-    if let Some(tools) = message.get("toolsAdded").filter(|tools| !tools.is_null()) {
-        chars += sol_core::message::js_json_length(tools);
+    let length = |value: &Value| match value {
+        Value::String(text) => js_length(text),
+        Value::Array(items) => items.len() as u64,
+        _ => 0,
+    };
+    chars += match message.get("sections") {
+        Some(Value::Object(sections)) => sections.values().map(length).sum::<u64>(),
+        Some(Value::Array(sections)) => sections.iter().map(length).sum::<u64>(),
+        Some(Value::String(text)) => js_length(text),
+        _ => 0,
+    };
+    let absent = matches!(
+        message.get("toolsAdded"),
+        None | Some(Value::Null) | Some(Value::Bool(false))
+    ) || message.get("toolsAdded").and_then(Value::as_f64) == Some(0.0)
+        || message.get("toolsAdded").and_then(Value::as_str) == Some("");
+    if !absent {
+        chars += sol_core::message::js_json_length(&message["toolsAdded"]);
     }
     chars
 }
