@@ -83,10 +83,10 @@ export declare class Occ {
    */
   context(aborted: boolean, observedTokens: number): void
   /**
-   * `before_provider_request`: counts the request if a `context` marked it (a counted
-   * request is saved).
+   * `before_provider_request`, after the `context` event carried with it: counts the
+   * request if a `context` marked it (a counted request is saved).
    */
-  beforeProviderRequest(reportedTokens: number | undefined | null, systemPrompt: string): OccStep
+  beforeProviderRequest(reportedTokens: number | undefined | null, systemPrompt: string, context?: OccContextSeen | undefined | null): OccStep
   /**
    * `input`: corrections drop the plan, a new task after a completed plan starts a new
    * horizon; the snapshot when that changed the state.
@@ -94,8 +94,11 @@ export declare class Occ {
   input(text: string, streamingBehavior?: string | undefined | null): OccStep
   /** Executes `update_plan`. */
   updatePlan(toolCallId: string, args: unknown, aborted: boolean): OccPlanResult
-  /** `turn_end`: takes the pending boundary; `measure` when it is to be evaluated. */
-  turnEnd(turn: OccTurnEndInput): OccStep
+  /**
+   * `turn_end`, after the `context` event carried with it: ends the turn's request, takes
+   * the pending boundary; `measure` when it is to be evaluated.
+   */
+  turnEnd(turn: OccTurnEndInput, context?: OccContextSeen | undefined | null): OccStep
   /**
    * The measurement a `measure` effect asked for: the decision, and for a selected
    * compaction the snapshot and `abort`.
@@ -737,6 +740,19 @@ export type OccCompactionResult =
     name?: string; /** The error's `message`. */
   message?: string }
   | { kind: 'abandoned' }
+
+/**
+ * A `context` event the host carries into Rust with the next step instead of on its own
+ * (`Occ.beforeProviderRequest` and `Occ.turnEnd` take it and apply it first; before any
+ * other step the host hands it over with `Occ.context`), so that Rust sees Pi's events in
+ * their order with one crossing fewer per request.
+ */
+export interface OccContextSeen {
+  /** Whether `ctx.signal` was aborted at the `context` event. */
+  aborted: boolean
+  /** The total size of the messages, as the host sized them. */
+  observedTokens: number
+}
 
 /** The hidden message that continues the task. */
 export interface OccContinuation {

@@ -65,10 +65,31 @@ export function registerOnlineContextCompact(
 	addon: Addon,
 	options: OnlineContextCompactOptions,
 ): void {
-	const occ = new addon.Occ({
+	const session = new addon.Occ({
 		cacheWriteReadRatio: options.cacheWriteReadRatio,
 		keepRecentTokens: options.keepRecentTokens,
 		piRefusesTreeNavigationDuringCompaction: piMajor >= 1,
+	});
+	// A `context` event crosses with the next step rather than on its own: `beforeProviderRequest`
+	// and `turnEnd` take it (`seen()`) and Rust applies it first; any other step hands it over
+	// (`Occ.context`) before it runs. Rust sees Pi's events in their order, one crossing fewer.
+	let pending: NativeAddon.OccContextSeen | undefined;
+	const seen = () => {
+		const carried = pending;
+		pending = undefined;
+		return carried;
+	};
+	const occ = new Proxy(session, {
+		get(target, name) {
+			const value = Reflect.get(target, name) as unknown;
+			if (typeof value !== "function") return value;
+			if (name === "beforeProviderRequest" || name === "turnEnd") return value.bind(target);
+			return (...args: unknown[]) => {
+				const carried = seen();
+				if (carried) target.context(carried.aborted, carried.observedTokens);
+				return value.apply(target, args);
+			};
+		},
 	});
 	const texts = addon.occTexts();
 	const anyPi = pi as unknown as { getSettings?: () => unknown };
@@ -318,7 +339,7 @@ export function registerOnlineContextCompact(
 		// Observes only: the messages are never changed.
 		warnings.guard(c, internalError, undefined, () => {
 			ensureRestored(c);
-			occ.context(c.signal?.aborted === true, observe(event.messages as unknown[]));
+			pending = { aborted: c.signal?.aborted === true, observedTokens: observe(event.messages as unknown[]) };
 		});
 		return undefined;
 	});
@@ -326,7 +347,7 @@ export function registerOnlineContextCompact(
 	pi.on("before_provider_request", (_event, c) => {
 		warnings.guard(c, internalError, undefined, () => {
 			ensureRestored(c);
-			apply(c, occ.beforeProviderRequest(c.getContextUsage()?.tokens ?? undefined, c.getSystemPrompt()));
+			apply(c, occ.beforeProviderRequest(c.getContextUsage()?.tokens ?? undefined, c.getSystemPrompt(), seen()));
 		});
 		// The payload is never changed.
 		return undefined;
@@ -343,7 +364,7 @@ export function registerOnlineContextCompact(
 					stopReason: message?.stopReason,
 					aborted: c.signal?.aborted === true,
 					toolResults: results.map((result) => ({ toolCallId: result.toolCallId, toolName: result.toolName, isError: result.isError === true })),
-				}),
+				}, seen()),
 			);
 		});
 		return undefined;

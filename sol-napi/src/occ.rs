@@ -183,6 +183,18 @@ pub struct OccTurnToolResult {
     pub is_error: bool,
 }
 
+/// A `context` event the host carries into Rust with the next step instead of on its own
+/// (`Occ.beforeProviderRequest` and `Occ.turnEnd` take it and apply it first; before any
+/// other step the host hands it over with `Occ.context`), so that Rust sees Pi's events in
+/// their order with one crossing fewer per request.
+#[napi(object)]
+pub struct OccContextSeen {
+    /// Whether `ctx.signal` was aborted at the `context` event.
+    pub aborted: bool,
+    /// The total size of the messages, as the host sized them.
+    pub observed_tokens: f64,
+}
+
 /// The data of a `turn_end` event.
 #[napi(object)]
 pub struct OccTurnEndInput {
@@ -547,17 +559,22 @@ impl Occ {
         });
     }
 
-    /// `before_provider_request`: counts the request if a `context` marked it (a counted
-    /// request is saved).
+    /// `before_provider_request`, after the `context` event carried with it: counts the
+    /// request if a `context` marked it (a counted request is saved).
     #[napi(catch_unwind)]
     pub fn before_provider_request(
         &self,
         reported_tokens: Option<f64>,
         system_prompt: String,
+        context: Option<OccContextSeen>,
     ) -> OccStep {
         quiet(|| {
+            let mut session = self.session();
+            if let Some(seen) = context {
+                session.on_context(ContextEvent::total(seen.aborted, count(seen.observed_tokens)));
+            }
             step_of(
-                self.session().on_before_provider_request(
+                session.on_before_provider_request(
                     reported_tokens,
                     system_prompt_tokens(&system_prompt),
                 ),
@@ -612,10 +629,15 @@ impl Occ {
         })
     }
 
-    /// `turn_end`: takes the pending boundary; `measure` when it is to be evaluated.
+    /// `turn_end`, after the `context` event carried with it: ends the turn's request, takes
+    /// the pending boundary; `measure` when it is to be evaluated.
     #[napi(catch_unwind)]
-    pub fn turn_end(&self, turn: OccTurnEndInput) -> OccStep {
+    pub fn turn_end(&self, turn: OccTurnEndInput, context: Option<OccContextSeen>) -> OccStep {
         quiet(|| {
+            let mut session = self.session();
+            if let Some(seen) = context {
+                session.on_context(ContextEvent::total(seen.aborted, count(seen.observed_tokens)));
+            }
             let turn = TurnEnd {
                 stop_reason: turn.stop_reason.as_deref().map(StopReason::parse),
                 aborted: turn.aborted,
@@ -629,7 +651,7 @@ impl Occ {
                     })
                     .collect(),
             };
-            step_of(self.session().on_turn_end(&turn))
+            step_of(session.on_turn_end(&turn))
         })
     }
 

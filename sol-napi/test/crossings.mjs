@@ -1,5 +1,7 @@
 // Counts every call into Rust per provider request, all four mechanisms on, in a real Pi
-// AgentSession (faux provider), for scripts/count-crossings.mjs and crossings.test.mjs.
+// AgentSession (faux provider; with `payload`, one that calls `onPayload` as Pi's HTTP providers
+// do, so that `before_provider_request` fires), for scripts/count-crossings.mjs and
+// crossings.test.mjs.
 //
 // SoL-Pi is loaded by Pi's resource loader through fixtures/counting-extension.ts: the real
 // extension over the real addon, every call into Rust written down (an export called, an object
@@ -12,25 +14,29 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 
+import { scriptedAgentProvider } from "../../scripts/faux-models.mjs";
 import { ALL_FOUR_MECHANISMS, ai, makeWorkspace, repoRoot, startSession, toolCalls, writeJson } from "./support.mjs";
 
 /**
  * Runs `requests` scripted requests; returns the crossings of the session start, of each
  * request (names, in order), and of the steady requests (the third on).
  */
-export async function countCrossings(requests) {
+export async function countCrossings(requests, { payload = false } = {}) {
 	const log = (globalThis.__solPiCrossings ??= []);
 	const cuts = [];
 	const ws = makeWorkspace();
 	try {
 		writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), ALL_FOUR_MECHANISMS);
-		const replies = Array.from({ length: requests }, (_, index) => () => {
+		const reply = (index) => {
 			cuts.push(log.length);
 			return index === requests - 1 ? ai.fauxAssistantMessage("done") : toolCalls(["bash", { command: `printf 'step ${index}\\n'` }, `call-${index}`]);
-		});
+		};
+		const replies = Array.from({ length: requests }, (_, index) => () => reply(index));
+		let next = 0;
+		const faux = payload ? scriptedAgentProvider(ai, { next: () => reply(next++), summary: () => ai.fauxAssistantMessage("summary"), replies: requests }) : undefined;
 		const extensionPath = path.join(repoRoot, "sol-napi", "test", "fixtures", "counting-extension.ts");
 		const start = log.length;
-		const run = await startSession({ ...ws, extensionPath, replies });
+		const run = await startSession({ ...ws, extensionPath, replies, faux });
 		const started = log.length - start;
 		await run.session.prompt("run the steps");
 		const answered = run.session.getLastAssistantText();
