@@ -195,6 +195,16 @@ pub struct OccContextSeen {
     pub observed_tokens: f64,
 }
 
+/// Applies a `context` event carried with a step, before the step.
+fn seen_first(session: &mut OccSession, context: Option<OccContextSeen>) {
+    if let Some(seen) = context {
+        session.on_context(ContextEvent::total(
+            seen.aborted,
+            count(seen.observed_tokens),
+        ));
+    }
+}
+
 /// The data of a `turn_end` event.
 #[napi(object)]
 pub struct OccTurnEndInput {
@@ -570,9 +580,7 @@ impl Occ {
     ) -> OccStep {
         quiet(|| {
             let mut session = self.session();
-            if let Some(seen) = context {
-                session.on_context(ContextEvent::total(seen.aborted, count(seen.observed_tokens)));
-            }
+            seen_first(&mut session, context);
             step_of(
                 session.on_before_provider_request(
                     reported_tokens,
@@ -635,9 +643,7 @@ impl Occ {
     pub fn turn_end(&self, turn: OccTurnEndInput, context: Option<OccContextSeen>) -> OccStep {
         quiet(|| {
             let mut session = self.session();
-            if let Some(seen) = context {
-                session.on_context(ContextEvent::total(seen.aborted, count(seen.observed_tokens)));
-            }
+            seen_first(&mut session, context);
             let turn = TurnEnd {
                 stop_reason: turn.stop_reason.as_deref().map(StopReason::parse),
                 aborted: turn.aborted,
