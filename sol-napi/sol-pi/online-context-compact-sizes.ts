@@ -9,7 +9,8 @@
 // hold the two equal on every message Pi writes (`online-context-compact-sizes.test.mjs`). A
 // message Pi cannot size (its estimate throws or is not a number: a malformed message some
 // other extension added, which Pi's own compaction could not size either) is sized by Rust's
-// rule instead (`messageTokens` of the addon: it crosses alone, and only such a message does).
+// rule instead (`messageTokens` of the addon: it crosses alone, and only such a message does;
+// one Rust cannot read either counts 0).
 // The one difference left: a lone surrogate in a tool call's arguments or tool declarations,
 // which Pi counts as `JSON.stringify` escapes it (6 units) and Rust, which receives U+FFFD in
 // its place, as 1.
@@ -57,7 +58,13 @@ export function messageTokens(message: unknown): number {
 	} catch {
 		// a malformed message: Rust sizes it below
 	}
-	return Number.isFinite(tokens) ? tokens : (rustTokens?.(message) ?? 0);
+	if (Number.isFinite(tokens)) return tokens;
+	try {
+		return rustTokens?.(message) ?? 0;
+	} catch {
+		// Rust could not read it either (a property that throws when read): nothing can size it.
+		return 0;
+	}
 }
 
 /** Pi's estimate of one tool call block: what its message loses without it (its name and arguments). */

@@ -146,6 +146,12 @@ test("a message Pi's estimate cannot size is sized by Rust's rule, and nothing t
 		assert.equal(messageTokens(message), testHooks().occSizeMessages([message])[0].tokens, JSON.stringify(message));
 	}
 	assert.ok(messageTokens(malformed[0]) > 0);
+	// A message neither side can read (its content throws when read) counts 0, and nothing throws.
+	const unreadable = { role: "user", timestamp: 5 };
+	Object.defineProperty(unreadable, "content", { enumerable: true, get: () => { throw new Error("unreadable"); } });
+	assert.throws(() => estimateTokens(unreadable));
+	assert.throws(() => testHooks().occSizeMessages([unreadable]));
+	assert.equal(messageTokens(unreadable), 0);
 });
 
 test("seeded random messages of every role are sized and identified as sol-occ does", () => {
