@@ -79,16 +79,25 @@ export function registerOnlineContextCompact(
 		pending = undefined;
 		return carried;
 	};
+	// Each method is wrapped once, not on every call.
+	const methods = new Map<PropertyKey, unknown>();
 	const occ = new Proxy(session, {
 		get(target, name) {
 			const value = Reflect.get(target, name) as unknown;
 			if (typeof value !== "function") return value;
-			if (name === "beforeProviderRequest" || name === "turnEnd") return value.bind(target);
-			return (...args: unknown[]) => {
-				const carried = seen();
-				if (carried) target.context(carried.aborted, carried.observedTokens);
-				return value.apply(target, args);
-			};
+			let method = methods.get(name);
+			if (!method) {
+				const carries = name === "beforeProviderRequest" || name === "turnEnd";
+				method = carries
+					? value.bind(target)
+					: (...args: unknown[]) => {
+							const carried = seen();
+							if (carried) target.context(carried.aborted, carried.observedTokens);
+							return value.apply(target, args);
+						};
+				methods.set(name, method);
+			}
+			return method;
 		},
 	});
 	const texts = addon.occTexts();

@@ -56,6 +56,14 @@ const toolCallsOf = (content: unknown): ToolCallBlock[] => (Array.isArray(conten
 
 const number = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
 
+/** A provider's reported usage (Pi's `usage`), as the book takes it. */
+const reportedOf = (usage: Record<string, unknown>): NativeAddon.SavingsCallUsage => ({
+	input: number(usage.input),
+	cacheRead: number(usage.cacheRead),
+	cacheWrite: number(usage.cacheWrite),
+	output: number(usage.output),
+});
+
 export class SavingsTracker {
 	private readonly book: NativeAddon.SavingsBook;
 	private readonly warnings = new OnceWarnings();
@@ -75,9 +83,11 @@ export class SavingsTracker {
 	private systemShares: { content: unknown; tools: number; calls: NativeAddon.SavingsToolCall[] } | undefined;
 	/** Each role's index in the book's list (no string crosses per message). */
 	private readonly roleCodes: Map<string, number>;
-	private changed = false;
-	/** The totals entry as the last response left them; undefined once anything changed them since. */
-	private answered: NativeAddon.SavingsEntry | undefined;
+	/**
+	 * What the next `turn_end` appends: nothing (undefined), the totals entry as the last
+	 * response left them, or `true` when something changed the totals since (the book is asked).
+	 */
+	private due: NativeAddon.SavingsEntry | true | undefined;
 	private broken = false;
 
 	private readonly addon: typeof NativeAddon;
@@ -129,10 +139,7 @@ export class SavingsTracker {
 	summary(summary: string | undefined, usage?: unknown): void {
 		this.guard(undefined, () => {
 			if (summary) this.summaries.add(summary, true);
-			if (usage && typeof usage === "object") {
-				const u = usage as Record<string, unknown>;
-				this.book.summaryUsage({ input: number(u.input), cacheRead: number(u.cacheRead), cacheWrite: number(u.cacheWrite), output: number(u.output) });
-			}
+			if (usage && typeof usage === "object") this.book.summaryUsage(reportedOf(usage as Record<string, unknown>));
 		});
 	}
 
@@ -309,8 +316,7 @@ export class SavingsTracker {
 
 	/** The totals changed: the next `turn_end` appends them, asking the book for them again. */
 	private touched(): void {
-		this.changed = true;
-		this.answered = undefined;
+		this.due = true;
 	}
 
 	/** Shows the running total in the TUI's status line (nowhere else). */
@@ -323,8 +329,7 @@ export class SavingsTracker {
 		const type = this.book.entryType;
 		const entries = (ctx.sessionManager.getBranch() as Array<{ type?: string; customType?: string }>).filter((entry) => entry.type === "custom" && entry.customType === type);
 		for (const warning of this.book.restore(entries)) this.warnings.warn(ctx, warning);
-		this.changed = false;
-		this.answered = undefined;
+		this.due = undefined;
 		this.showStatus(ctx);
 	}
 
@@ -363,30 +368,25 @@ export class SavingsTracker {
 				const answered = message as { provider?: unknown; model?: unknown };
 				const model = typeof answered.provider === "string" && typeof answered.model === "string" ? `${answered.provider}/${answered.model}` : undefined;
 				if (model) this.lastModel = model;
-				this.answered = this.book.recordResponse({
+				this.due = this.book.recordResponse({
 					model,
 					prices: this.pricesOf(model),
 					toolOwners: calls.length > 0 ? calls.map((call) => this.ownTools.get(String(call.name)) ?? "") : undefined,
 					estimatedOutput: messageTokens(message),
-					input: number(usage.input),
-					cacheRead: number(usage.cacheRead),
-					cacheWrite: number(usage.cacheWrite),
-					output: number(usage.output),
+					...reportedOf(usage),
 					stopReason: typeof message.stopReason === "string" ? message.stopReason : undefined,
 				});
-				this.changed = true;
 				this.showStatus(c);
 			});
 			return undefined;
 		});
 		pi.on("turn_end", (_event, c) => {
 			this.guard(c, () => {
-				if (!this.changed) return;
+				if (this.due === undefined) return;
 				// The entry the response returned, unless a step changed the totals after it.
-				const entry = this.answered ?? this.book.entry();
+				const entry = this.due === true ? this.book.entry() : this.due;
 				pi.appendEntry(entry.customType, entry.data);
-				this.changed = false;
-				this.answered = undefined;
+				this.due = undefined;
 			});
 			return undefined;
 		});

@@ -139,15 +139,19 @@ pub struct SavingsCallUsage {
     pub output: Option<f64>,
 }
 
-impl SavingsCallUsage {
-    fn reported(&self) -> ReportedUsage {
-        ReportedUsage {
-            requests: 1,
-            input: self.input.map_or(0, count),
-            cache_read: self.cache_read.map_or(0, count),
-            cache_write: self.cache_write.map_or(0, count),
-            output: self.output.map_or(0, count),
-        }
+/// One request's usage as the provider reported it (a field it did not report counts 0).
+fn reported_usage(
+    input: Option<f64>,
+    cache_read: Option<f64>,
+    cache_write: Option<f64>,
+    output: Option<f64>,
+) -> ReportedUsage {
+    ReportedUsage {
+        requests: 1,
+        input: input.map_or(0, count),
+        cache_read: cache_read.map_or(0, count),
+        cache_write: cache_write.map_or(0, count),
+        output: output.map_or(0, count),
     }
 }
 
@@ -483,13 +487,12 @@ impl SavingsBook {
     #[napi(catch_unwind)]
     pub fn record_response(&self, usage: SavingsUsage) -> SavingsEntry {
         quiet(|| {
-            let reported = ReportedUsage {
-                requests: 1,
-                input: usage.input.map_or(0, count),
-                cache_read: usage.cache_read.map_or(0, count),
-                cache_write: usage.cache_write.map_or(0, count),
-                output: usage.output.map_or(0, count),
-            };
+            let reported = reported_usage(
+                usage.input,
+                usage.cache_read,
+                usage.cache_write,
+                usage.output,
+            );
             let response = ResponseUsage {
                 estimated_output: count(usage.estimated_output),
                 reported: Some(reported),
@@ -523,7 +526,14 @@ impl SavingsBook {
     /// with a model call accounts for.
     #[napi(catch_unwind)]
     pub fn summary_usage(&self, usage: SavingsCallUsage) {
-        quiet(|| self.callers().summary = Some(usage.reported()))
+        quiet(|| {
+            self.callers().summary = Some(reported_usage(
+                usage.input,
+                usage.cache_read,
+                usage.cache_write,
+                usage.output,
+            ));
+        })
     }
 
     /// A mechanism step's account (`mechanism` is its `sol-pi.json` key). Its model calls

@@ -10,16 +10,21 @@ import { repoRoot } from "./support.mjs";
 
 const library = { darwin: "libsol_napi.dylib", win32: "sol_napi.dll" }[process.platform] ?? "libsol_napi.so";
 const loaded = new Map();
+/** The library file of each profile, once cargo brought it up to date in this process. */
+const built = new Map();
 
 /**
- * The test-hooks build's library file, built first when it is not current; `release` (for a
- * benchmark) builds it with the release profile, as the shipped addon is built.
+ * The test-hooks build's library file, built first when it is not current (once per
+ * process); `release` (for a benchmark) builds it with the release profile, as the shipped
+ * addon is built.
  */
 export function testHooksFile({ release = false } = {}) {
+	if (built.has(release)) return built.get(release);
 	const profile = release ? ["--release"] : [];
 	const build = spawnSync("cargo", ["build", "-q", ...profile, "-p", "sol-napi", "--features", "test-hooks"], { cwd: repoRoot, encoding: "utf8", timeout: 1_800_000 });
 	if (build.status !== 0) throw new Error(`cargo build -p sol-napi --features test-hooks failed:\n${build.stderr}`);
-	return path.join(path.resolve(repoRoot, process.env.CARGO_TARGET_DIR ?? "target"), release ? "release" : "debug", library);
+	built.set(release, path.join(path.resolve(repoRoot, process.env.CARGO_TARGET_DIR ?? "target"), release ? "release" : "debug", library));
+	return built.get(release);
 }
 
 /** The test-hooks build of the addon, loaded once per process (`process.dlopen`, whatever the file's name). */
