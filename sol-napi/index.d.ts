@@ -49,12 +49,13 @@ export declare class ObsPack {
    */
   admit(candidates: Array<ObsCandidate>, timestamp: string): Array<ObsAdmission>
   /**
-   * The step for provider request number `request`, which carries the admitted results
-   * `handles[i]`, each already carried by `priors[i]` earlier requests on this branch.
-   * A cache-aware pack places them by `shape` (without one, by the fixed rule). Appends
+   * The step for the request `frame` describes, which carries the admitted results
+   * `handles[i]` at the indexes `at[i]`. Rust counts where each sits (the earlier requests
+   * that carried it, the tokens and tool outputs after it; `sol_obspack::locate`). A
+   * cache-aware pack places them with `facts` (without them, by the fixed rule). Appends
    * the step's ledger records (stamped `timestamp`) in one write.
    */
-  onContext(request: number, handles: Uint32Array, priors: Uint32Array, timestamp: string, shape?: ObsRequestShape | undefined | null): ObsContextStep
+  onContext(frame: RequestFrame, at: Uint32Array, handles: Uint32Array, timestamp: string, facts?: ObsRequestFacts | undefined | null): ObsContextStep
 }
 
 /** Online Context Compact for one loaded extension. */
@@ -174,8 +175,6 @@ export declare class SavingsBook {
   systemShares(message: unknown): Array<SavingsToolCall>
   /** The `customType` of the totals entries. */
   get entryType(): string
-  /** The roles `SavingsRequest.roles` indexes. */
-  get roles(): Array<string>
   /** The status key of the running total. */
   get statusKey(): string
   /**
@@ -488,6 +487,9 @@ export type LoadConfigOutcome =
   | { kind: 'invalid'; /** What is wrong, and where. */
   error: ConfigFailure }
 
+/** The list a frame's role codes index (`""` at 0, for a role not in it). */
+export declare function messageRoles(): Array<string>
+
 /**
  * The estimate of a message Pi's own `estimateTokens` cannot size (it throws, or gives no
  * number: a malformed message, which Pi's compaction could not size either), by the same
@@ -562,18 +564,6 @@ export interface ObsPolicy {
   recentMinCandidateUnits: number
 }
 
-/** A request that ends with a new user prompt, as the recent-outputs placement reads it. */
-export interface ObsPrompt {
-  /** The prompt's timestamp (milliseconds). */
-  sentAt: number
-  /** The timestamp of the message before it (NaN when it has none). */
-  previousAt: number
-  /** The cache retention asked for (Pi's `PI_CACHE_RETENTION`), if any. */
-  cacheRetention?: string
-  /** The current model's cache lifetimes in Pi's model registry (`promptCache`). */
-  promptCache?: SavingsPromptCache
-}
-
 /**
  * Pages (or searches) a stored original after verifying its size and hash. An id that is
  * not stored, or whose object is damaged, is rebuilt from `history` when given.
@@ -645,35 +635,20 @@ export interface ObsReplyUsage {
   cacheWrite?: number
 }
 
-/** Where a request's packed results sit, for the cache-aware placement. */
-export interface ObsRequestShape {
-  /**
-   * Parallel to the handles: the estimated tokens of every message after each result,
-   * as the messages were before ObservationPack.
-   */
-  tokensAfter: Float64Array
-  /**
-   * Tokens at the end of the request the previous one did not carry (the messages after
-   * the newest assistant message).
-   */
-  newTokens: number
+/**
+ * What the host knows of a request beyond its frame, for the cache-aware and recent-outputs
+ * placements.
+ */
+export interface ObsRequestFacts {
   /**
    * The request shares no prefix with the previous one (the first after a compaction, a
-   * session start or a branch switch).
+   * session start, a branch switch or a model switch).
    */
   rewritten: boolean
-  /** The assistant messages the request carries. */
-  carriedRequests: number
-  /**
-   * Parallel to the handles: the tool results after each (the recent-outputs placement
-   * keeps the newest in full); absent, none.
-   */
-  newerOutputs?: Uint32Array
-  /**
-   * When the request ends with a new user prompt: its timing, from which the
-   * recent-outputs placement decides whether the provider's cache had expired.
-   */
-  prompt?: ObsPrompt
+  /** The cache retention asked for (Pi's `PI_CACHE_RETENTION`), if any. */
+  cacheRetention?: string
+  /** The current model's cache lifetimes in Pi's model registry (`promptCache`). */
+  promptCache?: SavingsPromptCache
   /**
    * For the recent-outputs placement: the newest assistant message the request carries
    * (the reply to the request before), taken once (a request sent again over the same
@@ -1100,6 +1075,16 @@ export declare function reducerToolNames(): Array<string>
  */
 export declare function replayMain(args: Array<string>): number
 
+/** A provider request as the extension sized it, one entry per message in order. */
+export interface RequestFrame {
+  /** Each message's role, an index into `messageRoles()`. */
+  roles: Uint8Array
+  /** Pi's estimate of each message's tokens. */
+  tokens: Float64Array
+  /** Each message's timestamp in milliseconds, NaN without a numeric one. */
+  stamps: Float64Array
+}
+
 /**
  * Builds (once) the session's storage root. The session directory is canonicalized
  * first, so links above it (a symlinked home, macOS `/tmp`) are accepted while links
@@ -1197,7 +1182,7 @@ export interface SavingsPromptCache {
  * changes to them, earliest first per message.
  */
 export interface SavingsRequest {
-  /** Each message's role, as its index in `SavingsBook.roles` (0 for any other role). */
+  /** Each message's role, as its index in `messageRoles()` (0 for any other role). */
   roles: Uint8Array
   /** Each message's tokens (Pi's estimate). */
   tokens: Float64Array

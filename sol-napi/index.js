@@ -850,6 +850,7 @@ module.exports.fusionShowsBadge = nativeBinding.fusionShowsBadge
 module.exports.fusionTexts = nativeBinding.fusionTexts
 module.exports.internalErrorNotice = nativeBinding.internalErrorNotice
 module.exports.loadConfig = nativeBinding.loadConfig
+module.exports.messageRoles = nativeBinding.messageRoles
 module.exports.messageTokens = nativeBinding.messageTokens
 module.exports.obsPolicy = nativeBinding.obsPolicy
 module.exports.obsRecall = nativeBinding.obsRecall

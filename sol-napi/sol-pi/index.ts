@@ -10,8 +10,8 @@ import { routedEvents } from "./events.ts";
 import { loadNative, type NativeLoad } from "./native.ts";
 import { registerObservationPack } from "./observation-pack.ts";
 import { registerOnlineContextCompact } from "./online-context-compact.ts";
-import { sizeMalformedWith } from "./online-context-compact-sizes.ts";
 import { registerReducer } from "./reducer.ts";
+import { frameWith } from "./request-frame.ts";
 import { SavingsTracker } from "./savings.ts";
 import { messageOf } from "./tui.ts";
 
@@ -38,7 +38,7 @@ export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
 			started = true;
 			if (!native.ok) throw new Error(native.message);
 			const [addon, agentDir] = [native.addon, options.agentDir ?? getAgentDir()];
-			sizeMalformedWith(addon.messageTokens);
+			frameWith(addon);
 			const outcome = addon.loadConfig({ cwd: ctx.cwd, agentDir, projectTrusted: ctx.isProjectTrusted() });
 			if (outcome.kind === "invalid") throw new Error(outcome.error.message);
 			const { config } = outcome;

@@ -1,19 +1,20 @@
-// ObservationPack in Pi: the `context` handler and the `obs_recall` tool. The handler walks
-// Pi's copy of the messages and edits it in place (returning nothing keeps Pi 0.87+'s system
-// messages in place). Each text result crosses into Rust once (`ObsPack.admit` decides), and is
+// ObservationPack in Pi: the `context` handler and the `obs_recall` tool. The handler edits Pi's
+// copy of the messages in place (returning nothing keeps Pi 0.87+'s system messages in place).
+// It looks only at the text results of the request's frame (request-frame.ts, the one walk every
+// mechanism shares). Each such result crosses into Rust once (`ObsPack.admit` decides), and is
 // remembered by content, never by tool-call id: a bucket per joined length, a hit needs the same
-// tool, error flag and `===` texts. Every request sends the handles and how many requests
-// already carried each (the assistant messages after it on this branch) to Rust's step, which
-// says which to replace. Under the recent-outputs placement (`keepRecentOutputs`) the step also
-// gets the tool outputs after each result, the new prompt's timing and the newest reply (Rust
-// takes each reply once: the lines it quotes and the usage its provider reported). A text that is not well-formed UTF-16 would reach Rust as U+FFFD: it
-// never goes there, so the model always gets it exactly.
+// tool, error flag and `===` texts. Every request sends the frame and the index and handle of each
+// packed result to Rust's step, which counts where each sits (the requests that already carried
+// it, the tokens and tool outputs after it) and says which to replace. Under the recent-outputs
+// placement (`keepRecentOutputs`) the step also gets the newest reply (Rust takes each reply once:
+// the lines it quotes and the usage its provider reported). A text that is not well-formed UTF-16
+// would reach Rust as U+FFFD: it never goes there, so the model always gets it exactly.
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
 import { Type } from "typebox";
 
 import type { NativeAddon } from "./native.ts";
-import { messageTokens } from "./online-context-compact-sizes.ts";
+import { frameOf, resized, roleCode } from "./request-frame.ts";
 import type { SavingsTracker } from "./savings.ts";
 import { runtimeRoot } from "./storage.ts";
 import { badge, now, OnceWarnings, SavingsStatus } from "./tui.ts";
@@ -61,9 +62,6 @@ function lookup(bucket: Known[] | undefined, message: Message, blocks: Block[]):
 	return undefined;
 }
 
-/** A message's timestamp in milliseconds, NaN without one. */
-const stampOf = (message: Message | undefined) => (typeof message?.timestamp === "number" ? message.timestamp : Number.NaN);
-
 const numberOrUndefined = (value: unknown) => (typeof value === "number" ? value : undefined);
 
 /** The current model's cache lifetimes in Pi's model registry (`promptCache`, seconds), if it names them. */
@@ -81,6 +79,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 	const policy = addon.obsPolicy();
 	const minCandidateUnits = keep ? policy.recentMinCandidateUnits : policy.minCandidateUnits;
 	const texts = addon.obsTexts();
+	const [toolResultCode, assistantCode] = [roleCode("toolResult"), roleCode("assistant")];
 	const packs = new Map<string, { pack: NativeAddon.ObsPack; known: Map<number, Known[]>; sized: boolean }>();
 	const savings = new SavingsStatus();
 	// ObservationPack fails open: the request goes unchanged, the problem is reported once.
@@ -118,61 +117,48 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 				return known.set(units, [...(known.get(units) ?? []), entry]) && entry;
 			};
 
-			// Packed results in this request, each with the requests that already carried it and,
-			// for the cache-aware placement, Pi's estimate of the tokens after it.
-			// Each with the requests and the tool outputs after it, and Pi's estimate of the tokens after it.
-			const seen: Array<[Message, Known, number, number, number]> = [];
-			const fresh: Array<[Message, Block[], number, number, number, number]> = [];
+			// One walk sizes the request for every mechanism; this one only looks at its text results.
 			const messages = event.messages as unknown as Message[];
-			let [assistants, after, newTokens, outputs] = [0, 0, 0, 0];
-			let newest: Message | undefined;
-			for (let i = messages.length - 1; i >= 0; i--) {
-				const message = messages[i];
-				if (message.role === "assistant" && assistants++ === 0) [newTokens, newest] = [after, message];
-				const result = textResult(message, minCandidateUnits);
-				if (result) {
-					const found = lookup(known.get(result.units), message, result.blocks);
-					if (found?.packed) seen.push([message, found, assistants, after, outputs]);
-					else if (!found && wellFormed(result.blocks)) fresh.push([message, result.blocks, result.units, assistants, after, outputs]);
-					else if (!found) remember(result.units, message, result.blocks);
-				}
-				if (message.role === "toolResult") outputs++;
-				if (sized) after += messageTokens(message);
+			const frame = frameOf(messages);
+			const seen: Array<[number, Known]> = [];
+			const fresh: Array<[number, Block[], number]> = [];
+			for (let i = 0; i < messages.length; i++) {
+				const result = frame.roles[i] === toolResultCode ? textResult(messages[i], minCandidateUnits) : undefined;
+				if (!result) continue;
+				const found = lookup(known.get(result.units), messages[i], result.blocks);
+				if (found?.packed) seen.push([i, found]);
+				else if (!found && wellFormed(result.blocks)) fresh.push([i, result.blocks, result.units]);
+				else if (!found) remember(result.units, messages[i], result.blocks);
 			}
-			if (assistants === 0) newTokens = after;
 			if (fresh.length > 0) {
-				pack.admit(fresh.map(([message, blocks]) => candidateOf(message, blocks)), now()).forEach((admission, index) => {
-					const [message, blocks, units, prior, tokensAfter, newer] = fresh[index];
+				pack.admit(fresh.map(([i, blocks]) => candidateOf(messages[i], blocks)), now()).forEach((admission, index) => {
+					const [i, blocks, units] = fresh[index];
 					// A failed archive keeps this message in full and is retried on the next request.
 					if (admission.kind === "failed") return warnings.warn(ctx, admission.error);
 					if (admission.kind === "packed") tracker?.archived(admission.archivedBytes);
-					const entry = remember(units, message, blocks, admission.kind === "packed" ? admission : undefined);
-					if (entry.packed) seen.push([message, entry, prior, tokensAfter, newer]);
+					const entry = remember(units, messages[i], blocks, admission.kind === "packed" ? admission : undefined);
+					if (entry.packed) seen.push([i, entry]);
 				});
+				seen.sort((a, b) => a[0] - b[0]);
 			}
-			// The walk ended at the first message: it counted every assistant message.
-			const handles = Uint32Array.from(seen, ([, entry]) => entry.packed!.handle);
-			const last = messages[messages.length - 1];
-			const prompt =
-				keep && last?.role === "user"
-					? { sentAt: stampOf(last), previousAt: stampOf(messages[messages.length - 2]), cacheRetention: process.env.PI_CACHE_RETENTION, promptCache: promptCacheOf(ctx) }
-					: undefined;
-			// The newest reply, and for a pack made after a resume or a fork every earlier one's quotes.
+			// Rust counts where each sits; under the recent-outputs placement it also reads the newest reply.
+			const newest = keep ? messages[frame.roles.lastIndexOf(assistantCode)] : undefined;
 			const usage = newest?.usage;
-			const reply =
-				keep && newest
-					? { content: newest.content, stopReason: typeof newest.stopReason === "string" ? newest.stopReason : undefined, usage: usage && { input: numberOrUndefined(usage.input), cacheRead: numberOrUndefined(usage.cacheRead), cacheWrite: numberOrUndefined(usage.cacheWrite) } }
-					: undefined;
+			const reply = newest && {
+				content: newest.content,
+				stopReason: typeof newest.stopReason === "string" ? newest.stopReason : undefined,
+				usage: usage && { input: numberOrUndefined(usage.input), cacheRead: numberOrUndefined(usage.cacheRead), cacheWrite: numberOrUndefined(usage.cacheWrite) },
+			};
+			// For a pack made after a resume or a fork, every earlier reply's quotes too.
 			const earlierReplies = keep && created ? messages.filter((message) => message.role === "assistant" && message !== newest).map((message) => message.content) : undefined;
-			const shape = sized
-				? { tokensAfter: Float64Array.from(seen, (item) => item[3]), newTokens, rewritten, carriedRequests: assistants, newerOutputs: keep ? Uint32Array.from(seen, (item) => item[4]) : undefined, prompt, reply, earlierReplies }
-				: undefined;
-			const step = pack.onContext(assistants + 1, handles, Uint32Array.from(seen, ([, , prior]) => prior), now(), shape);
+			const facts = sized ? { rewritten, cacheRetention: process.env.PI_CACHE_RETENTION, promptCache: promptCacheOf(ctx), reply, earlierReplies } : undefined;
+			const step = pack.onContext(frame, Uint32Array.from(seen, ([i]) => i), Uint32Array.from(seen, ([, entry]) => entry.packed!.handle), now(), facts);
 			rewritten = false;
-			seen.forEach(([message, entry], index) => {
+			seen.forEach(([i, entry], index) => {
 				if (step.replace[index] !== 1) return;
-				tracker?.replacing(message, "observationPack");
-				message.content = [{ type: "text", text: entry.packed!.placeholder }];
+				tracker?.replacing(messages[i], "observationPack", frame.tokens[i]);
+				messages[i].content = [{ type: "text", text: entry.packed!.placeholder }];
+				resized(frame, i, messages[i]);
 			});
 			if (step.error) warnings.warn(ctx, step.error);
 			// It counts with the request it changed, once that is answered (not for one an extension aborts).

@@ -21,7 +21,7 @@ import { Text } from "@earendil-works/pi-tui";
 import type { TSchema } from "typebox";
 
 import type { NativeAddon } from "./native.ts";
-import { type ObservedSizes, observedMessages, observeSizes } from "./online-context-compact-sizes.ts";
+import { frameOf, observedMessages, type RequestFrame } from "./request-frame.ts";
 import type { SavingsTracker } from "./savings.ts";
 import { badge, messageOf, OnceWarnings, SavingsStatus } from "./tui.ts";
 
@@ -108,12 +108,12 @@ export function registerOnlineContextCompact(
 	let parent: Waiter | undefined;
 	// Ends a running ctx.compact() wait when the session shuts down.
 	let abandonCompaction: (() => void) | undefined;
-	// The sized messages of the latest observation; Rust holds only their total and gets
-	// the list with a boundary measurement.
-	let observed: ObservedSizes = observeSizes([]);
-	/** Sizes an observation, keeps it for the next boundary, and returns its total. */
+	// The frame of the latest observation; Rust holds only its total and gets the list with a
+	// boundary measurement.
+	let observed: RequestFrame = frameOf([]);
+	/** Keeps an observation's frame for the next boundary, and returns its total. */
 	const observe = (messages: readonly unknown[]): number => {
-		observed = observeSizes(messages);
+		observed = frameOf(messages);
 		return observed.total;
 	};
 

@@ -14,7 +14,7 @@ import { VERSION } from "@earendil-works/pi-coding-agent";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 
 import type { NativeAddon } from "./native.ts";
-import { messageTokens, observedTokensOf, toolCallTokens } from "./online-context-compact-sizes.ts";
+import { frameAt, frameOf, messageTokens, roleCode, textStamp, toolCallTokens } from "./request-frame.ts";
 import { OnceWarnings } from "./tui.ts";
 
 /** A mechanism's `sol-pi.json` key, as Rust names it. */
@@ -81,8 +81,6 @@ export class SavingsTracker {
 	private readonly ownTools = new Map<string, MechanismKey>();
 	/** The last system message's content and tool count, with its shares from Rust (they change rarely). */
 	private systemShares: { content: unknown; tools: number; calls: NativeAddon.SavingsToolCall[] } | undefined;
-	/** Each role's index in the book's list (no string crosses per message). */
-	private readonly roleCodes: Map<string, number>;
 	/**
 	 * What the next `turn_end` appends: nothing (undefined), the totals entry as the last
 	 * response left them, or `true` when something changed the totals since (the book is asked).
@@ -103,7 +101,6 @@ export class SavingsTracker {
 		this.addon = addon;
 		this.reducerModel = reducer?.provider && reducer.model ? `${reducer.provider}/${reducer.model}` : undefined;
 		this.book = new addon.SavingsBook(prices);
-		this.roleCodes = new Map(this.book.roles.map((role, index) => [role, index]));
 	}
 
 	/** Runs one accounting step; a failure stops the accounting with one warning and never reaches Pi. */
@@ -117,11 +114,11 @@ export class SavingsTracker {
 		}
 	}
 
-	/** A mechanism is about to change `message` in this request's copy (ObservationPack's placeholder). */
-	replacing(message: object, mechanism: MechanismKey): void {
+	/** A mechanism is about to change `message` of `beforeTokens` in this request's copy (ObservationPack's placeholder). */
+	replacing(message: object, mechanism: MechanismKey, beforeTokens: number): void {
 		this.guard(undefined, () => {
 			const marks = this.marks.get(message) ?? this.receiptMarks(message as Message);
-			marks.push({ mechanism, beforeTokens: messageTokens(message) });
+			marks.push({ mechanism, beforeTokens });
 			this.marks.set(message, marks);
 		});
 	}
@@ -270,35 +267,35 @@ export class SavingsTracker {
 	/** The request as sent: the messages after every mechanism's `context` handler, with the system prompt where Pi keeps it apart. */
 	private request(listed: readonly unknown[], systemPrompt?: string): void {
 		const messages = systemPrompt === undefined ? listed : [{ role: "system", content: systemPrompt }, ...listed];
+		// The request's frame, taken by the mechanisms a moment ago (1.x: all but the system message).
+		const shift = messages.length - listed.length || (listed.length > 0 && (listed[0] as Message).role === "system" ? 1 : 0);
+		const frame = frameAt(messages, shift) ?? frameOf(messages.slice(shift));
 		const count = messages.length;
-		// Online Context Compact's walk sized these very messages a moment ago (1.x: all but the system message).
-		const shift = messages[0] !== listed[0] || (listed.length > 0 && (listed[0] as Message).role === "system") ? 1 : 0;
-		const known = observedTokensOf(messages, shift);
-		const roles = new Uint8Array(count);
-		const tokens = new Float64Array(count);
-		const stamps = new Float64Array(count);
+		const [roles, tokens, stamps] = [new Uint8Array(count), new Float64Array(count), new Float64Array(count)];
+		roles.set(frame.roles, shift);
+		tokens.set(frame.tokens, shift);
+		stamps.set(frame.stamps, shift);
 		let unstamped: unknown[] | undefined;
 		const changes: NativeAddon.SavingsChange[] = [];
 		let toolUses: NativeAddon.SavingsToolUse[] | undefined;
 		let fused: NativeAddon.SavingsFused[] | undefined;
 		for (let index = 0; index < count; index++) {
 			const message = (messages[index] ?? {}) as Message;
-			roles[index] = (typeof message.role === "string" && this.roleCodes.get(message.role)) || 0;
-			// Pi 0.84.2's estimate knows no system role: the prompt it keeps apart is sized as Pi
-			// sizes a system message's text (and any text), by its length.
-			const sized = index === 0 && systemPrompt !== undefined ? { role: "user", content: systemPrompt } : message;
-			tokens[index] = index >= shift && known ? known[index - shift] : messageTokens(sized);
+			const system = message.role === "system";
+			if (index < shift) {
+				roles[index] = roleCode(message.role);
+				// Pi 0.84.2's estimate knows no system role: the prompt it keeps apart is sized as Pi
+				// sizes a system message's text (and any text), by its length.
+				tokens[index] = messageTokens(systemPrompt === undefined ? message : { role: "user", content: systemPrompt });
+			}
 			// A system message is known by what it tells the model: Pi 1.x renews its timestamp when it
 			// copies the prompt into a compaction, and the same prompt must stay the same cached prefix.
-			const system = message.role === "system";
-			const stamp = system ? undefined : number(message.timestamp);
-			stamps[index] = stamp ?? Number.NaN;
-			// Any other message without a timestamp is known by its content.
-			const identity = system ? systemIdentity(message) : typeof message.timestamp === "string" ? message.timestamp : message;
-			if (stamp === undefined) (unstamped ??= new Array<unknown>(count).fill(null))[index] = identity;
+			// Any other message without a timestamp is known by its string timestamp, else its content.
+			if (system) stamps[index] = Number.NaN;
+			if (system || Number.isNaN(stamps[index])) (unstamped ??= new Array<unknown>(count).fill(null))[index] = system ? systemIdentity(message) : (textStamp(message) ?? message);
 			const marks = this.marks.get(message) ?? [...this.receiptMarks(message), ...this.addedMark(message)];
 			for (const mark of marks) changes.push({ index, mechanism: mark.mechanism, beforeTokens: mark.beforeTokens });
-			const used = message.role === "system" ? this.systemUse(index, message) : this.toolUse(index, message);
+			const used = system ? this.systemUse(index, message) : this.toolUse(index, message);
 			if (used) (toolUses ??= []).push(used);
 			if (this.fusedResults.size > 0 && message.role === "toolResult") {
 				const id = String((message as { toolCallId?: unknown }).toolCallId);

@@ -6,18 +6,19 @@
 use std::sync::{Mutex, PoisonError};
 
 use camino::Utf8PathBuf;
-use napi::bindgen_prelude::{Float64Array, Uint8Array, Uint32Array};
+use napi::bindgen_prelude::{Uint8Array, Uint32Array};
 use napi_derive::napi;
 use serde_json::Value;
 use sol_core::savings::{cache_lifetime_ms, prompt_after_lifetime};
 use sol_obspack::{
-    Carried, ContentDigest, FULL_SENDS, Handle, LedgerRecord, MEDIUM_THRESHOLD_BYTES, Names,
-    ObservationId, ObservationStore, Pack, PromptFacts, RecallError, ReportedInput, Seen, Shape,
-    StoreOutcome, THRESHOLD_BYTES, parse_offset, recall_page, reply_quotes, search_page, text,
+    ContentDigest, FULL_SENDS, Handle, LedgerRecord, MEDIUM_THRESHOLD_BYTES, Names, ObservationId,
+    ObservationStore, Pack, PromptFacts, RecallError, ReportedInput, Seen, Shape, StoreOutcome,
+    THRESHOLD_BYTES, locate, parse_offset, recall_page, reply_quotes, search_page, text,
 };
 
 use crate::account::count;
 use crate::boundary::quiet;
+use crate::frame::RequestFrame;
 use crate::savings::SavingsPromptCache;
 use crate::{JsStepAccount, NativeFileSystem};
 
@@ -175,26 +176,17 @@ pub struct ObsContextStep {
     pub placement: Option<Vec<String>>,
 }
 
-/// Where a request's packed results sit, for the cache-aware placement.
+/// What the host knows of a request beyond its frame, for the cache-aware and recent-outputs
+/// placements.
 #[napi(object)]
-pub struct ObsRequestShape {
-    /// Parallel to the handles: the estimated tokens of every message after each result,
-    /// as the messages were before ObservationPack.
-    pub tokens_after: Float64Array,
-    /// Tokens at the end of the request the previous one did not carry (the messages after
-    /// the newest assistant message).
-    pub new_tokens: f64,
+pub struct ObsRequestFacts {
     /// The request shares no prefix with the previous one (the first after a compaction, a
-    /// session start or a branch switch).
+    /// session start, a branch switch or a model switch).
     pub rewritten: bool,
-    /// The assistant messages the request carries.
-    pub carried_requests: u32,
-    /// Parallel to the handles: the tool results after each (the recent-outputs placement
-    /// keeps the newest in full); absent, none.
-    pub newer_outputs: Option<Uint32Array>,
-    /// When the request ends with a new user prompt: its timing, from which the
-    /// recent-outputs placement decides whether the provider's cache had expired.
-    pub prompt: Option<ObsPrompt>,
+    /// The cache retention asked for (Pi's `PI_CACHE_RETENTION`), if any.
+    pub cache_retention: Option<String>,
+    /// The current model's cache lifetimes in Pi's model registry (`promptCache`).
+    pub prompt_cache: Option<SavingsPromptCache>,
     /// For the recent-outputs placement: the newest assistant message the request carries
     /// (the reply to the request before), taken once (a request sent again over the same
     /// history counts nothing twice).
@@ -249,30 +241,17 @@ impl ObsReply {
     }
 }
 
-/// A request that ends with a new user prompt, as the recent-outputs placement reads it.
-#[napi(object)]
-pub struct ObsPrompt {
-    /// The prompt's timestamp (milliseconds).
-    pub sent_at: f64,
-    /// The timestamp of the message before it (NaN when it has none).
-    pub previous_at: f64,
-    /// The cache retention asked for (Pi's `PI_CACHE_RETENTION`), if any.
-    pub cache_retention: Option<String>,
-    /// The current model's cache lifetimes in Pi's model registry (`promptCache`).
-    pub prompt_cache: Option<SavingsPromptCache>,
-}
-
-impl ObsPrompt {
-    /// Whether it came after the provider's cache lifetime.
-    fn expired(&self) -> bool {
-        let lifetime = cache_lifetime_ms(
-            self.cache_retention.as_deref(),
-            self.prompt_cache
-                .as_ref()
-                .map_or((None, None), |cache| (cache.short, cache.long)),
-        );
-        prompt_after_lifetime(&[self.previous_at, self.sent_at], true, lifetime)
-    }
+/// Whether a prompt sent at `stamps[1]` after a message of `stamps[0]` came after the
+/// provider's cache lifetime.
+fn prompt_expired(stamps: [f64; 2], facts: &ObsRequestFacts) -> bool {
+    let lifetime = cache_lifetime_ms(
+        facts.cache_retention.as_deref(),
+        facts
+            .prompt_cache
+            .as_ref()
+            .map_or((None, None), |cache| (cache.short, cache.long)),
+    );
+    prompt_after_lifetime(&stamps, true, lifetime)
 }
 
 /// What the provider reported for a reply's request, in tokens (a value that is not a
@@ -356,68 +335,61 @@ impl ObsPack {
         })
     }
 
-    /// The step for provider request number `request`, which carries the admitted results
-    /// `handles[i]`, each already carried by `priors[i]` earlier requests on this branch.
-    /// A cache-aware pack places them by `shape` (without one, by the fixed rule). Appends
+    /// The step for the request `frame` describes, which carries the admitted results
+    /// `handles[i]` at the indexes `at[i]`. Rust counts where each sits (the earlier requests
+    /// that carried it, the tokens and tool outputs after it; `sol_obspack::locate`). A
+    /// cache-aware pack places them with `facts` (without them, by the fixed rule). Appends
     /// the step's ledger records (stamped `timestamp`) in one write.
     #[napi(catch_unwind)]
     pub fn on_context(
         &self,
-        request: u32,
+        frame: RequestFrame,
+        at: Uint32Array,
         handles: Uint32Array,
-        priors: Uint32Array,
         timestamp: String,
-        shape: Option<ObsRequestShape>,
+        facts: Option<ObsRequestFacts>,
     ) -> ObsContextStep {
         quiet(|| {
-            let seen: Vec<Seen> = handles
+            let tokens: Vec<u64> = frame.tokens.iter().map(|&tokens| count(tokens)).collect();
+            let results: Vec<(usize, Handle)> = at
                 .iter()
-                .zip(priors.iter())
-                .map(|(&handle, &prior_requests)| Seen {
-                    handle: Handle::from_number(handle),
-                    prior_requests,
-                })
+                .zip(handles.iter())
+                .map(|(&index, &handle)| (index as usize, Handle::from_number(handle)))
                 .collect();
+            let located = locate(&frame.kinds(), &tokens, &results);
+            let request = located.assistants.saturating_add(1);
             let mut pack = self.pack.lock().unwrap_or_else(PoisonError::into_inner);
-            let step = match (self.cache_aware, shape) {
-                (Some(ratio), Some(shape)) => {
-                    let carried: Vec<Carried> = seen
-                        .iter()
-                        .enumerate()
-                        .map(|(index, &seen)| Carried {
-                            seen,
-                            tokens_after: shape
-                                .tokens_after
-                                .get(index)
-                                .map_or(0, |&tokens| count(tokens)),
-                            newer_outputs: shape
-                                .newer_outputs
-                                .as_ref()
-                                .and_then(|newer| newer.get(index).copied())
-                                .unwrap_or(0),
-                        })
-                        .collect();
+            let step = match (self.cache_aware, facts) {
+                (Some(ratio), Some(facts)) => {
                     let request_shape = Shape {
-                        new_tokens: count(shape.new_tokens),
-                        rewritten: shape.rewritten,
-                        carried_requests: shape.carried_requests,
+                        new_tokens: located.new_tokens,
+                        rewritten: facts.rewritten,
+                        carried_requests: located.assistants,
                         ..Shape::default()
                     };
-                    for earlier in shape.earlier_replies.iter().flatten() {
+                    for earlier in facts.earlier_replies.iter().flatten() {
                         let blocks = earlier.as_array().map(Vec::as_slice).unwrap_or_default();
                         pack.on_reply(&reply_quotes(blocks), None);
                     }
-                    if let Some(reply) = &shape.reply {
+                    if let Some(reply) = &facts.reply {
                         let (quotes, reported, identity) = reply.read();
                         pack.on_newest_reply(identity, &quotes, reported);
                     }
-                    let prompt = PromptFacts {
-                        starts_prompt: shape.prompt.is_some(),
-                        expired: shape.prompt.as_ref().is_some_and(ObsPrompt::expired),
-                    };
-                    pack.on_context_recent(request, &carried, request_shape, prompt, ratio)
+                    // Only the recent-outputs placement reads a new prompt's timing.
+                    let prompt = pack
+                        .recent_outputs()
+                        .and_then(|_| frame.ends_with_prompt())
+                        .map_or(PromptFacts::default(), |stamps| PromptFacts {
+                            starts_prompt: true,
+                            expired: prompt_expired(stamps, &facts),
+                        });
+                    pack.on_context_recent(request, &located.carried, request_shape, prompt, ratio)
                 }
-                _ => pack.on_context(request, &seen),
+                _ => {
+                    let seen: Vec<Seen> =
+                        located.carried.iter().map(|carried| carried.seen).collect();
+                    pack.on_context(request, &seen)
+                }
             };
             drop(pack);
             let error = if step.ledger.is_empty() {

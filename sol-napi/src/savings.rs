@@ -21,6 +21,7 @@ use sol_occ::tokens::content_key;
 use crate::JsStepAccount;
 use crate::account::count;
 use crate::boundary::{quiet, whole_numbers};
+use crate::frame::role_of;
 
 /// The price table of `sol-pi.json` (`prices`), in dollars per million tokens.
 #[napi(object)]
@@ -94,7 +95,7 @@ pub struct SavingsToolCall {
 /// changes to them, earliest first per message.
 #[napi(object)]
 pub struct SavingsRequest {
-    /// Each message's role, as its index in `SavingsBook.roles` (0 for any other role).
+    /// Each message's role, as its index in `messageRoles()` (0 for any other role).
     pub roles: Uint8Array,
     /// Each message's tokens (Pi's estimate).
     pub tokens: Float64Array,
@@ -272,28 +273,9 @@ fn key_of(role: &str, stamp: f64, unstamped: Option<&Value>, tokens: u64) -> u64
     hasher.finish()
 }
 
-/// The roles a request's messages are told apart by: `SavingsRequest.roles` holds indexes
-/// into this list, so no string crosses per message.
-const ROLES: [&str; 9] = [
-    "",
-    "user",
-    "assistant",
-    "toolResult",
-    "system",
-    "custom",
-    "bashExecution",
-    "compactionSummary",
-    "branchSummary",
-];
-
 /// The message at `index` of `request` in a form of `tokens`.
 fn part_of(request: &SavingsRequest, index: usize, tokens: u64) -> Part {
-    let role = request
-        .roles
-        .get(index)
-        .and_then(|&code| ROLES.get(usize::from(code)))
-        .copied()
-        .unwrap_or("");
+    let role = request.roles.get(index).map_or("", |&code| role_of(code));
     let stamp = request.stamps.get(index).copied().unwrap_or(f64::NAN);
     let unstamped = request.unstamped.as_ref().and_then(|list| list.get(index));
     Part {
@@ -422,12 +404,6 @@ impl SavingsBook {
         self.callers.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The roles `SavingsRequest.roles` indexes.
-    #[napi(getter)]
-    pub fn roles(&self) -> Vec<String> {
-        ROLES.map(str::to_owned).to_vec()
-    }
-
     /// The status key of the running total.
     #[napi(getter)]
     pub fn status_key(&self) -> String {
@@ -457,8 +433,9 @@ impl SavingsBook {
             let mut book = self.book();
             book.begin_request(sent_parts(&request));
             let last = request.roles.len().checked_sub(1);
-            // ROLES[1] is "user": the request ends with a new prompt.
-            let prompt = last.is_some_and(|last| request.roles.get(last) == Some(&1));
+            let prompt = last.is_some_and(|last| {
+                request.roles.get(last).map(|&code| role_of(code)) == Some("user")
+            });
             if prompt {
                 book.starts_with_prompt();
             }

@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { createRequire } from "node:module";
 import { test } from "node:test";
 
-import { messageTokens } from "../sol-pi/online-context-compact-sizes.ts";
+import { messageTokens } from "../sol-pi/request-frame.ts";
 import { ai, makeWorkspace, pi, piCliPath, piVersion, repoRoot, startSession, toolCalls, writeJson } from "./support.mjs";
 
 const addon = createRequire(import.meta.url)(path.join(repoRoot, "sol-napi", "index.js"));

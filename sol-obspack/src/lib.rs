@@ -117,6 +117,7 @@ pub mod quote;
 pub mod recall;
 pub mod recent;
 pub mod records;
+pub mod request;
 pub mod search;
 pub mod store;
 pub mod text;
@@ -145,6 +146,7 @@ pub use recall::{
     MAX_OFFSET, RecallDetails, RecallError, RecallPage, parse_offset, recall_page, recall_page_with,
 };
 pub use recent::{PromptFacts, QUOTED_KEEP_FACTOR, ReportedInput, keeps_recent};
+pub use request::{Located, MessageKind, locate};
 pub use search::{MatchDetail, SearchDetails, SearchPage, search_page, search_page_with};
 pub use store::{Damage, ObservationStore, StoreError, StoreOutcome};
 pub use text::Names;

@@ -30,6 +30,8 @@ mod props;
 mod recall;
 #[path = "obspack/recent.rs"]
 mod recent;
+#[path = "obspack/request.rs"]
+mod request;
 #[path = "obspack/search.rs"]
 mod search;
 #[path = "obspack/snapshots.rs"]

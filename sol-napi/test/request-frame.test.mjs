@@ -1,5 +1,5 @@
 // The extension sizes Pi's messages in JavaScript on every provider request
-// (sol-pi/online-context-compact-sizes.ts: Pi's own `estimateTokens`, Rust's rule for a
+// (sol-pi/request-frame.ts: Pi's own `estimateTokens`, Rust's rule for a
 // message Pi cannot size) and hands Rust only the sizes. These tests check that the sizes
 // and identities Rust then uses are exactly the ones Rust computes from the whole messages:
 // on every shape of message, on seeded random messages with the numbers and escapes where
@@ -14,17 +14,17 @@ import { createRequire } from "node:module";
 
 import { estimateTokens } from "@earendil-works/pi-coding-agent";
 
-import { messageTokens, observedMessages, observeSizes, sizeMalformedWith } from "../sol-pi/online-context-compact-sizes.ts";
+import { frameOf, frameWith, messageTokens, observedMessages } from "../sol-pi/request-frame.ts";
 import { testHooks } from "./hooks.mjs";
 import { ai, makeWorkspace, piVersion, repoRoot } from "./support.mjs";
 import { DECISION_EVENT, enableOcc, plan, startOccSession, toolCall } from "./occ-support.mjs";
 
 
-sizeMalformedWith(createRequire(import.meta.url)("../index.js").messageTokens);
+frameWith(createRequire(import.meta.url)("../index.js"));
 
 /** What Rust uses at a boundary from the JavaScript sizes, next to what it computes from the messages. */
 function compare(messages, label) {
-	const sizes = observeSizes(messages);
+	const sizes = frameOf(messages);
 	const fromParts = testHooks().occObservedMessages(observedMessages(sizes));
 	const fromMessages = testHooks().occSizeMessages(messages);
 	assert.equal(fromParts.length, messages.length);

@@ -1,0 +1,70 @@
+//! The request frame: a provider request as the extension sized it in its one walk, each
+//! message's role (an index into [`ROLES`]), Pi's estimate of its tokens and its timestamp,
+//! as typed arrays, so no string and no message crosses per message. ObservationPack's step
+//! reads it; the savings book's request uses the same three arrays.
+
+use napi::bindgen_prelude::{Float64Array, Uint8Array};
+use napi_derive::napi;
+use sol_obspack::MessageKind;
+
+/// The roles a request's messages are told apart by; a frame's `roles` index this list.
+pub(crate) const ROLES: [&str; 9] = [
+    "",
+    "user",
+    "assistant",
+    "toolResult",
+    "system",
+    "custom",
+    "bashExecution",
+    "compactionSummary",
+    "branchSummary",
+];
+
+/// The list a frame's role codes index (`""` at 0, for a role not in it).
+#[napi]
+pub fn message_roles() -> Vec<String> {
+    ROLES.map(str::to_owned).to_vec()
+}
+
+/// The role at `code`, `""` for an unknown code.
+pub(crate) fn role_of(code: u8) -> &'static str {
+    ROLES.get(usize::from(code)).copied().unwrap_or("")
+}
+
+/// A provider request as the extension sized it, one entry per message in order.
+#[napi(object)]
+pub struct RequestFrame {
+    /// Each message's role, an index into `messageRoles()`.
+    pub roles: Uint8Array,
+    /// Pi's estimate of each message's tokens.
+    pub tokens: Float64Array,
+    /// Each message's timestamp in milliseconds, NaN without a numeric one.
+    pub stamps: Float64Array,
+}
+
+impl RequestFrame {
+    /// Each message as ObservationPack's counts see it.
+    pub(crate) fn kinds(&self) -> Vec<MessageKind> {
+        self.roles
+            .iter()
+            .map(|&code| match role_of(code) {
+                "assistant" => MessageKind::Assistant,
+                "toolResult" => MessageKind::ToolResult,
+                _ => MessageKind::Other,
+            })
+            .collect()
+    }
+
+    /// Whether the last message is a user prompt: its timestamp and the one before it.
+    pub(crate) fn ends_with_prompt(&self) -> Option<[f64; 2]> {
+        let last = self.roles.len().checked_sub(1)?;
+        (role_of(self.roles[last]) == "user").then(|| {
+            let stamp = |index: Option<usize>| {
+                index
+                    .and_then(|i| self.stamps.get(i).copied())
+                    .unwrap_or(f64::NAN)
+            };
+            [stamp(last.checked_sub(1)), stamp(Some(last))]
+        })
+    }
+}
