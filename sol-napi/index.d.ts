@@ -16,8 +16,11 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  * `returnError`, `throw`).
  */
 export declare class FusedCall {
-  /** Checks the call (then_run, target); nothing runs yet. */
-  constructor(request: FusedCallRequest)
+  /**
+   * Checks the call (then_run, target); nothing runs yet. Made with the session's `book`,
+   * the finishing step records the call's account there.
+   */
+  constructor(request: FusedCallRequest, book?: SavingsBook | undefined | null)
   /** The first effect: `reject` or `runMutation` (with the queue key). */
   start(): FusedEffect
   /** The next effect, from the result of the last one. */
@@ -36,7 +39,7 @@ export declare class ObsPack {
    * instead of the fixed rule, and with `keepRecentOutputs` (not 0) by the recent-outputs
    * placement, which packs results over 256 bytes that its compact placeholder halves.
    */
-  constructor(root: string, cacheAwareRatio?: number | undefined | null, keepRecentOutputs?: number | undefined | null)
+  constructor(root: string, cacheAwareRatio?: number | undefined | null, keepRecentOutputs?: number | undefined | null, book?: SavingsBook | undefined | null)
   /**
    * Whether the steps use the cache-aware placement (or the recent-outputs one):
    * `onContext` then needs the request's shape.
@@ -60,8 +63,11 @@ export declare class ObsPack {
 
 /** Online Context Compact for one loaded extension. */
 export declare class Occ {
-  /** Validates the options; throws their error message when invalid. */
-  constructor(options: OccCreateOptions)
+  /**
+   * Validates the options; throws their error message when invalid. Made with the
+   * session's `book`, every step records its account there.
+   */
+  constructor(options: OccCreateOptions, book?: SavingsBook | undefined | null)
   /** Whether the state has not been restored from the branch yet. */
   needsRestore(): boolean
   /**
@@ -142,9 +148,10 @@ export declare class Occ {
 export declare class Reducer {
   /**
    * A reducer with an empty receipt cache; with `economy` (when `cacheAware` is on) it
-   * reads the log as the model saw it and skips reductions that would not pay.
+   * reads the log as the model saw it and skips reductions that would not pay. Made with
+   * the session's `book`, each finished reduction records its account there.
    */
-  constructor(economy?: ReducerEconomy | undefined | null)
+  constructor(economy?: ReducerEconomy | undefined | null, book?: SavingsBook | undefined | null)
   /** The first step for one tool result. */
   begin(input: ReducerInput): ReducerBegin
 }
@@ -186,40 +193,21 @@ export declare class SavingsBook {
   recordRequest(request: SavingsRequest): void
   /**
    * The response to the last request (an abort or an error that was not billed is
-   * dropped with its request); returns the totals entry as the response left them, which
-   * the host appends at `turn_end` unless a step changed the totals since (then `entry`).
+   * dropped with its request).
    */
-  recordResponse(usage: SavingsUsage): SavingsEntry
+  recordResponse(usage: SavingsUsage): void
   /**
    * The reducer's model calls go to `model` (`provider/model`, named in `sol-pi.json`), at
    * `prices` from Pi's model registry when it has them; without it, to the session's model.
    */
   reducerModel(model: string, prices?: SavingsPrices | undefined | null): void
-  /**
-   * Pi reported `usage` for the compaction summary that Online Context Compact's next step
-   * with a model call accounts for.
-   */
-  summaryUsage(usage: SavingsCallUsage): void
-  /**
-   * A mechanism step's account (`mechanism` is its `sol-pi.json` key). Its model calls
-   * are priced at the prices of the model that answered them (the reducer's model, else
-   * the session's; a compaction summary the session's), with the usage Pi reported for a
-   * summary in place of the account's estimate. Action Fusion's step that avoided a request
-   * marks the model's next turn as avoided (`Book::record_step`).
-   */
-  recordStep(mechanismKey: string, account: StepAccount): void
-  /**
-   * The account of a step that changed the request being prepared (ObservationPack's
-   * `context` step): it counts with that request when it is billed, and not at all for a
-   * request that never went out.
-   */
-  recordRequestStep(mechanismKey: string, account: StepAccount): void
-  /** ObservationPack archived an output of `bytes`. */
-  recordArchived(bytes: number): void
   /** The model recalled `bytes` from the archive. */
   recordRecall(bytes: number): void
-  /** The totals as a custom entry. */
-  entry(): SavingsEntry
+  /**
+   * The totals as a custom entry, when they changed since they were last given out
+   * (here, or with Online Context Compact's `turnEnd`); the host appends it at `turn_end`.
+   */
+  totalsIfChanged(): SavingsEntry | null
   /** The table and the status line, at the configured prices. */
   view(): SavingsView
 }
@@ -375,14 +363,11 @@ export type FusedEffect =
   | { kind: 'rethrowMutationError' }
   | { kind: 'return'; /** Text blocks to append. */
     append: Array<string>; /** The savings notice to show, if any. */
-    notice?: FusedNotice; /** What the call saved; absent when nothing (`crossing`). */
-  account?: StepAccount }
+  notice?: FusedNotice }
   | { kind: 'returnError'; /** Text blocks to append. */
-    append: Array<string>; /** What the call saved; absent when nothing (`crossing`). */
-  account?: StepAccount }
+  append: Array<string> }
   | { kind: 'throw'; /** The whole error text. */
-    message: string; /** What the call saved; absent when nothing (`crossing`). */
-  account?: StepAccount }
+  message: string }
 
 /** The result of the last effect, reported by the host (`sol_fusion::fused::Input`). */
 export type FusedInput =
@@ -502,11 +487,7 @@ export declare function messageTokens(message: unknown): number
 export type ObsAdmission =
   | { kind: 'packed'; /** The number `ObsPack.onContext` takes for it. */
     handle: number; /** The text that replaces it. */
-    placeholder: string; /**
-     * UTF-8 bytes written to the archive now: the original's, or 0 when it was already
-     * stored (the same output earlier, or in an earlier run of the session).
-     */
-  archivedBytes: number }
+  placeholder: string }
   | { kind: 'kept' }
   | { kind: 'failed'; /** The one-line message for the person (fail open). */
   error: string }
@@ -534,8 +515,6 @@ export interface ObsContextStep {
   notice?: ObsSavingsNotice
   /** The ledger could not be written (fail open: the request is unchanged otherwise). */
   error?: string
-  /** What this request saved; absent when nothing (`crossing`). */
-  account?: StepAccount
   /**
    * Under the cache-aware placement: each result's reason code, parallel to the handles
    * given (a handle the pack never gave out is left out).
@@ -710,7 +689,8 @@ export declare function obsUnavailable(reason: string): string
 /** How `ctx.compact()` ended, as the shell saw it. */
 export type OccCompactionResult =
   | { kind: 'completed'; /** The summary of the compaction. */
-  summary?: string }
+    summary?: string; /** The usage Pi reported for the summary's model call, where it reports one. */
+  usage?: SavingsCallUsage }
   | { kind: 'failed'; /** The error's `name`. */
     name?: string; /** The error's `message`. */
   message?: string }
@@ -853,8 +833,6 @@ export interface OccPlanResult {
   errorCode?: string
   /** What to do before the tool returns, in order. */
   effects: Array<OccEffect>
-  /** What the call saved and cost; absent when nothing (`crossing`). */
-  account?: StepAccount
 }
 
 /** The call row of `update_plan` for whatever arguments the model sent. */
@@ -874,12 +852,15 @@ export interface OccSavingsNotice {
   statusClearMs: number
 }
 
-/** What a step left for the host, and what it saved and cost. */
+/** What a step left for the host (what it saved and cost went to the savings book). */
 export interface OccStep {
   /** The effects, in order. */
   effects: Array<OccEffect>
-  /** What the step saved and cost; absent when nothing (`crossing`). */
-  account?: StepAccount
+  /**
+   * `turnEnd` and `decideBoundary` only, with a savings book: the totals entry when the
+   * totals changed since it was last given out, which the host appends at this `turn_end`.
+   */
+  totals?: SavingsEntry
 }
 
 /** The fixed texts. */

@@ -116,12 +116,10 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 					throw mutationError;
 				case "return":
 					options.savings?.fusedResult(toolCallId, mutation);
-					options.savings?.step("actionFusion", effect.account);
 					savings.showNotice(c, effect.notice);
 					return appended(mutation, effect.append);
 				case "returnError":
 					options.savings?.fusedResult(toolCallId, mutation);
-					options.savings?.step("actionFusion", effect.account);
 					return { ...appended(mutation, effect.append), isError: true };
 			}
 			effect = machine.step(input);
@@ -148,7 +146,8 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 				const parentToolCallId = parents.get(toolCallId);
 				parents.delete(toolCallId);
 				const { platform } = process;
-				const machine = new addon.FusedCall({ params: { path: params.path, then_run }, cwd: c.cwd, home: os.homedir(), platform, errorResultsKept, parentToolCallId });
+				// Made with the session's savings book: the finishing step records the call's account there.
+				const machine = new addon.FusedCall({ params: { path: params.path, then_run }, cwd: c.cwd, home: os.homedir(), platform, errorResultsKept, parentToolCallId }, options.savings?.book);
 				const first = machine.start();
 				// No await before this line: the call takes its place in the file's line now.
 				const call: Call = [toolCallId, mutationParams, signal, onUpdate, c];

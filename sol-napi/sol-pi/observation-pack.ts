@@ -103,7 +103,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 			let entry = packs.get(root.root);
 			const created = entry === undefined;
 			if (!entry) {
-				const made = new addon.ObsPack(root.root, cacheAwareRatio, keep);
+				const made = new addon.ObsPack(root.root, cacheAwareRatio, keep, tracker?.book);
 				// Whether Rust places by size and position: fixed for the pack's life, read once.
 				entry = { pack: made, known: new Map(), sized: made.cacheAware };
 				packs.set(root.root, entry);
@@ -135,7 +135,6 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 					const [i, blocks, units] = fresh[index];
 					// A failed archive keeps this message in full and is retried on the next request.
 					if (admission.kind === "failed") return warnings.warn(ctx, admission.error);
-					if (admission.kind === "packed") tracker?.archived(admission.archivedBytes);
 					const entry = remember(units, messages[i], blocks, admission.kind === "packed" ? admission : undefined);
 					if (entry.packed) seen.push([i, entry]);
 				});
@@ -161,8 +160,6 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 				resized(frame, i, messages[i]);
 			});
 			if (step.error) warnings.warn(ctx, step.error);
-			// It counts with the request it changed, once that is answered (not for one an extension aborts).
-			tracker?.requestStep("observationPack", step.account);
 			savings.showNotice(ctx, step.notice);
 		}),
 	);

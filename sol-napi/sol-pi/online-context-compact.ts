@@ -57,7 +57,7 @@ function waiter(): Waiter {
 /** One `agent_settled` dispatch: the continuation it found waiting, and the one it sent. */
 type Dispatch = { held?: Waiter; sent?: Waiter };
 
-type Step = { effects: NativeAddon.OccEffect[]; account?: NativeAddon.StepAccount };
+type Step = { effects: NativeAddon.OccEffect[]; totals?: NativeAddon.SavingsEntry };
 
 export function registerOnlineContextCompact(
 	pi: ExtensionAPI,
@@ -65,11 +65,15 @@ export function registerOnlineContextCompact(
 	addon: Addon,
 	options: OnlineContextCompactOptions,
 ): void {
-	const session = new addon.Occ({
-		cacheWriteReadRatio: options.cacheWriteReadRatio,
-		keepRecentTokens: options.keepRecentTokens,
-		piRefusesTreeNavigationDuringCompaction: piMajor >= 1,
-	});
+	// Made with the session's savings book: every step records its account there.
+	const session = new addon.Occ(
+		{
+			cacheWriteReadRatio: options.cacheWriteReadRatio,
+			keepRecentTokens: options.keepRecentTokens,
+			piRefusesTreeNavigationDuringCompaction: piMajor >= 1,
+		},
+		options.savings?.book,
+	);
 	// A `context` event crosses with the next step rather than on its own: `beforeProviderRequest`
 	// and `turnEnd` take it (`seen()`) and Rust applies it first; any other step hands it over
 	// (`Occ.context`) before it runs. Rust sees Pi's events in their order, one crossing fewer.
@@ -186,8 +190,9 @@ export function registerOnlineContextCompact(
 				c.compact({
 					customInstructions,
 					onComplete: (result) => {
-						options.savings?.summary(result.summary, (result as { usage?: unknown }).usage);
-						finish({ kind: "completed", summary: result.summary });
+						options.savings?.summary(result.summary);
+						// The usage Pi reports for the summary's model call, where it reports one (Rust reads it).
+						finish({ kind: "completed", summary: result.summary, usage: (result as { usage?: NativeAddon.SavingsCallUsage }).usage });
 					},
 					onError: (error) => finish(failed(error)),
 				});
@@ -270,7 +275,8 @@ export function registerOnlineContextCompact(
 
 	/** Carries out a step's effects in order; a promise when one of them waits. */
 	function apply(c: ExtensionContext, step: Step | undefined, dispatch: Dispatch = {}): Promise<void> | undefined {
-		options.savings?.step("onlineContextCompact", step?.account);
+		// `turnEnd` and the boundary decision after it give the savings totals entry when it changed.
+		if (step?.totals) options.savings?.handTotals(step.totals);
 		const effects = step?.effects ?? [];
 		for (const [index, effect] of effects.entries()) {
 			const done = perform(c, effect, dispatch);
@@ -366,15 +372,18 @@ export function registerOnlineContextCompact(
 		warnings.guard(c, internalError, undefined, () => {
 			const message = event.message as { stopReason?: string };
 			const results = (event.toolResults ?? []) as Array<{ toolCallId: string; toolName: string; isError?: boolean }>;
-			// A boundary to evaluate asks for the measurements; a selected one saves the state, then aborts.
-			apply(
-				c,
-				occ.turnEnd({
+			const step = occ.turnEnd(
+				{
 					stopReason: message?.stopReason,
 					aborted: c.signal?.aborted === true,
 					toolResults: results.map((result) => ({ toolCallId: result.toolCallId, toolName: result.toolName, isError: result.isError === true })),
-				}, seen()),
+				},
+				seen(),
 			);
+			// The totals entry, or none when they did not change: the savings book's `turn_end` need not ask.
+			options.savings?.handTotals(step.totals);
+			// A boundary to evaluate asks for the measurements; a selected one saves the state, then aborts.
+			apply(c, step);
 		});
 		return undefined;
 	});

@@ -55,7 +55,8 @@ export function registerReducer(
 	tracker?: SavingsTracker,
 	economy?: NativeAddon.ReducerEconomy,
 ): void {
-	const reducer = new addon.Reducer(economy);
+	// Made with the session's savings book: each finished reduction records its account there.
+	const reducer = new addon.Reducer(economy, tracker?.book);
 	const tools = new Set(addon.reducerToolNames());
 	const tempDir = addon.realTempDir(os.tmpdir());
 	const savings = new SavingsStatus(pi);
@@ -88,7 +89,7 @@ export function registerReducer(
 			if (begun.kind === "askModel") journal(begun);
 			const done = begun.kind === "done" ? begun.done : begun.reduction.finish(await callModel(ctx, addon, begun.request), now());
 			journal(done);
-			if (done.kind !== "replaced") return void tracker?.step("evidencePreservingReducer", done.account);
+			if (done.kind !== "replaced") return undefined;
 			tracker?.receipt(done.content, done.account);
 			savings.showNotice(ctx, done.notice);
 			return { content: done.content, details: done.details };

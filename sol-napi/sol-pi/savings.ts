@@ -65,7 +65,8 @@ const reportedOf = (usage: Record<string, unknown>): NativeAddon.SavingsCallUsag
 });
 
 export class SavingsTracker {
-	private readonly book: NativeAddon.SavingsBook;
+	/** The session's book; the mechanism objects are made with it and record their steps' accounts there themselves. */
+	readonly book: NativeAddon.SavingsBook;
 	private readonly warnings = new OnceWarnings();
 	/** Changes made to messages of the request being built (this request's copies only). */
 	private marks = new WeakMap<object, Mark[]>();
@@ -82,10 +83,10 @@ export class SavingsTracker {
 	/** The last system message's content and tool count, with its shares from Rust (they change rarely). */
 	private systemShares: { content: unknown; tools: number; calls: NativeAddon.SavingsToolCall[] } | undefined;
 	/**
-	 * What the next `turn_end` appends: nothing (undefined), the totals entry as the last
-	 * response left them, or `true` when something changed the totals since (the book is asked).
+	 * The totals entry Online Context Compact's `turnEnd` handed over for this `turn_end`
+	 * (null: the totals did not change); undefined when it handed nothing, and the book is asked.
 	 */
-	private due: NativeAddon.SavingsEntry | true | undefined;
+	private handed: NativeAddon.SavingsEntry | null | undefined;
 	private broken = false;
 
 	private readonly addon: typeof NativeAddon;
@@ -129,15 +130,16 @@ export class SavingsTracker {
 			const text = firstText(content);
 			if (text !== undefined) this.receipts.add(text, account?.tokensRemoved ?? 0);
 		});
-		this.step("evidencePreservingReducer", account);
 	}
 
-	/** Online Context Compact's compaction wrote `summary`; `usage` is what the provider reported for it. */
-	summary(summary: string | undefined, usage?: unknown): void {
-		this.guard(undefined, () => {
-			if (summary) this.summaries.add(summary, true);
-			if (usage && typeof usage === "object") this.book.summaryUsage(reportedOf(usage as Record<string, unknown>));
-		});
+	/** Online Context Compact's compaction wrote `summary`. */
+	summary(summary: string | undefined): void {
+		if (summary) this.summaries.add(summary, true);
+	}
+
+	/** Online Context Compact's `turnEnd` (or the boundary decision after it) gave the totals entry, or none when nothing changed. */
+	handTotals(entry: NativeAddon.SavingsEntry | undefined): void {
+		if (entry || this.handed === undefined) this.handed = entry ?? null;
 	}
 
 	/** The entry of `model` (`provider/model`) in Pi's model registry, if it has one. */
@@ -214,39 +216,9 @@ export class SavingsTracker {
 		this.continuations.add(customType);
 	}
 
-	/** A mechanism step's account (Rust prices its model calls at the model that answered them). */
-	step(mechanism: MechanismKey, account: NativeAddon.StepAccount | undefined): void {
-		if (!account) return;
-		this.guard(undefined, () => {
-			this.book.recordStep(mechanism, account);
-			this.touched();
-		});
-	}
-
-	/** The account of a step that changed the request being prepared: it counts with that request, once it is answered. */
-	requestStep(mechanism: MechanismKey, account: NativeAddon.StepAccount | undefined): void {
-		if (!account) return;
-		this.guard(undefined, () => {
-			this.book.recordRequestStep(mechanism, account);
-			this.touched();
-		});
-	}
-
-	/** ObservationPack wrote `bytes` to its archive. */
-	archived(bytes: number): void {
-		if (bytes > 0)
-			this.guard(undefined, () => {
-				this.book.recordArchived(bytes);
-				this.touched();
-			});
-	}
-
 	/** The model recalled `bytes` from the archive. */
 	recalled(bytes: number): void {
-		this.guard(undefined, () => {
-			this.book.recordRecall(bytes);
-			this.touched();
-		});
+		this.guard(undefined, () => this.book.recordRecall(bytes));
 	}
 
 	/** The reducer's mark for a receipt message, if it is one. */
@@ -308,12 +280,6 @@ export class SavingsTracker {
 		}
 		this.marks = new WeakMap();
 		this.book.recordRequest({ roles, tokens, stamps, unstamped, changes, toolUses, fused, cacheRetention: process.env.PI_CACHE_RETENTION, promptCache: this.promptCacheOf(this.lastModel) });
-		this.touched();
-	}
-
-	/** The totals changed: the next `turn_end` appends them, asking the book for them again. */
-	private touched(): void {
-		this.due = true;
 	}
 
 	/** Shows the running total in the TUI's status line (nowhere else). */
@@ -326,7 +292,7 @@ export class SavingsTracker {
 		const type = this.book.entryType;
 		const entries = (ctx.sessionManager.getBranch() as Array<{ type?: string; customType?: string }>).filter((entry) => entry.type === "custom" && entry.customType === type);
 		for (const warning of this.book.restore(entries)) this.warnings.warn(ctx, warning);
-		this.due = undefined;
+		this.handed = undefined;
 		this.showStatus(ctx);
 	}
 
@@ -365,7 +331,7 @@ export class SavingsTracker {
 				const answered = message as { provider?: unknown; model?: unknown };
 				const model = typeof answered.provider === "string" && typeof answered.model === "string" ? `${answered.provider}/${answered.model}` : undefined;
 				if (model) this.lastModel = model;
-				this.due = this.book.recordResponse({
+				this.book.recordResponse({
 					model,
 					prices: this.pricesOf(model),
 					toolOwners: calls.length > 0 ? calls.map((call) => this.ownTools.get(String(call.name)) ?? "") : undefined,
@@ -378,12 +344,13 @@ export class SavingsTracker {
 			return undefined;
 		});
 		pi.on("turn_end", (_event, c) => {
+			// The totals entry when they changed since the last one: handed over by Online Context
+			// Compact's own `turn_end` step, else asked for.
+			const handed = this.handed;
+			this.handed = undefined;
 			this.guard(c, () => {
-				if (this.due === undefined) return;
-				// The entry the response returned, unless a step changed the totals after it.
-				const entry = this.due === true ? this.book.entry() : this.due;
-				pi.appendEntry(entry.customType, entry.data);
-				this.due = undefined;
+				const entry = handed === undefined ? this.book.totalsIfChanged() : handed;
+				if (entry) pi.appendEntry(entry.customType, entry.data);
 			});
 			return undefined;
 		});

@@ -10,13 +10,14 @@ use camino::{Utf8Path, Utf8PathBuf};
 use napi::bindgen_prelude::{AsyncTask, Env, Task};
 use napi_derive::napi;
 use serde_json::Value;
+use sol_core::Mechanism;
 use sol_fusion::fused::{self, Capabilities, CommandResult, Effect, Finish, Input, MutationResult};
 use sol_fusion::guard::{self, TargetLook, Unguarded};
 use sol_fusion::path::{PathContext, Platform};
 use sol_fusion::text::{self, MutationTool};
 
-use crate::JsStepAccount;
 use crate::boundary::quiet;
+use crate::savings::{SavingsBook, SharedBook};
 use crate::storage::canonical_prefix;
 
 /// The description of `then_run` on each tool.
@@ -158,22 +159,16 @@ pub enum FusedEffect {
         append: Vec<String>,
         /// The savings notice to show, if any.
         notice: Option<FusedNotice>,
-        /// What the call saved; absent when nothing (`crossing`).
-        account: Option<JsStepAccount>,
     },
     /// Return the mutation's result with `append` after its blocks and `isError: true`.
     ReturnError {
         /// Text blocks to append.
         append: Vec<String>,
-        /// What the call saved; absent when nothing (`crossing`).
-        account: Option<JsStepAccount>,
     },
     /// Throw an error with `message`.
     Throw {
         /// The whole error text.
         message: String,
-        /// What the call saved; absent when nothing (`crossing`).
-        account: Option<JsStepAccount>,
     },
 }
 
@@ -200,11 +195,7 @@ impl From<Effect> for FusedEffect {
             },
             Effect::Finish(Finish::ReturnMutation) => FusedEffect::ReturnMutation,
             Effect::Finish(Finish::RethrowMutationError) => FusedEffect::RethrowMutationError,
-            Effect::Finish(Finish::Return {
-                append,
-                notice,
-                account,
-            }) => FusedEffect::Return {
+            Effect::Finish(Finish::Return { append, notice, .. }) => FusedEffect::Return {
                 append,
                 notice: notice.then(|| FusedNotice {
                     notice: text::savings_notice(),
@@ -212,16 +203,11 @@ impl From<Effect> for FusedEffect {
                     status: text::status_text(),
                     status_clear_ms: text::STATUS_CLEAR_MS,
                 }),
-                account: crate::account::crossing(account),
             },
-            Effect::Finish(Finish::ReturnError { append, account }) => FusedEffect::ReturnError {
-                append,
-                account: crate::account::crossing(account),
-            },
-            Effect::Finish(Finish::Throw { message, account }) => FusedEffect::Throw {
-                message,
-                account: crate::account::crossing(account),
-            },
+            Effect::Finish(Finish::ReturnError { append, .. }) => {
+                FusedEffect::ReturnError { append }
+            }
+            Effect::Finish(Finish::Throw { message, .. }) => FusedEffect::Throw { message },
         }
     }
 }
@@ -307,6 +293,8 @@ fn is_error(result: &Value) -> bool {
 #[napi]
 pub struct FusedCall {
     machine: Mutex<Machine>,
+    /// The session's savings book, where the call's finishing step records its account.
+    book: Option<SharedBook>,
 }
 
 struct Machine {
@@ -316,9 +304,10 @@ struct Machine {
 
 #[napi]
 impl FusedCall {
-    /// Checks the call (then_run, target); nothing runs yet.
+    /// Checks the call (then_run, target); nothing runs yet. Made with the session's `book`,
+    /// the finishing step records the call's account there.
     #[napi(constructor)]
-    pub fn new(request: FusedCallRequest) -> Self {
+    pub fn new(request: FusedCallRequest, book: Option<&SavingsBook>) -> Self {
         let ctx = path_context(&request.cwd, &request.home, request.platform == "win32");
         let path = request
             .params
@@ -343,6 +332,7 @@ impl FusedCall {
                 call,
                 first: Some(first),
             }),
+            book: book.map(SavingsBook::shared),
         }
     }
 
@@ -366,7 +356,11 @@ impl FusedCall {
             if machine.first.is_some() {
                 return internal_error("step() was called before start()");
             }
-            machine.call.step(input.into()).into()
+            let effect = machine.call.step(input.into());
+            if let (Effect::Finish(finish), Some(book)) = (&effect, &self.book) {
+                book.record_step(Mechanism::ActionFusion, finish.account());
+            }
+            effect.into()
         })
     }
 }
@@ -382,7 +376,6 @@ impl FusedCall {
 fn internal_error(what: &str) -> FusedEffect {
     FusedEffect::Throw {
         message: format!("Action Fusion: internal error: {what}"),
-        account: None,
     }
 }
 

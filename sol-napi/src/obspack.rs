@@ -9,6 +9,7 @@ use camino::Utf8PathBuf;
 use napi::bindgen_prelude::{Uint8Array, Uint32Array};
 use napi_derive::napi;
 use serde_json::Value;
+use sol_core::Mechanism;
 use sol_core::savings::{cache_lifetime_ms, prompt_after_lifetime};
 use sol_obspack::{
     ContentDigest, FULL_SENDS, Handle, LedgerRecord, MEDIUM_THRESHOLD_BYTES, Names, ObservationId,
@@ -16,11 +17,11 @@ use sol_obspack::{
     THRESHOLD_BYTES, locate, parse_offset, recall_page, reply_quotes, search_page, text,
 };
 
+use crate::NativeFileSystem;
 use crate::account::count;
 use crate::boundary::quiet;
 use crate::frame::RequestFrame;
-use crate::savings::SavingsPromptCache;
-use crate::{JsStepAccount, NativeFileSystem};
+use crate::savings::{SavingsBook, SavingsPromptCache, SharedBook};
 
 /// The numbers the host's walk needs.
 #[napi(object)]
@@ -147,9 +148,6 @@ pub enum ObsAdmission {
         handle: u32,
         /// The text that replaces it.
         placeholder: String,
-        /// UTF-8 bytes written to the archive now: the original's, or 0 when it was already
-        /// stored (the same output earlier, or in an earlier run of the session).
-        archived_bytes: f64,
     },
     /// Not packable (small, an error result, or an evidence receipt): always sent in full.
     Kept,
@@ -169,8 +167,6 @@ pub struct ObsContextStep {
     pub notice: Option<ObsSavingsNotice>,
     /// The ledger could not be written (fail open: the request is unchanged otherwise).
     pub error: Option<String>,
-    /// What this request saved; absent when nothing (`crossing`).
-    pub account: Option<JsStepAccount>,
     /// Under the cache-aware placement: each result's reason code, parallel to the handles
     /// given (a handle the pack never gave out is left out).
     pub placement: Option<Vec<String>>,
@@ -275,6 +271,8 @@ pub struct ObsPack {
     /// The `cacheWriteReadRatio` of the cache-aware or recent-outputs placement, when
     /// either is on.
     cache_aware: Option<f64>,
+    /// The session's savings book, where the steps record what they archived and saved.
+    book: Option<SharedBook>,
 }
 
 #[napi]
@@ -289,6 +287,7 @@ impl ObsPack {
         root: String,
         cache_aware_ratio: Option<f64>,
         keep_recent_outputs: Option<u32>,
+        book: Option<&SavingsBook>,
     ) -> ObsPack {
         quiet(|| {
             let pack = match keep_recent_outputs.filter(|keep| *keep > 0) {
@@ -305,6 +304,7 @@ impl ObsPack {
                 dir: storage_dir(&root),
                 pack: Mutex::new(pack),
                 cache_aware: ratio,
+                book: book.map(SavingsBook::shared),
             }
         })
     }
@@ -325,10 +325,19 @@ impl ObsPack {
             let store = store(self.dir.as_str());
             let mut pack = self.pack.lock().unwrap_or_else(PoisonError::into_inner);
             let mut repaired = Vec::new();
+            let mut archived = 0u64;
             let admitted = candidates
                 .iter()
-                .map(|candidate| admit_one(&store, &mut pack, &candidate.into(), &mut repaired))
+                .map(|candidate| {
+                    let (admission, bytes) =
+                        admit_one(&store, &mut pack, &candidate.into(), &mut repaired);
+                    archived = archived.saturating_add(bytes);
+                    admission
+                })
                 .collect();
+            if let Some(book) = &self.book {
+                book.record_archived(archived);
+            }
             // The objects are sound now; a ledger failure shows on the next step's append.
             let _ = store.append_ledger(&repaired, &timestamp);
             admitted
@@ -392,6 +401,10 @@ impl ObsPack {
                 }
             };
             drop(pack);
+            // It counts with the request it changed, once that is answered.
+            if let Some(book) = &self.book {
+                book.record_request_step(Mechanism::ObservationPack, step.account);
+            }
             let error = if step.ledger.is_empty() {
                 None
             } else {
@@ -405,7 +418,6 @@ impl ObsPack {
                 notice: (step.first_replacement_tokens > 0)
                     .then(|| savings_notice(step.first_replacement_tokens)),
                 error,
-                account: crate::account::crossing(step.account),
                 placement: step.placement.map(|placement| {
                     placement
                         .reasons
@@ -432,16 +444,18 @@ fn admit_one(
     pack: &mut Pack,
     candidate: &Joined,
     repaired: &mut Vec<LedgerRecord>,
-) -> ObsAdmission {
+) -> (ObsAdmission, u64) {
     let Some(text) = candidate.text.as_deref().filter(|text| pack.packs(text)) else {
-        return ObsAdmission::Kept;
+        return (ObsAdmission::Kept, 0);
     };
     // One SHA-256 of the text: the store derives the observation it archives.
     let (observation, stored) =
         store.observe_and_store(&candidate.tool_name, &candidate.tool_call_id, text);
-    let archived_bytes = match &stored {
-        Ok(StoreOutcome::Reused) => 0.0,
-        _ => text.len() as f64,
+    // UTF-8 bytes written to the archive now: none when it was already stored (the same
+    // output earlier, or in an earlier run of the session).
+    let archived = match &stored {
+        Ok(StoreOutcome::Reused) => 0,
+        _ => text.len() as u64,
     };
     match stored {
         Ok(StoreOutcome::Repaired(damage)) => {
@@ -449,9 +463,8 @@ fn admit_one(
         }
         Ok(_) => {}
         Err(error) => {
-            return ObsAdmission::Failed {
-                error: text::fail_open(&error.to_string()),
-            };
+            let error = text::fail_open(&error.to_string());
+            return (ObsAdmission::Failed { error }, 0);
         }
     }
     let handle = pack.admit(observation, text);
@@ -459,11 +472,11 @@ fn admit_one(
         .get(handle)
         .map(|packed| packed.placeholder.clone())
         .unwrap_or_default();
-    ObsAdmission::Packed {
+    let packed = ObsAdmission::Packed {
         handle: handle.get(),
         placeholder,
-        archived_bytes,
-    }
+    };
+    (packed, archived)
 }
 
 /// One `obs_recall` call.

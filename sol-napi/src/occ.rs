@@ -20,6 +20,7 @@ use napi_derive::napi;
 use serde_json::Value;
 use sol_core::message::AgentMessage;
 use sol_core::session::{SessionEntry, SessionProjection};
+use sol_core::{Mechanism, StepAccount};
 use sol_occ::OccSession;
 use sol_occ::estimate::NativeProjection;
 use sol_occ::plan::{StepStatus, TOOL_NAME};
@@ -33,8 +34,9 @@ use sol_occ::state::STATE_ENTRY_TYPE;
 use sol_occ::text;
 use sol_occ::tokens::SizedMessage;
 
-use crate::account::{JsStepAccount, count};
+use crate::account::count;
 use crate::boundary::quiet;
+use crate::savings::{SavingsBook, SavingsCallUsage, SavingsEntry, SharedBook};
 
 /// The factory options.
 #[napi(object)]
@@ -168,8 +170,6 @@ pub struct OccPlanResult {
     pub error_code: Option<String>,
     /// What to do before the tool returns, in order.
     pub effects: Vec<OccEffect>,
-    /// What the call saved and cost; absent when nothing (`crossing`).
-    pub account: Option<JsStepAccount>,
 }
 
 /// One tool result of the ending turn.
@@ -301,6 +301,8 @@ pub enum OccCompactionResult {
     Completed {
         /// The summary of the compaction.
         summary: Option<String>,
+        /// The usage Pi reported for the summary's model call, where it reports one.
+        usage: Option<SavingsCallUsage>,
     },
     /// `onError`, with the error's name and message.
     Failed {
@@ -392,13 +394,14 @@ pub enum OccEffect {
     },
 }
 
-/// What a step left for the host, and what it saved and cost.
+/// What a step left for the host (what it saved and cost went to the savings book).
 #[napi(object)]
 pub struct OccStep {
     /// The effects, in order.
     pub effects: Vec<OccEffect>,
-    /// What the step saved and cost; absent when nothing (`crossing`).
-    pub account: Option<JsStepAccount>,
+    /// `turnEnd` and `decideBoundary` only, with a savings book: the totals entry when the
+    /// totals changed since it was last given out, which the host appends at this `turn_end`.
+    pub totals: Option<SavingsEntry>,
 }
 
 /// The evaluation as JavaScript sees it, with the settings the decision used.
@@ -463,13 +466,6 @@ fn effects_of(effects: Vec<Effect>, settings: Option<&CompactionSettings>) -> Ve
         .collect()
 }
 
-fn step_of(step: Step) -> OccStep {
-    OccStep {
-        effects: effects_of(step.effects, None),
-        account: crate::account::crossing(step.account),
-    }
-}
-
 /// Pi's branch entries as `sol_core` reads them (whole numbers as the integers Rust wrote).
 fn entries(branch: Vec<Value>) -> Vec<SessionEntry> {
     SessionEntry::from_values(branch)
@@ -479,19 +475,46 @@ fn entries(branch: Vec<Value>) -> Vec<SessionEntry> {
 #[napi]
 pub struct Occ {
     session: Mutex<OccSession>,
+    /// The session's savings book, where every step records its account.
+    book: Option<SharedBook>,
 }
 
 impl Occ {
     fn session(&self) -> MutexGuard<'_, OccSession> {
         self.session.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// Books a step's account; its effects for the host.
+    fn booked(&self, account: StepAccount) {
+        if let Some(book) = &self.book {
+            book.record_step(Mechanism::OnlineContextCompact, account);
+        }
+    }
+
+    fn step_of(&self, step: Step) -> OccStep {
+        self.booked(step.account);
+        OccStep {
+            effects: effects_of(step.effects, None),
+            totals: None,
+        }
+    }
+
+    /// A step of `turn_end`, with the totals entry when the book changed.
+    fn turn_step(&self, step: Step, settings: Option<&CompactionSettings>) -> OccStep {
+        self.booked(step.account);
+        OccStep {
+            effects: effects_of(step.effects, settings),
+            totals: self.book.as_ref().and_then(SharedBook::take_totals),
+        }
+    }
 }
 
 #[napi]
 impl Occ {
-    /// Validates the options; throws their error message when invalid.
+    /// Validates the options; throws their error message when invalid. Made with the
+    /// session's `book`, every step records its account there.
     #[napi(constructor, catch_unwind)]
-    pub fn new(options: OccCreateOptions) -> Result<Self> {
+    pub fn new(options: OccCreateOptions, book: Option<&SavingsBook>) -> Result<Self> {
         quiet(|| {
             let capabilities = PiCapabilities {
                 refuses_tree_navigation_during_compaction: options
@@ -503,6 +526,7 @@ impl Occ {
                     .map_err(|error| Error::from_reason(error.to_string()))?;
             Ok(Occ {
                 session: Mutex::new(OccSession::with_capabilities(options, capabilities)),
+                book: book.map(SavingsBook::shared),
             })
         })
     }
@@ -517,7 +541,7 @@ impl Occ {
     /// snapshots newer than the restored one could not be read.
     #[napi(catch_unwind, ts_args_type = "branch: ReadonlyArray<unknown>")]
     pub fn restore(&self, branch: Vec<Value>) -> OccStep {
-        quiet(|| step_of(self.session().on_restore(&entries(branch))))
+        quiet(|| self.step_of(self.session().on_restore(&entries(branch))))
     }
 
     /// `session_start`: restore, observe the session's messages (their total size, as the
@@ -528,10 +552,10 @@ impl Occ {
     )]
     pub fn session_start(&self, branch: Vec<Value>, observed_tokens: f64) -> OccStep {
         quiet(|| {
-            step_of(
-                self.session()
-                    .on_session_start(&entries(branch), Observation::Total(count(observed_tokens))),
-            )
+            let step = self
+                .session()
+                .on_session_start(&entries(branch), Observation::Total(count(observed_tokens)));
+            self.step_of(step)
         })
     }
 
@@ -542,10 +566,10 @@ impl Occ {
     )]
     pub fn session_tree(&self, branch: Vec<Value>, observed_tokens: f64) -> OccStep {
         quiet(|| {
-            step_of(
-                self.session()
-                    .on_session_tree(&entries(branch), Observation::Total(count(observed_tokens))),
-            )
+            let step = self
+                .session()
+                .on_session_tree(&entries(branch), Observation::Total(count(observed_tokens)));
+            self.step_of(step)
         })
     }
 
@@ -581,12 +605,10 @@ impl Occ {
         quiet(|| {
             let mut session = self.session();
             seen_first(&mut session, context);
-            step_of(
-                session.on_before_provider_request(
-                    reported_tokens,
-                    system_prompt_tokens(&system_prompt),
-                ),
-            )
+            let step = session
+                .on_before_provider_request(reported_tokens, system_prompt_tokens(&system_prompt));
+            drop(session);
+            self.step_of(step)
         })
     }
 
@@ -595,10 +617,11 @@ impl Occ {
     #[napi(catch_unwind)]
     pub fn input(&self, text: String, streaming_behavior: Option<String>) -> OccStep {
         quiet(|| {
-            step_of(self.session().on_input(&InputEvent {
+            let step = self.session().on_input(&InputEvent {
                 text,
                 streaming_behavior,
-            }))
+            });
+            self.step_of(step)
         })
     }
 
@@ -610,8 +633,8 @@ impl Occ {
     pub fn update_plan(&self, tool_call_id: String, args: Value, aborted: bool) -> OccPlanResult {
         quiet(|| {
             let (result, step) = self.session().on_update_plan(&tool_call_id, &args, aborted);
+            self.booked(step.account);
             let effects = effects_of(step.effects, None);
-            let account = crate::account::crossing(step.account);
             match result {
                 Ok(output) => OccPlanResult {
                     ok: true,
@@ -621,7 +644,6 @@ impl Occ {
                     error: None,
                     error_code: None,
                     effects,
-                    account,
                 },
                 Err(error) => OccPlanResult {
                     ok: false,
@@ -631,7 +653,6 @@ impl Occ {
                     error: Some(error.to_string()),
                     error_code: Some(error.code().to_owned()),
                     effects,
-                    account,
                 },
             }
         })
@@ -657,7 +678,9 @@ impl Occ {
                     })
                     .collect(),
             };
-            step_of(session.on_turn_end(&turn))
+            let step = session.on_turn_end(&turn);
+            drop(session);
+            self.turn_step(step, None)
         })
     }
 
@@ -695,10 +718,8 @@ impl Occ {
                 settings,
                 observed: Some(observed_list(measurement.observed)),
             });
-            OccStep {
-                effects: effects_of(step.effects, Some(&settings)),
-                account: crate::account::crossing(step.account),
-            }
+            drop(session);
+            self.turn_step(step, Some(&settings))
         })
     }
 
@@ -707,7 +728,10 @@ impl Occ {
     /// `keepWaiting` for a settlement nested in a running compaction.
     #[napi(catch_unwind)]
     pub fn agent_settled(&self, idle: bool) -> OccStep {
-        quiet(|| step_of(self.session().on_agent_settled(idle)))
+        quiet(|| {
+            let step = self.session().on_agent_settled(idle);
+            self.step_of(step)
+        })
     }
 
     /// `session_before_compact`: whether to cancel (threshold compaction while
@@ -732,10 +756,10 @@ impl Occ {
     #[napi(catch_unwind)]
     pub fn session_compact(&self, from_extension: bool, observed_tokens: f64) -> OccStep {
         quiet(|| {
-            step_of(
-                self.session()
-                    .on_session_compact(from_extension, Observation::Total(count(observed_tokens))),
-            )
+            let step = self
+                .session()
+                .on_session_compact(from_extension, Observation::Total(count(observed_tokens)));
+            self.step_of(step)
         })
     }
 
@@ -744,16 +768,22 @@ impl Occ {
     pub fn compaction_finished(&self, result: OccCompactionResult) -> OccStep {
         quiet(|| {
             let result = match result {
-                OccCompactionResult::Completed { summary } => CompactionResult::Completed {
-                    summary: summary.unwrap_or_default(),
-                },
+                OccCompactionResult::Completed { summary, usage } => {
+                    if let (Some(book), Some(usage)) = (&self.book, usage) {
+                        book.summary_usage(usage.reported());
+                    }
+                    CompactionResult::Completed {
+                        summary: summary.unwrap_or_default(),
+                    }
+                }
                 OccCompactionResult::Failed { name, message } => CompactionResult::Failed {
                     name,
                     message: message.unwrap_or_default(),
                 },
                 OccCompactionResult::Abandoned => CompactionResult::Abandoned,
             };
-            step_of(self.session().on_compaction_finished(&result))
+            let step = self.session().on_compaction_finished(&result);
+            self.step_of(step)
         })
     }
 
@@ -761,6 +791,9 @@ impl Occ {
     /// when Pi started its turn inside this dispatch (0.84.2), then a compaction error.
     #[napi(catch_unwind)]
     pub fn continuation_sent(&self, idle: bool) -> OccStep {
-        quiet(|| step_of(self.session().on_continuation_sent(idle)))
+        quiet(|| {
+            let step = self.session().on_continuation_sent(idle);
+            self.step_of(step)
+        })
     }
 }

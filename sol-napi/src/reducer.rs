@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use camino::{Utf8Path, Utf8PathBuf};
 use napi_derive::napi;
 use serde_json::Value;
-use sol_core::ModelError;
 use sol_core::message::ContentBlock;
+use sol_core::{Mechanism, ModelError};
 use sol_reducer::economics::Economy;
 use sol_reducer::notice::{STATUS_CLEAR_MS, STATUS_KEY, savings_status};
 use sol_reducer::pi::ToolResultView;
@@ -18,7 +18,7 @@ use sol_reducer::step::{Decision, Done, ReduceContext, Reduction, Start};
 use sol_reducer::{ENTRY_TYPE, Policy, ReasonCode, ReceiptCache, ReducerReply, Route, Usage};
 
 use crate::boundary::quiet;
-use crate::savings::price_table;
+use crate::savings::{SavingsBook, SharedBook, price_table};
 use crate::{JsStepAccount, NativeFileSystem};
 
 /// One tool result, as the `tool_result` event gives it.
@@ -268,6 +268,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 pub struct Reducer {
     cache: SharedCache,
     economy: Option<Economy>,
+    /// The session's savings book, where each finished reduction records its account.
+    book: Option<SharedBook>,
 }
 
 impl Default for Reducer {
@@ -275,8 +277,17 @@ impl Default for Reducer {
         Reducer {
             cache: Arc::new(Mutex::new(ReceiptCache::new())),
             economy: None,
+            book: None,
         }
     }
+}
+
+/// Records a finished reduction's account in the book, when there is one.
+fn booked(book: Option<&SharedBook>, done: Done) -> ReducerDone {
+    if let Some(book) = book {
+        book.record_step(Mechanism::EvidencePreservingReducer, done.account);
+    }
+    done.into()
 }
 
 /// A reduction waiting for the reducer model's answer.
@@ -284,6 +295,7 @@ impl Default for Reducer {
 pub struct ReducerReduction {
     cache: SharedCache,
     pending: Mutex<Option<Reduction>>,
+    book: Option<SharedBook>,
 }
 
 fn parse_json(json: &str) -> Option<Value> {
@@ -293,9 +305,10 @@ fn parse_json(json: &str) -> Option<Value> {
 #[napi]
 impl Reducer {
     /// A reducer with an empty receipt cache; with `economy` (when `cacheAware` is on) it
-    /// reads the log as the model saw it and skips reductions that would not pay.
+    /// reads the log as the model saw it and skips reductions that would not pay. Made with
+    /// the session's `book`, each finished reduction records its account there.
     #[napi(constructor)]
-    pub fn new(economy: Option<ReducerEconomy>) -> napi::Result<Self> {
+    pub fn new(economy: Option<ReducerEconomy>, book: Option<&SavingsBook>) -> napi::Result<Self> {
         let economy = match economy {
             None => None,
             Some(economy) => Some(Economy {
@@ -306,6 +319,7 @@ impl Reducer {
         };
         Ok(Reducer {
             economy,
+            book: book.map(SavingsBook::shared),
             ..Reducer::default()
         })
     }
@@ -361,7 +375,9 @@ impl Reducer {
                 Some(&mut lock(&self.cache)),
             );
             match start {
-                Start::Done(done) => ReducerBegin::Done { done: done.into() },
+                Start::Done(done) => ReducerBegin::Done {
+                    done: booked(self.book.as_ref(), done),
+                },
                 Start::AskModel(ask) => {
                     let ask = *ask;
                     let request = ask.request;
@@ -380,6 +396,7 @@ impl Reducer {
                         reduction: ReducerReduction {
                             cache: Arc::clone(&self.cache),
                             pending: Mutex::new(Some(ask.reduction)),
+                            book: self.book.clone(),
                         },
                     }
                 }
@@ -458,7 +475,7 @@ impl ReducerReduction {
             };
             let answer = answer(model_answer, reduction.route());
             let done = reduction.finish(answer, &timestamp, Some(&mut lock(&self.cache)));
-            Ok(done.into())
+            Ok(booked(self.book.as_ref(), done))
         })
     }
 }

@@ -4,21 +4,20 @@
 //! `sol_core::savings::Book`; this module only converts.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use napi::bindgen_prelude::{Float64Array, Uint8Array};
 use napi_derive::napi;
 use serde_json::Value;
-use sol_core::Mechanism;
 use sol_core::savings::{
     Book, Change, ModelPrices, OwnPrompt, Part, PriceTable, ReportedUsage, ResponseUsage,
     SAVINGS_ENTRY_TYPE, SentPart, ToolCall, cache_lifetime_ms, own_changes, prompt_after_lifetime,
     request_cause, restore_savings,
 };
 use sol_core::session::SessionEntry;
+use sol_core::{Mechanism, StepAccount};
 use sol_occ::tokens::content_key;
 
-use crate::JsStepAccount;
 use crate::account::count;
 use crate::boundary::{quiet, whole_numbers};
 use crate::frame::role_of;
@@ -210,12 +209,110 @@ pub struct SavingsView {
 /// A session's savings book.
 #[napi]
 pub struct SavingsBook {
-    book: Mutex<Book>,
+    shared: SharedBook,
     prices: PriceTable,
+}
+
+/// The book of a session, shared by its `SavingsBook` and the mechanism objects made with
+/// it (`ObsPack`, `Occ`, `Reducer`, `FusedCall`), which record their steps' accounts here
+/// themselves: the book is a fold over the mechanisms' steps, and no account crosses back to
+/// JavaScript to be handed in again.
+#[derive(Clone, Default)]
+pub(crate) struct SharedBook(Arc<Mutex<BookState>>);
+
+#[derive(Default)]
+pub(crate) struct BookState {
+    book: Book,
     /// What SoL-Pi's tools add to the system message.
-    own: Mutex<OwnPrompt>,
+    own: OwnPrompt,
     /// Who answers the mechanisms' model calls.
-    callers: Mutex<Callers>,
+    callers: Callers,
+    /// The totals changed since they were last given out as an entry.
+    changed: bool,
+}
+
+impl SharedBook {
+    fn lock(&self) -> MutexGuard<'_, BookState> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A mechanism step's account (nothing when it saved and cost nothing). Its model calls
+    /// are priced at the prices of the model that answered them (the reducer's model, else
+    /// the session's; a compaction summary the session's), with the usage Pi reported for a
+    /// summary in place of the account's estimate. Action Fusion's step that avoided a request
+    /// marks the model's next turn as avoided (`Book::record_step`).
+    pub(crate) fn record_step(&self, by: Mechanism, mut account: StepAccount) {
+        if account.is_empty() {
+            return;
+        }
+        let mut state = self.lock();
+        let caller = match by {
+            _ if account.model_calls == 0 => None,
+            Mechanism::EvidencePreservingReducer => state
+                .callers
+                .reducer
+                .clone()
+                .or_else(|| state.callers.last.clone()),
+            Mechanism::OnlineContextCompact => {
+                let reported = state
+                    .callers
+                    .summary
+                    .take()
+                    .filter(|usage| !usage.is_empty());
+                if let Some(reported) = reported {
+                    account.model_input_tokens = reported.all_input();
+                    account.model_output_tokens = reported.output;
+                }
+                state.callers.last.clone()
+            }
+            _ => None,
+        };
+        match caller {
+            Some((model, prices)) => state.book.record_step_by(by, account, &model, prices),
+            None => state.book.record_step(by, account),
+        }
+        state.changed = true;
+    }
+
+    /// The account of a step that changed the request being prepared (ObservationPack's
+    /// `context` step): it counts with that request when it is billed, and not at all for a
+    /// request that never went out.
+    pub(crate) fn record_request_step(&self, by: Mechanism, account: StepAccount) {
+        if account.is_empty() {
+            return;
+        }
+        let mut state = self.lock();
+        state.book.record_request_step(by, account);
+        state.changed = true;
+    }
+
+    /// ObservationPack archived an output of `bytes`.
+    pub(crate) fn record_archived(&self, bytes: u64) {
+        if bytes > 0 {
+            let mut state = self.lock();
+            state.book.record_archived(bytes);
+            state.changed = true;
+        }
+    }
+
+    /// Pi reported `usage` for the compaction summary that Online Context Compact's next step
+    /// with a model call accounts for.
+    pub(crate) fn summary_usage(&self, usage: ReportedUsage) {
+        self.lock().callers.summary = Some(usage);
+    }
+
+    /// The totals entry, when the totals changed since it was last given out.
+    pub(crate) fn take_totals(&self) -> Option<SavingsEntry> {
+        let mut state = self.lock();
+        std::mem::take(&mut state.changed).then(|| entry_of(&state.book))
+    }
+}
+
+impl SavingsCallUsage {
+    /// The usage as the book takes it.
+    pub(crate) fn reported(&self) -> ReportedUsage {
+        reported_usage(self.input, self.cache_read, self.cache_write, self.output)
+    }
 }
 
 /// The models that answer the mechanisms' own model calls, as `provider/model` with their
@@ -339,10 +436,8 @@ impl SavingsBook {
     pub fn new(prices: Option<SavingsPrices>) -> napi::Result<SavingsBook> {
         quiet(|| {
             Ok(SavingsBook {
-                book: Mutex::new(Book::new()),
+                shared: SharedBook::default(),
                 prices: price_table(prices)?,
-                own: Mutex::new(OwnPrompt::default()),
-                callers: Mutex::new(Callers::default()),
             })
         })
     }
@@ -363,9 +458,9 @@ impl SavingsBook {
                 return;
             };
             let guidelines: Vec<&str> = guidelines.iter().flatten().map(String::as_str).collect();
-            self.own
+            self.shared
                 .lock()
-                .unwrap_or_else(PoisonError::into_inner)
+                .own
                 .add_tool(&name, by, snippet.as_deref(), &guidelines);
         });
     }
@@ -375,8 +470,10 @@ impl SavingsBook {
     #[napi(catch_unwind, ts_args_type = "message: unknown")]
     pub fn system_shares(&self, message: Value) -> Vec<SavingsToolCall> {
         quiet(|| {
-            let own = self.own.lock().unwrap_or_else(PoisonError::into_inner);
-            own.system_shares(&message)
+            let state = self.shared.lock();
+            state
+                .own
+                .system_shares(&message)
                 .into_iter()
                 .map(|call| SavingsToolCall {
                     mechanism: call.owner.map(|owner| owner.config_key().to_owned()),
@@ -396,12 +493,9 @@ impl SavingsBook {
         SAVINGS_ENTRY_TYPE.to_owned()
     }
 
-    fn book(&self) -> std::sync::MutexGuard<'_, Book> {
-        self.book.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn callers(&self) -> std::sync::MutexGuard<'_, Callers> {
-        self.callers.lock().unwrap_or_else(PoisonError::into_inner)
+    /// The book the mechanism objects made with this one record their steps in.
+    pub(crate) fn shared(&self) -> SharedBook {
+        self.shared.clone()
     }
 
     /// The status key of the running total.
@@ -417,7 +511,9 @@ impl SavingsBook {
         quiet(|| {
             let entries = entries.into_iter().map(whole_numbers);
             let restored = restore_savings(&SessionEntry::from_values(entries));
-            *self.book() = Book::resume(restored.savings);
+            let mut state = self.shared.lock();
+            state.book = Book::resume(restored.savings);
+            state.changed = false;
             restored
                 .rejected
                 .iter()
@@ -430,7 +526,9 @@ impl SavingsBook {
     #[napi(catch_unwind)]
     pub fn record_request(&self, request: SavingsRequest) {
         quiet(|| {
-            let mut book = self.book();
+            let mut state = self.shared.lock();
+            state.changed = true;
+            let book = &mut state.book;
             book.begin_request(sent_parts(&request));
             let last = request.roles.len().checked_sub(1);
             let prompt = last.is_some_and(|last| {
@@ -459,10 +557,9 @@ impl SavingsBook {
     }
 
     /// The response to the last request (an abort or an error that was not billed is
-    /// dropped with its request); returns the totals entry as the response left them, which
-    /// the host appends at `turn_end` unless a step changed the totals since (then `entry`).
+    /// dropped with its request).
     #[napi(catch_unwind)]
-    pub fn record_response(&self, usage: SavingsUsage) -> SavingsEntry {
+    pub fn record_response(&self, usage: SavingsUsage) {
         quiet(|| {
             let reported = reported_usage(
                 usage.input,
@@ -474,11 +571,11 @@ impl SavingsBook {
                 estimated_output: count(usage.estimated_output),
                 reported: Some(reported),
             };
-            let mut book = self.book();
+            let mut state = self.shared.lock();
             if let Some(model) = &usage.model {
                 let prices = registry_prices(usage.prices.as_ref());
-                book.answered_by(model, prices);
-                self.callers().last = Some((model.clone(), prices));
+                state.book.answered_by(model, prices);
+                state.callers.last = Some((model.clone(), prices));
             }
             let owners: Vec<Option<Mechanism>> = usage
                 .tool_owners
@@ -487,97 +584,35 @@ impl SavingsBook {
                 .map(|key| mechanism(key))
                 .collect();
             let failed = sol_core::message::reply_failed(usage.stop_reason.as_deref());
-            book.end_request_with(response, failed, &owners);
-            entry_of(&book)
-        })
+            state.book.end_request_with(response, failed, &owners);
+            state.changed = true;
+        });
     }
 
     /// The reducer's model calls go to `model` (`provider/model`, named in `sol-pi.json`), at
     /// `prices` from Pi's model registry when it has them; without it, to the session's model.
     #[napi(catch_unwind)]
     pub fn reducer_model(&self, model: String, prices: Option<SavingsPrices>) {
-        quiet(|| self.callers().reducer = Some((model, registry_prices(prices.as_ref()))))
-    }
-
-    /// Pi reported `usage` for the compaction summary that Online Context Compact's next step
-    /// with a model call accounts for.
-    #[napi(catch_unwind)]
-    pub fn summary_usage(&self, usage: SavingsCallUsage) {
         quiet(|| {
-            self.callers().summary = Some(reported_usage(
-                usage.input,
-                usage.cache_read,
-                usage.cache_write,
-                usage.output,
-            ));
-        })
-    }
-
-    /// A mechanism step's account (`mechanism` is its `sol-pi.json` key). Its model calls
-    /// are priced at the prices of the model that answered them (the reducer's model, else
-    /// the session's; a compaction summary the session's), with the usage Pi reported for a
-    /// summary in place of the account's estimate. Action Fusion's step that avoided a request
-    /// marks the model's next turn as avoided (`Book::record_step`).
-    #[napi(catch_unwind)]
-    pub fn record_step(&self, mechanism_key: String, account: JsStepAccount) {
-        quiet(|| {
-            let Some(by) = mechanism(&mechanism_key) else {
-                return;
-            };
-            let mut account: sol_core::StepAccount = account.into();
-            let caller = {
-                let mut callers = self.callers();
-                match by {
-                    _ if account.model_calls == 0 => None,
-                    Mechanism::EvidencePreservingReducer => {
-                        callers.reducer.clone().or_else(|| callers.last.clone())
-                    }
-                    Mechanism::OnlineContextCompact => {
-                        let reported = callers.summary.take().filter(|usage| !usage.is_empty());
-                        if let Some(reported) = reported {
-                            account.model_input_tokens = reported.all_input();
-                            account.model_output_tokens = reported.output;
-                        }
-                        callers.last.clone()
-                    }
-                    _ => None,
-                }
-            };
-            match caller {
-                Some((model, prices)) => self.book().record_step_by(by, account, &model, prices),
-                None => self.book().record_step(by, account),
-            }
-        })
-    }
-
-    /// The account of a step that changed the request being prepared (ObservationPack's
-    /// `context` step): it counts with that request when it is billed, and not at all for a
-    /// request that never went out.
-    #[napi(catch_unwind)]
-    pub fn record_request_step(&self, mechanism_key: String, account: JsStepAccount) {
-        quiet(|| {
-            if let Some(by) = mechanism(&mechanism_key) {
-                self.book().record_request_step(by, account.into());
-            }
-        })
-    }
-
-    /// ObservationPack archived an output of `bytes`.
-    #[napi(catch_unwind)]
-    pub fn record_archived(&self, bytes: f64) {
-        quiet(|| self.book().record_archived(count(bytes)))
+            self.shared.lock().callers.reducer = Some((model, registry_prices(prices.as_ref())))
+        });
     }
 
     /// The model recalled `bytes` from the archive.
     #[napi(catch_unwind)]
     pub fn record_recall(&self, bytes: f64) {
-        quiet(|| self.book().record_recall(count(bytes)))
+        quiet(|| {
+            let mut state = self.shared.lock();
+            state.book.record_recall(count(bytes));
+            state.changed = true;
+        });
     }
 
-    /// The totals as a custom entry.
+    /// The totals as a custom entry, when they changed since they were last given out
+    /// (here, or with Online Context Compact's `turnEnd`); the host appends it at `turn_end`.
     #[napi(catch_unwind)]
-    pub fn entry(&self) -> SavingsEntry {
-        quiet(|| entry_of(&self.book()))
+    pub fn totals_if_changed(&self) -> Option<SavingsEntry> {
+        quiet(|| self.shared.take_totals())
     }
 
     /// The table and the status line, at the configured prices.
@@ -586,7 +621,8 @@ impl SavingsBook {
         quiet(|| {
             // Prices in `sol-pi.json` (any but the default) price every model; else each
             // model is priced at its registry prices, and one without at the default.
-            let savings = self.book();
+            let state = self.shared.lock();
+            let savings = &state.book;
             let report = if self.prices.is_default() {
                 savings.savings().report_per_model(&self.prices)
             } else {
