@@ -198,9 +198,9 @@ export declare class SavingsBook {
   recordResponse(usage: SavingsUsage): void
   /**
    * The reducer's model calls go to `model` (`provider/model`, named in `sol-pi.json`), at
-   * `prices` from Pi's model registry when it has them; without it, to the session's model.
+   * its `cost` in Pi's model registry when it has one; without it, to the session's model.
    */
-  reducerModel(model: string, prices?: SavingsPrices | undefined | null): void
+  reducerModel(model: string, cost?: unknown): void
   /** The model recalled `bytes` from the archive. */
   recordRecall(bytes: number): void
   /**
@@ -597,21 +597,8 @@ export interface ObsReply {
   content: unknown
   /** Pi's `stopReason`: an aborted or failed reply's usage teaches nothing. */
   stopReason?: string
-  /** Its usage as Pi recorded it. */
-  usage?: ObsReplyUsage
-}
-
-/**
- * What the provider reported for a reply's request, in tokens (a value that is not a
- * whole non-negative number counts as 0).
- */
-export interface ObsReplyUsage {
-  /** Uncached input. */
-  input?: number
-  /** Read from the cache. */
-  cacheRead?: number
-  /** Written to the cache. */
-  cacheWrite?: number
+  /** Its `usage` as Pi recorded it (`ReportedUsage::from_pi_usage` reads it). */
+  usage?: unknown
 }
 
 /**
@@ -626,8 +613,8 @@ export interface ObsRequestFacts {
   rewritten: boolean
   /** The cache retention asked for (Pi's `PI_CACHE_RETENTION`), if any. */
   cacheRetention?: string
-  /** The current model's cache lifetimes in Pi's model registry (`promptCache`). */
-  promptCache?: SavingsPromptCache
+  /** The current model's `promptCache` in Pi's model registry, as the registry has it. */
+  promptCache?: unknown
   /**
    * For the recent-outputs placement: the newest assistant message the request carries
    * (the reply to the request before), taken once (a request sent again over the same
@@ -689,8 +676,8 @@ export declare function obsUnavailable(reason: string): string
 /** How `ctx.compact()` ended, as the shell saw it. */
 export type OccCompactionResult =
   | { kind: 'completed'; /** The summary of the compaction. */
-    summary?: string; /** The usage Pi reported for the summary's model call, where it reports one. */
-  usage?: SavingsCallUsage }
+    summary?: string; /** The `usage` Pi reported for the summary's model call, where it reports one. */
+  usage?: unknown }
   | { kind: 'failed'; /** The error's `name`. */
     name?: string; /** The error's `message`. */
   message?: string }
@@ -1094,21 +1081,6 @@ export interface RuntimeRootRequest {
   tempDir: string
 }
 
-/**
- * The usage a provider reported for a mechanism's model call (a compaction summary's), where
- * Pi reports it.
- */
-export interface SavingsCallUsage {
-  /** Reported uncached input tokens. */
-  input?: number
-  /** Reported cache reads. */
-  cacheRead?: number
-  /** Reported cache writes. */
-  cacheWrite?: number
-  /** Reported output tokens. */
-  output?: number
-}
-
 /** One change SoL-Pi made to a message of the request. */
 export interface SavingsChange {
   /** The message's index in the request. */
@@ -1150,14 +1122,6 @@ export interface SavingsPrices {
   output: number
 }
 
-/** A model's prompt cache lifetimes in Pi's model registry, in seconds. */
-export interface SavingsPromptCache {
-  /** The default lifetime. */
-  short?: number
-  /** The lifetime asked for with long retention. */
-  long?: number
-}
-
 /**
  * One provider request as sent: its messages' roles, sizes and identities, and SoL-Pi's
  * changes to them, earliest first per message.
@@ -1182,8 +1146,8 @@ export interface SavingsRequest {
   fused?: Array<SavingsFused>
   /** The cache retention the request asked for (Pi's `PI_CACHE_RETENTION`), if any. */
   cacheRetention?: string
-  /** The answering model's cache lifetimes in Pi's model registry (`promptCache`). */
-  promptCache?: SavingsPromptCache
+  /** The answering model's `promptCache` in Pi's model registry, as the registry has it. */
+  promptCache?: unknown
 }
 
 /** One tool call (or tool result) of a message. */
@@ -1212,14 +1176,8 @@ export interface SavingsToolUse {
 export interface SavingsUsage {
   /** The response's tokens by Pi's estimate. */
   estimatedOutput: number
-  /** `usage.input` as the provider reported it. */
-  input?: number
-  /** `usage.cacheRead`. */
-  cacheRead?: number
-  /** `usage.cacheWrite`. */
-  cacheWrite?: number
-  /** `usage.output`. */
-  output?: number
+  /** The message's `usage` as Pi recorded it (`ReportedUsage::from_pi_usage` reads it). */
+  usage?: unknown
   /** The message's `stopReason` (`sol_core::message::reply_failed` reads it). */
   stopReason?: string
   /**
@@ -1229,8 +1187,8 @@ export interface SavingsUsage {
   toolOwners?: Array<string>
   /** The model that answered (`provider/model`). */
   model?: string
-  /** Its `cost` in Pi's model registry (dollars per million tokens). */
-  prices?: SavingsPrices
+  /** Its `cost` in Pi's model registry, as the registry has it. */
+  cost?: unknown
 }
 
 /** What `/sol-pi` and the status line show. */

@@ -26,6 +26,8 @@ mod own;
 mod pi_shapes;
 #[path = "core/props.rs"]
 mod props;
+#[path = "core/registry.rs"]
+mod registry;
 #[path = "core/savings.rs"]
 mod savings;
 #[path = "core/session_props.rs"]

@@ -62,14 +62,6 @@ function lookup(bucket: Known[] | undefined, message: Message, blocks: Block[]):
 	return undefined;
 }
 
-const numberOrUndefined = (value: unknown) => (typeof value === "number" ? value : undefined);
-
-/** The current model's cache lifetimes in Pi's model registry (`promptCache`, seconds), if it names them. */
-function promptCacheOf(ctx: ExtensionContext): NativeAddon.SavingsPromptCache | undefined {
-	const cache = (ctx.model as { promptCache?: Record<string, unknown> } | undefined)?.promptCache;
-	return cache ? { short: numberOrUndefined(cache.short), long: numberOrUndefined(cache.long) } : undefined;
-}
-
 /** The placement's settings: with `cacheAwareRatio` (the configured `cacheWriteReadRatio`, when `cacheAware` or `keepRecentOutputs` is on) Rust places results by the cache-aware economics, with `keepRecentOutputs` (not 0) by the recent-outputs placement. */
 export type Placement = { cacheAwareRatio?: number; keepRecentOutputs?: number };
 
@@ -142,15 +134,10 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 			}
 			// Rust counts where each sits; under the recent-outputs placement it also reads the newest reply.
 			const newest = keep ? messages[frame.roles.lastIndexOf(assistantCode)] : undefined;
-			const usage = newest?.usage;
-			const reply = newest && {
-				content: newest.content,
-				stopReason: typeof newest.stopReason === "string" ? newest.stopReason : undefined,
-				usage: usage && { input: numberOrUndefined(usage.input), cacheRead: numberOrUndefined(usage.cacheRead), cacheWrite: numberOrUndefined(usage.cacheWrite) },
-			};
+			const reply = newest && { content: newest.content, stopReason: typeof newest.stopReason === "string" ? newest.stopReason : undefined, usage: newest.usage };
 			// For a pack made after a resume or a fork, every earlier reply's quotes too.
 			const earlierReplies = keep && created ? messages.filter((message) => message.role === "assistant" && message !== newest).map((message) => message.content) : undefined;
-			const facts = sized ? { rewritten, cacheRetention: process.env.PI_CACHE_RETENTION, promptCache: promptCacheOf(ctx), reply, earlierReplies } : undefined;
+			const facts = sized ? { rewritten, cacheRetention: process.env.PI_CACHE_RETENTION, promptCache: (ctx.model as { promptCache?: unknown } | undefined)?.promptCache, reply, earlierReplies } : undefined;
 			const step = pack.onContext(frame, Uint32Array.from(seen, ([i]) => i), Uint32Array.from(seen, ([, entry]) => entry.packed!.handle), now(), facts);
 			rewritten = false;
 			seen.forEach(([i, entry], index) => {

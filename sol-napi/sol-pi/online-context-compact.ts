@@ -192,7 +192,7 @@ export function registerOnlineContextCompact(
 					onComplete: (result) => {
 						options.savings?.summary(result.summary);
 						// The usage Pi reports for the summary's model call, where it reports one (Rust reads it).
-						finish({ kind: "completed", summary: result.summary, usage: (result as { usage?: NativeAddon.SavingsCallUsage }).usage });
+						finish({ kind: "completed", summary: result.summary, usage: (result as { usage?: unknown }).usage });
 					},
 					onError: (error) => finish(failed(error)),
 				});

@@ -54,16 +54,6 @@ type ToolCallBlock = { type?: unknown; name?: unknown; arguments?: unknown };
 /** The tool-call blocks of an assistant message's content. */
 const toolCallsOf = (content: unknown): ToolCallBlock[] => (Array.isArray(content) ? (content as ToolCallBlock[]).filter((block) => block?.type === "toolCall") : []);
 
-const number = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
-
-/** A provider's reported usage (Pi's `usage`), as the book takes it. */
-const reportedOf = (usage: Record<string, unknown>): NativeAddon.SavingsCallUsage => ({
-	input: number(usage.input),
-	cacheRead: number(usage.cacheRead),
-	cacheWrite: number(usage.cacheWrite),
-	output: number(usage.output),
-});
-
 export class SavingsTracker {
 	/** The session's book; the mechanism objects are made with it and record their steps' accounts there themselves. */
 	readonly book: NativeAddon.SavingsBook;
@@ -148,19 +138,14 @@ export class SavingsTracker {
 		return model && slash > 0 ? this.registry?.find?.(model.slice(0, slash), model.slice(slash + 1)) : undefined;
 	}
 
-	/** A model's cache lifetimes (`promptCache`, seconds) in Pi's model registry, if it names them. */
-	private promptCacheOf(model: string | undefined): NativeAddon.SavingsPromptCache | undefined {
-		const cache = this.registered(model)?.promptCache;
-		return cache ? { short: number(cache.short), long: number(cache.long) } : undefined;
+	/** A model's `promptCache` (its cache lifetimes) in Pi's model registry, as the registry has it (Rust reads it). */
+	private promptCacheOf(model: string | undefined): unknown {
+		return this.registered(model)?.promptCache;
 	}
 
-	/** A model's `cost` in Pi's model registry, if it has one. */
-	private pricesOf(model: string | undefined): NativeAddon.SavingsPrices | undefined {
-		const cost = this.registered(model)?.cost;
-		if (!cost) return undefined;
-		const [input, output, cacheRead, cacheWrite] = [cost.input, cost.output, cost.cacheRead, cost.cacheWrite].map(number);
-		if (input === undefined || output === undefined) return undefined;
-		return { input, output, cacheRead: cacheRead ?? 0, cacheWrite: cacheWrite ?? 0 };
+	/** A model's `cost` in Pi's model registry, as the registry has it (Rust reads it). */
+	private costOf(model: string | undefined): unknown {
+		return this.registered(model)?.cost;
 	}
 
 	/** Action Fusion returns `mutation` (the edit or write's own result) with its command's output appended, for this call. */
@@ -306,7 +291,7 @@ export class SavingsTracker {
 		this.registry = (ctx as { modelRegistry?: SavingsTracker["registry"] }).modelRegistry;
 		if (this.reducerModel) {
 			const model = this.reducerModel;
-			this.guard(ctx, () => this.book.reducerModel(model, this.pricesOf(model)));
+			this.guard(ctx, () => this.book.reducerModel(model, this.costOf(model)));
 		}
 		this.guard(ctx, () => this.restore(ctx));
 		pi.on("session_start", (_event, c) => this.guard(c, () => this.restore(c)));
@@ -326,17 +311,16 @@ export class SavingsTracker {
 			const message = event.message as Message;
 			if (message.role !== "assistant") return undefined;
 			this.guard(c, () => {
-				const usage = message.usage ?? {};
 				const calls = toolCallsOf(message.content);
 				const answered = message as { provider?: unknown; model?: unknown };
 				const model = typeof answered.provider === "string" && typeof answered.model === "string" ? `${answered.provider}/${answered.model}` : undefined;
 				if (model) this.lastModel = model;
 				this.book.recordResponse({
 					model,
-					prices: this.pricesOf(model),
+					cost: this.costOf(model),
 					toolOwners: calls.length > 0 ? calls.map((call) => this.ownTools.get(String(call.name)) ?? "") : undefined,
 					estimatedOutput: messageTokens(message),
-					...reportedOf(usage),
+					usage: message.usage,
 					stopReason: typeof message.stopReason === "string" ? message.stopReason : undefined,
 				});
 				this.showStatus(c);

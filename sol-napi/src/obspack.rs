@@ -10,7 +10,7 @@ use napi::bindgen_prelude::{Uint8Array, Uint32Array};
 use napi_derive::napi;
 use serde_json::Value;
 use sol_core::Mechanism;
-use sol_core::savings::{cache_lifetime_ms, prompt_after_lifetime};
+use sol_core::savings::{ReportedUsage, cache_lifetime_ms, prompt_after_lifetime};
 use sol_obspack::{
     ContentDigest, FULL_SENDS, Handle, LedgerRecord, MEDIUM_THRESHOLD_BYTES, Names, ObservationId,
     ObservationStore, Pack, PromptFacts, RecallError, ReportedInput, Seen, Shape, StoreOutcome,
@@ -21,7 +21,7 @@ use crate::NativeFileSystem;
 use crate::account::count;
 use crate::boundary::quiet;
 use crate::frame::RequestFrame;
-use crate::savings::{SavingsBook, SavingsPromptCache, SharedBook};
+use crate::savings::{SavingsBook, SharedBook, prompt_cache_seconds};
 
 /// The numbers the host's walk needs.
 #[napi(object)]
@@ -181,8 +181,9 @@ pub struct ObsRequestFacts {
     pub rewritten: bool,
     /// The cache retention asked for (Pi's `PI_CACHE_RETENTION`), if any.
     pub cache_retention: Option<String>,
-    /// The current model's cache lifetimes in Pi's model registry (`promptCache`).
-    pub prompt_cache: Option<SavingsPromptCache>,
+    /// The current model's `promptCache` in Pi's model registry, as the registry has it.
+    #[napi(ts_type = "unknown")]
+    pub prompt_cache: Option<Value>,
     /// For the recent-outputs placement: the newest assistant message the request carries
     /// (the reply to the request before), taken once (a request sent again over the same
     /// history counts nothing twice).
@@ -202,8 +203,9 @@ pub struct ObsReply {
     pub content: Value,
     /// Pi's `stopReason`: an aborted or failed reply's usage teaches nothing.
     pub stop_reason: Option<String>,
-    /// Its usage as Pi recorded it.
-    pub usage: Option<ObsReplyUsage>,
+    /// Its `usage` as Pi recorded it (`ReportedUsage::from_pi_usage` reads it).
+    #[napi(ts_type = "unknown")]
+    pub usage: Option<Value>,
 }
 
 impl ObsReply {
@@ -215,13 +217,11 @@ impl ObsReply {
             .map(Vec::as_slice)
             .unwrap_or_default();
         let quotes = reply_quotes(blocks).into_vec();
-        let usage = self.usage.as_ref();
-        let field = |pick: fn(&ObsReplyUsage) -> Option<f64>| usage.and_then(pick).map_or(0, count);
-        let (input, read, write) = (
-            field(|u| u.input),
-            field(|u| u.cache_read),
-            field(|u| u.cache_write),
-        );
+        let usage = self
+            .usage
+            .as_ref()
+            .map_or_else(ReportedUsage::default, ReportedUsage::from_pi_usage);
+        let (input, read, write) = (usage.input, usage.cache_read, usage.cache_write);
         let all_input = input.saturating_add(read).saturating_add(write);
         let failed = sol_core::message::reply_failed(self.stop_reason.as_deref());
         let reported = (!failed && all_input > 0).then_some(ReportedInput {
@@ -242,24 +242,9 @@ impl ObsReply {
 fn prompt_expired(stamps: [f64; 2], facts: &ObsRequestFacts) -> bool {
     let lifetime = cache_lifetime_ms(
         facts.cache_retention.as_deref(),
-        facts
-            .prompt_cache
-            .as_ref()
-            .map_or((None, None), |cache| (cache.short, cache.long)),
+        prompt_cache_seconds(facts.prompt_cache.as_ref()),
     );
     prompt_after_lifetime(&stamps, true, lifetime)
-}
-
-/// What the provider reported for a reply's request, in tokens (a value that is not a
-/// whole non-negative number counts as 0).
-#[napi(object)]
-pub struct ObsReplyUsage {
-    /// Uncached input.
-    pub input: Option<f64>,
-    /// Read from the cache.
-    pub cache_read: Option<f64>,
-    /// Written to the cache.
-    pub cache_write: Option<f64>,
 }
 
 /// ObservationPack for one storage directory: the archive, the ledger and the

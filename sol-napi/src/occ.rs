@@ -19,6 +19,7 @@ use napi::{Error, Result};
 use napi_derive::napi;
 use serde_json::Value;
 use sol_core::message::AgentMessage;
+use sol_core::savings::ReportedUsage;
 use sol_core::session::{SessionEntry, SessionProjection};
 use sol_core::{Mechanism, StepAccount};
 use sol_occ::OccSession;
@@ -36,7 +37,7 @@ use sol_occ::tokens::SizedMessage;
 
 use crate::account::count;
 use crate::boundary::quiet;
-use crate::savings::{SavingsBook, SavingsCallUsage, SavingsEntry, SharedBook};
+use crate::savings::{SavingsBook, SavingsEntry, SharedBook};
 
 /// The factory options.
 #[napi(object)]
@@ -301,8 +302,9 @@ pub enum OccCompactionResult {
     Completed {
         /// The summary of the compaction.
         summary: Option<String>,
-        /// The usage Pi reported for the summary's model call, where it reports one.
-        usage: Option<SavingsCallUsage>,
+        /// The `usage` Pi reported for the summary's model call, where it reports one.
+        #[napi(ts_type = "unknown")]
+        usage: Option<Value>,
     },
     /// `onError`, with the error's name and message.
     Failed {
@@ -770,7 +772,7 @@ impl Occ {
             let result = match result {
                 OccCompactionResult::Completed { summary, usage } => {
                     if let (Some(book), Some(usage)) = (&self.book, usage) {
-                        book.summary_usage(usage.reported());
+                        book.summary_usage(ReportedUsage::from_pi_usage(&usage));
                     }
                     CompactionResult::Completed {
                         summary: summary.unwrap_or_default(),

@@ -112,47 +112,16 @@ pub struct SavingsRequest {
     pub fused: Option<Vec<SavingsFused>>,
     /// The cache retention the request asked for (Pi's `PI_CACHE_RETENTION`), if any.
     pub cache_retention: Option<String>,
-    /// The answering model's cache lifetimes in Pi's model registry (`promptCache`).
-    pub prompt_cache: Option<SavingsPromptCache>,
+    /// The answering model's `promptCache` in Pi's model registry, as the registry has it.
+    #[napi(ts_type = "unknown")]
+    pub prompt_cache: Option<Value>,
 }
 
-/// A model's prompt cache lifetimes in Pi's model registry, in seconds.
-#[napi(object)]
-pub struct SavingsPromptCache {
-    /// The default lifetime.
-    pub short: Option<f64>,
-    /// The lifetime asked for with long retention.
-    pub long: Option<f64>,
-}
-
-/// The usage a provider reported for a mechanism's model call (a compaction summary's), where
-/// Pi reports it.
-#[napi(object)]
-pub struct SavingsCallUsage {
-    /// Reported uncached input tokens.
-    pub input: Option<f64>,
-    /// Reported cache reads.
-    pub cache_read: Option<f64>,
-    /// Reported cache writes.
-    pub cache_write: Option<f64>,
-    /// Reported output tokens.
-    pub output: Option<f64>,
-}
-
-/// One request's usage as the provider reported it (a field it did not report counts 0).
-fn reported_usage(
-    input: Option<f64>,
-    cache_read: Option<f64>,
-    cache_write: Option<f64>,
-    output: Option<f64>,
-) -> ReportedUsage {
-    ReportedUsage {
-        requests: 1,
-        input: input.map_or(0, count),
-        cache_read: cache_read.map_or(0, count),
-        cache_write: cache_write.map_or(0, count),
-        output: output.map_or(0, count),
-    }
+/// A model's prompt cache lifetimes in seconds (`short`, `long`) from its `promptCache` in
+/// Pi's model registry; a field that is not a number is none (`cache_lifetime_ms` reads them).
+pub(crate) fn prompt_cache_seconds(prompt_cache: Option<&Value>) -> (Option<f64>, Option<f64>) {
+    let seconds = |key: &str| prompt_cache.and_then(|cache| cache.get(key)?.as_f64());
+    (seconds("short"), seconds("long"))
 }
 
 /// The usage of one model response.
@@ -160,14 +129,9 @@ fn reported_usage(
 pub struct SavingsUsage {
     /// The response's tokens by Pi's estimate.
     pub estimated_output: f64,
-    /// `usage.input` as the provider reported it.
-    pub input: Option<f64>,
-    /// `usage.cacheRead`.
-    pub cache_read: Option<f64>,
-    /// `usage.cacheWrite`.
-    pub cache_write: Option<f64>,
-    /// `usage.output`.
-    pub output: Option<f64>,
+    /// The message's `usage` as Pi recorded it (`ReportedUsage::from_pi_usage` reads it).
+    #[napi(ts_type = "unknown")]
+    pub usage: Option<Value>,
     /// The message's `stopReason` (`sol_core::message::reply_failed` reads it).
     pub stop_reason: Option<String>,
     /// The response's tool calls: each the `sol-pi.json` key of the mechanism whose tool
@@ -175,16 +139,16 @@ pub struct SavingsUsage {
     pub tool_owners: Option<Vec<String>>,
     /// The model that answered (`provider/model`).
     pub model: Option<String>,
-    /// Its `cost` in Pi's model registry (dollars per million tokens).
-    pub prices: Option<SavingsPrices>,
+    /// Its `cost` in Pi's model registry, as the registry has it.
+    #[napi(ts_type = "unknown")]
+    pub cost: Option<Value>,
 }
 
-/// A model's registry prices as the book keeps them: `None` for prices that are not valid
-/// or all zero (a registry entry without prices). A cache price of zero beside a paid input
-/// is a provider with no such premium or discount: those tokens are billed as input.
-fn registry_prices(prices: Option<&SavingsPrices>) -> Option<ModelPrices> {
-    let p = prices?;
-    ModelPrices::from_registry(p.input, p.output, p.cache_read, p.cache_write)
+/// A model's registry prices as the book keeps them (`ModelPrices::from_registry_cost`):
+/// `None` without a cost, or for prices that are not valid or all zero (a registry entry
+/// without prices).
+fn registry_prices(cost: Option<&Value>) -> Option<ModelPrices> {
+    ModelPrices::from_registry_cost(cost?)
 }
 
 /// The totals entry to append (`pi.appendEntry(customType, data)`).
@@ -305,13 +269,6 @@ impl SharedBook {
     pub(crate) fn take_totals(&self) -> Option<SavingsEntry> {
         let mut state = self.lock();
         std::mem::take(&mut state.changed).then(|| entry_of(&state.book))
-    }
-}
-
-impl SavingsCallUsage {
-    /// The usage as the book takes it.
-    pub(crate) fn reported(&self) -> ReportedUsage {
-        reported_usage(self.input, self.cache_read, self.cache_write, self.output)
     }
 }
 
@@ -539,10 +496,7 @@ impl SavingsBook {
             }
             let lifetime = cache_lifetime_ms(
                 request.cache_retention.as_deref(),
-                request
-                    .prompt_cache
-                    .as_ref()
-                    .map_or((None, None), |cache| (cache.short, cache.long)),
+                prompt_cache_seconds(request.prompt_cache.as_ref()),
             );
             if prompt_after_lifetime(&request.stamps, prompt, lifetime) {
                 book.after_cache_lifetime();
@@ -561,19 +515,17 @@ impl SavingsBook {
     #[napi(catch_unwind)]
     pub fn record_response(&self, usage: SavingsUsage) {
         quiet(|| {
-            let reported = reported_usage(
-                usage.input,
-                usage.cache_read,
-                usage.cache_write,
-                usage.output,
-            );
+            let reported = usage
+                .usage
+                .as_ref()
+                .map_or_else(ReportedUsage::default, ReportedUsage::from_pi_usage);
             let response = ResponseUsage {
                 estimated_output: count(usage.estimated_output),
                 reported: Some(reported),
             };
             let mut state = self.shared.lock();
             if let Some(model) = &usage.model {
-                let prices = registry_prices(usage.prices.as_ref());
+                let prices = registry_prices(usage.cost.as_ref());
                 state.book.answered_by(model, prices);
                 state.callers.last = Some((model.clone(), prices));
             }
@@ -590,11 +542,11 @@ impl SavingsBook {
     }
 
     /// The reducer's model calls go to `model` (`provider/model`, named in `sol-pi.json`), at
-    /// `prices` from Pi's model registry when it has them; without it, to the session's model.
-    #[napi(catch_unwind)]
-    pub fn reducer_model(&self, model: String, prices: Option<SavingsPrices>) {
+    /// its `cost` in Pi's model registry when it has one; without it, to the session's model.
+    #[napi(catch_unwind, ts_args_type = "model: string, cost?: unknown")]
+    pub fn reducer_model(&self, model: String, cost: Option<Value>) {
         quiet(|| {
-            self.shared.lock().callers.reducer = Some((model, registry_prices(prices.as_ref())))
+            self.shared.lock().callers.reducer = Some((model, registry_prices(cost.as_ref())))
         });
     }
 

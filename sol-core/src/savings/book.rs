@@ -75,7 +75,30 @@ pub struct ReportedUsage {
     pub output: u64,
 }
 
+/// A number of a Pi object's field as a count: a finite number above 0, truncated; anything
+/// else (missing, negative, not a number) counts 0.
+fn count_at(object: &serde_json::Value, key: &str) -> u64 {
+    object
+        .get(key)
+        .and_then(serde_json::Value::as_f64)
+        .filter(|n| n.is_finite() && *n > 0.0)
+        .map_or(0, |n| n as u64)
+}
+
 impl ReportedUsage {
+    /// The usage Pi records for a provider's response (an assistant message's `usage`, a
+    /// compaction's): `input`, `cacheRead`, `cacheWrite` and `output`, each a count (a field
+    /// that is missing or not a positive number counts 0), as one request's report.
+    pub fn from_pi_usage(usage: &serde_json::Value) -> ReportedUsage {
+        ReportedUsage {
+            requests: 1,
+            input: count_at(usage, "input"),
+            cache_read: count_at(usage, "cacheRead"),
+            cache_write: count_at(usage, "cacheWrite"),
+            output: count_at(usage, "output"),
+        }
+    }
+
     /// Whether the report says anything (a provider that reports nothing gives zeros).
     pub fn is_empty(&self) -> bool {
         self.input == 0 && self.cache_read == 0 && self.cache_write == 0 && self.output == 0

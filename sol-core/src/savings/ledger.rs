@@ -265,6 +265,20 @@ impl ModelPrices {
         (prices != ModelPrices::default()).then_some(prices)
     }
 
+    /// The prices of a model's `cost` in Pi's model registry (`input`, `output`, `cacheRead`,
+    /// `cacheWrite`, dollars per million tokens): `None` without a numeric `input` and
+    /// `output`; a missing cache price counts 0 (billed as input), as [`Self::from_registry`]
+    /// reads it.
+    pub fn from_registry_cost(cost: &serde_json::Value) -> Option<ModelPrices> {
+        let price = |key: &str| cost.get(key).and_then(serde_json::Value::as_f64);
+        ModelPrices::from_registry(
+            price("input")?,
+            price("output")?,
+            price("cacheRead").unwrap_or(0.0),
+            price("cacheWrite").unwrap_or(0.0),
+        )
+    }
+
     /// The prices as a table (dollars per million tokens).
     #[allow(
         clippy::cast_precision_loss,

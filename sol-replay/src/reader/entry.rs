@@ -440,7 +440,7 @@ pub struct ToolCallFacts {
 }
 
 /// Provider-reported token usage (`usage` of an assistant message or a 1.x usage entry);
-/// a missing field counts 0.
+/// a missing field counts 0, a fractional one its whole part.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
     /// Uncached input tokens.
@@ -461,13 +461,15 @@ impl Usage {
             .saturating_add(self.cache_write)
     }
 
+    /// Read as the live book reads it (`ReportedUsage::from_pi_usage`: a field that is not a
+    /// positive number counts 0).
     pub(crate) fn from_value(value: &Value) -> Usage {
-        let field = |key: &str| value.get(key).and_then(Value::as_u64).unwrap_or(0);
+        let reported = sol_core::savings::ReportedUsage::from_pi_usage(value);
         Usage {
-            input: field("input"),
-            output: field("output"),
-            cache_read: field("cacheRead"),
-            cache_write: field("cacheWrite"),
+            input: reported.input,
+            output: reported.output,
+            cache_read: reported.cache_read,
+            cache_write: reported.cache_write,
         }
     }
 }
