@@ -189,13 +189,12 @@ export declare class SavingsBook {
    * entries, root first); returns one warning per newer entry that could not be read.
    */
   restore(entries: ReadonlyArray<unknown>): Array<string>
-  /** One provider request as sent; recorded with its response. */
-  recordRequest(request: SavingsRequest): void
   /**
-   * The response to the last request (an abort or an error that was not billed is
-   * dropped with its request).
+   * A provider's response, with the `request` as it was sent (the extension keeps it from
+   * the request's own event until the reply, so both cross once); an abort or an error
+   * that was not billed is dropped with its request. Without a request, the one begun last.
    */
-  recordResponse(usage: SavingsUsage): void
+  recordResponse(usage: SavingsUsage, request?: SavingsRequest | undefined | null): void
   /**
    * The reducer's model calls go to `model` (`provider/model`, named in `sol-pi.json`), at
    * its `cost` in Pi's model registry when it has one; without it, to the session's model.

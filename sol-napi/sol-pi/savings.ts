@@ -77,6 +77,8 @@ export class SavingsTracker {
 	 * (null: the totals did not change); undefined when it handed nothing, and the book is asked.
 	 */
 	private handed: NativeAddon.SavingsEntry | null | undefined;
+	/** The request as sent, kept until its reply: the book takes the two in one crossing. */
+	private sent: NativeAddon.SavingsRequest | undefined;
 	private broken = false;
 
 	private readonly addon: typeof NativeAddon;
@@ -264,7 +266,7 @@ export class SavingsTracker {
 			}
 		}
 		this.marks = new WeakMap();
-		this.book.recordRequest({ roles, tokens, stamps, unstamped, changes, toolUses, fused, cacheRetention: process.env.PI_CACHE_RETENTION, promptCache: this.promptCacheOf(this.lastModel) });
+		this.sent = { roles, tokens, stamps, unstamped, changes, toolUses, fused, cacheRetention: process.env.PI_CACHE_RETENTION, promptCache: this.promptCacheOf(this.lastModel) };
 	}
 
 	/** Shows the running total in the TUI's status line (nowhere else). */
@@ -277,7 +279,7 @@ export class SavingsTracker {
 		const type = this.book.entryType;
 		const entries = (ctx.sessionManager.getBranch() as Array<{ type?: string; customType?: string }>).filter((entry) => entry.type === "custom" && entry.customType === type);
 		for (const warning of this.book.restore(entries)) this.warnings.warn(ctx, warning);
-		this.handed = undefined;
+		[this.handed, this.sent] = [undefined, undefined];
 		this.showStatus(ctx);
 	}
 
@@ -315,14 +317,19 @@ export class SavingsTracker {
 				const answered = message as { provider?: unknown; model?: unknown };
 				const model = typeof answered.provider === "string" && typeof answered.model === "string" ? `${answered.provider}/${answered.model}` : undefined;
 				if (model) this.lastModel = model;
-				this.book.recordResponse({
-					model,
-					cost: this.costOf(model),
-					toolOwners: calls.length > 0 ? calls.map((call) => this.ownTools.get(String(call.name)) ?? "") : undefined,
-					estimatedOutput: messageTokens(message),
-					usage: message.usage,
-					stopReason: typeof message.stopReason === "string" ? message.stopReason : undefined,
-				});
+				const sent = this.sent;
+				this.sent = undefined;
+				this.book.recordResponse(
+					{
+						model,
+						cost: this.costOf(model),
+						toolOwners: calls.length > 0 ? calls.map((call) => this.ownTools.get(String(call.name)) ?? "") : undefined,
+						estimatedOutput: messageTokens(message),
+						usage: message.usage,
+						stopReason: typeof message.stopReason === "string" ? message.stopReason : undefined,
+					},
+					sent,
+				);
 				this.showStatus(c);
 			});
 			return undefined;

@@ -479,42 +479,15 @@ impl SavingsBook {
         })
     }
 
-    /// One provider request as sent; recorded with its response.
+    /// A provider's response, with the `request` as it was sent (the extension keeps it from
+    /// the request's own event until the reply, so both cross once); an abort or an error
+    /// that was not billed is dropped with its request. Without a request, the one begun last.
     #[napi(catch_unwind)]
-    pub fn record_request(&self, request: SavingsRequest) {
+    pub fn record_response(&self, usage: SavingsUsage, request: Option<SavingsRequest>) {
         quiet(|| {
-            let mut state = self.shared.lock();
-            state.changed = true;
-            let book = &mut state.book;
-            book.begin_request(sent_parts(&request));
-            let last = request.roles.len().checked_sub(1);
-            let prompt = last.is_some_and(|last| {
-                request.roles.get(last).map(|&code| role_of(code)) == Some("user")
-            });
-            if prompt {
-                book.starts_with_prompt();
+            if let Some(request) = &request {
+                begin(&mut self.shared.lock().book, request);
             }
-            let lifetime = cache_lifetime_ms(
-                request.cache_retention.as_deref(),
-                prompt_cache_seconds(request.prompt_cache.as_ref()),
-            );
-            if prompt_after_lifetime(&request.stamps, prompt, lifetime) {
-                book.after_cache_lifetime();
-            }
-            let fused = request.fused.iter().flatten().filter_map(|result| {
-                let index = result.index as usize;
-                (index < request.roles.len())
-                    .then(|| (index, part_of(&request, index, count(result.tokens))))
-            });
-            book.fused_results(fused.collect());
-        })
-    }
-
-    /// The response to the last request (an abort or an error that was not billed is
-    /// dropped with its request).
-    #[napi(catch_unwind)]
-    pub fn record_response(&self, usage: SavingsUsage) {
-        quiet(|| {
             let reported = usage
                 .usage
                 .as_ref()
@@ -586,6 +559,31 @@ impl SavingsBook {
             }
         })
     }
+}
+
+/// Begins `request` as sent in `book`: its parts, whether it starts with a new prompt and
+/// whether that came after the cache lifetime, and the fused results it holds.
+fn begin(book: &mut Book, request: &SavingsRequest) {
+    book.begin_request(sent_parts(request));
+    let last = request.roles.len().checked_sub(1);
+    let prompt =
+        last.is_some_and(|last| request.roles.get(last).map(|&code| role_of(code)) == Some("user"));
+    if prompt {
+        book.starts_with_prompt();
+    }
+    let lifetime = cache_lifetime_ms(
+        request.cache_retention.as_deref(),
+        prompt_cache_seconds(request.prompt_cache.as_ref()),
+    );
+    if prompt_after_lifetime(&request.stamps, prompt, lifetime) {
+        book.after_cache_lifetime();
+    }
+    let fused = request.fused.iter().flatten().filter_map(|result| {
+        let index = result.index as usize;
+        (index < request.roles.len())
+            .then(|| (index, part_of(request, index, count(result.tokens))))
+    });
+    book.fused_results(fused.collect());
 }
 
 /// The book's totals as a custom entry.
