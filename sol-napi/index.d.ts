@@ -858,6 +858,8 @@ export interface OccTexts {
   toolName: string
   /** The tool's label. */
   toolLabel: string
+  /** Who may call the tool, where Pi lets an extension say (`exposure`, Pi 1.x). */
+  toolExposure: string
   /** The tool's description. */
   toolDescription: string
   /** The prompt snippet. */
@@ -1180,10 +1182,10 @@ export interface SavingsUsage {
   /** The message's `stopReason` (`sol_core::message::reply_failed` reads it). */
   stopReason?: string
   /**
-   * The response's tool calls: each the `sol-pi.json` key of the mechanism whose tool
-   * it called, or an empty string for any other tool (absent: none).
+   * The names of the tools the response called, in order (absent: none); Rust knows
+   * which are SoL-Pi's (`ownTool`).
    */
-  toolOwners?: Array<string>
+  toolCalls?: Array<string>
   /** The model that answered (`provider/model`). */
   model?: string
   /** Its `cost` in Pi's model registry, as the registry has it. */

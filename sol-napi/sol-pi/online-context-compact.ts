@@ -299,9 +299,8 @@ export function registerOnlineContextCompact(
 		promptGuidelines: texts.promptGuidelines,
 		// The JSON Schema carries sol-occ's bounds; TypeBox checks lengths in code points, as sol-occ does.
 		parameters: texts.parametersSchema as TSchema,
-		// Pi 1.x only (0.84.2 ignores it and its types lack it): declared to the model, never callable
-		// from codemode scripts, whose nested calls no turn reports and so could never compact.
-		...(piMajor >= 1 ? ({ exposure: "model-only" } as object) : {}),
+		// Who may call it, as Rust says (Pi 1.x only: 0.84.2 ignores it and its types lack it).
+		...(piMajor >= 1 ? ({ exposure: texts.toolExposure } as object) : {}),
 		async execute(toolCallId, params, signal, _onUpdate, c) {
 			let result: NativeAddon.OccPlanResult;
 			try {

@@ -323,7 +323,7 @@ export class SavingsTracker {
 					{
 						model,
 						cost: this.costOf(model),
-						toolOwners: calls.length > 0 ? calls.map((call) => this.ownTools.get(String(call.name)) ?? "") : undefined,
+						toolCalls: calls.length > 0 ? calls.map((call) => String(call.name)) : undefined,
 						estimatedOutput: messageTokens(message),
 						usage: message.usage,
 						stopReason: typeof message.stopReason === "string" ? message.stopReason : undefined,

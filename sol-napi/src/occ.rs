@@ -57,6 +57,8 @@ pub struct OccTexts {
     pub tool_name: String,
     /// The tool's label.
     pub tool_label: String,
+    /// Who may call the tool, where Pi lets an extension say (`exposure`, Pi 1.x).
+    pub tool_exposure: String,
     /// The tool's description.
     pub tool_description: String,
     /// The prompt snippet.
@@ -90,6 +92,7 @@ pub fn occ_texts() -> OccTexts {
     quiet(|| OccTexts {
         tool_name: TOOL_NAME.to_owned(),
         tool_label: text::TOOL_LABEL.to_owned(),
+        tool_exposure: text::TOOL_EXPOSURE.to_owned(),
         tool_description: text::TOOL_DESCRIPTION.to_owned(),
         prompt_snippet: text::PROMPT_SNIPPET.to_owned(),
         prompt_guidelines: text::PROMPT_GUIDELINES

@@ -134,9 +134,9 @@ pub struct SavingsUsage {
     pub usage: Option<Value>,
     /// The message's `stopReason` (`sol_core::message::reply_failed` reads it).
     pub stop_reason: Option<String>,
-    /// The response's tool calls: each the `sol-pi.json` key of the mechanism whose tool
-    /// it called, or an empty string for any other tool (absent: none).
-    pub tool_owners: Option<Vec<String>>,
+    /// The names of the tools the response called, in order (absent: none); Rust knows
+    /// which are SoL-Pi's (`ownTool`).
+    pub tool_calls: Option<Vec<String>>,
     /// The model that answered (`provider/model`).
     pub model: Option<String>,
     /// Its `cost` in Pi's model registry, as the registry has it.
@@ -503,10 +503,10 @@ impl SavingsBook {
                 state.callers.last = Some((model.clone(), prices));
             }
             let owners: Vec<Option<Mechanism>> = usage
-                .tool_owners
+                .tool_calls
                 .iter()
                 .flatten()
-                .map(|key| mechanism(key))
+                .map(|name| state.own.owner(name))
                 .collect();
             let failed = sol_core::message::reply_failed(usage.stop_reason.as_deref());
             state.book.end_request_with(response, failed, &owners);

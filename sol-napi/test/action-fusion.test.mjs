@@ -62,7 +62,7 @@ test(`Pi ${piVersion}: a failing command keeps the edit and reports [then_run:fa
 	const ws = makeWorkspace(t);
 	enable(ws);
 	fs.writeFileSync(path.join(ws.cwd, "app.txt"), "version = 1\n");
-	const { results } = await runCalls(t, ws, [
+	const { run, results } = await runCalls(t, ws, [
 		toolCalls([
 			"edit",
 			{ path: "app.txt", edits: [{ oldText: "version = 1", newText: "version = 2" }], then_run: { command: "echo checking; exit 3" } },
@@ -84,6 +84,13 @@ test(`Pi ${piVersion}: a failing command keeps the edit and reports [then_run:fa
 		assert.match(result.content.at(-1).text, /^\[then_run:failed\]\n/);
 		assert.match(result.details?.diff ?? "", /version = 2/);
 	}
+	// The failed command still saved the model's turn that would have run it, and the book has it
+	// on every Pi (on 0.84.2 the call ends in a thrown error, whose account the book takes too).
+	const totals = run.session.sessionManager
+		.getBranch()
+		.filter((entry) => entry.type === "custom" && entry.customType === "sol-pi-savings-totals")
+		.at(-1)?.data;
+	assert.equal(totals?.steps[0].requestsAvoided, 1, JSON.stringify(totals?.steps));
 });
 
 test(`Pi ${piVersion}: a failed mutation skips the command`, async (t) => {

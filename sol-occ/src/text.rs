@@ -26,6 +26,10 @@ use crate::plan::{
 pub const MECHANISM_LABEL: &str = "Online Context Compact";
 /// The tool's label in Pi's interface.
 pub const TOOL_LABEL: &str = "Update plan";
+/// Who may call the plan tool, where the host can say (Pi 1.x's `exposure`): the model only,
+/// never a codemode script, whose nested calls no turn reports, so a boundary registered there
+/// could never be compacted at.
+pub const TOOL_EXPOSURE: &str = "model-only";
 /// The badge's saving line.
 pub const BADGE_SAVING: &str = "compacts only when projected savings are positive";
 /// The key of Pi's footer status entry that shows savings (shared by all mechanisms).
