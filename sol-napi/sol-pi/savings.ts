@@ -1,14 +1,18 @@
 // The savings accounting in Pi: the `/sol-pi` command, the keyed running total in the TUI
 // status line, and the facts Rust's `SavingsBook` needs. Every figure is computed in Rust
 // (`sol_core::savings::Book`); this file only reports what happened:
-// - each provider request as sent (roles, Pi's token estimate, timestamps: no text crosses),
-//   from Pi 1.x's `context_with_system` (after every `context` handler, with the system
-//   message; on 0.84.2 a `context` handler registered after every mechanism's, with the
-//   system prompt as a first part), with the changes the
-//   mechanisms reported on the way (a placeholder, a receipt, a compaction summary);
-// - each response's usage, each mechanism step's account, the archive's bytes;
-// - the totals as a custom entry after every turn that changed them, read back from the
-//   branch at session start and after `/tree`.
+// - each provider request as sent (the request frame's roles, Pi's token estimates and
+//   timestamps: no text crosses), from Pi 1.x's `context_with_system` (after every `context`
+//   handler, with the system message; on 0.84.2 a `context` handler registered after every
+//   mechanism's, with the system prompt as a first part), with the changes the mechanisms
+//   reported on the way (a placeholder, a receipt, a compaction summary); it is kept until
+//   its reply and crosses with it;
+// - each response's usage, model and tool calls, and the bytes the model recalled;
+// - the totals as a custom entry after every turn that changed them (Rust knows when; Online
+//   Context Compact's `turnEnd` hands the entry over), read back from the branch at session
+//   start and after `/tree`.
+// The mechanisms' steps need nothing from here: their objects are made with the book and
+// record their accounts in it inside Rust.
 // Nothing here can touch the session: a failure is reported once and the figures stop.
 import { VERSION } from "@earendil-works/pi-coding-agent";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
