@@ -1,5 +1,5 @@
 //! The request frame: a provider request as the extension sized it in its one walk, each
-//! message's role (an index into [`ROLES`]), Pi's estimate of its tokens and its timestamp,
+//! message's role (an index into [`message_roles`]), Pi's estimate of its tokens and its timestamp,
 //! as typed arrays, so no string and no message crosses per message. ObservationPack's step
 //! reads it; the savings book's request uses the same three arrays.
 
