@@ -242,8 +242,12 @@ export function registerOnlineContextCompact(
 					c.abort();
 					return true;
 				});
-			case "measure":
-				return apply(c, warnings.guard<Step | undefined>(c, internalError, undefined, () => occ.decideBoundary(measure(c))), dispatch) ?? true;
+			case "measure": {
+				const decided = warnings.guard<Step | undefined>(c, internalError, undefined, () => occ.decideBoundary(measure(c)));
+				// The decision's own account may have changed the totals again since `turnEnd`.
+				if (decided?.totals) options.savings?.handTotals(decided.totals);
+				return apply(c, decided, dispatch) ?? true;
+			}
 			case "warn":
 				// Terminal only, like the savings notice.
 				return warnings.guard(c, internalError, false, () => {
@@ -275,8 +279,6 @@ export function registerOnlineContextCompact(
 
 	/** Carries out a step's effects in order; a promise when one of them waits. */
 	function apply(c: ExtensionContext, step: Step | undefined, dispatch: Dispatch = {}): Promise<void> | undefined {
-		// `turnEnd` and the boundary decision after it give the savings totals entry when it changed.
-		if (step?.totals) options.savings?.handTotals(step.totals);
 		const effects = step?.effects ?? [];
 		for (const [index, effect] of effects.entries()) {
 			const done = perform(c, effect, dispatch);

@@ -22,8 +22,8 @@ pub struct JsStepAccount {
     pub model_output_tokens: f64,
 }
 
-/// A step's account as it crosses: absent when the step saved and cost nothing, so that
-/// the host has nothing to hand to the savings book for it (a zero account adds nothing).
+/// A step's account as it crosses (the reducer's finished step shows it; the savings book
+/// took it inside Rust already): absent when the step saved and cost nothing.
 pub(crate) fn crossing(account: StepAccount) -> Option<JsStepAccount> {
     (account != StepAccount::default()).then(|| account.into())
 }
@@ -48,18 +48,5 @@ pub(crate) fn count(value: f64) -> u64 {
         value as u64
     } else {
         0
-    }
-}
-
-impl From<JsStepAccount> for StepAccount {
-    fn from(account: JsStepAccount) -> StepAccount {
-        StepAccount {
-            bytes_removed: count(account.bytes_removed),
-            tokens_removed: count(account.tokens_removed),
-            requests_avoided: count(account.requests_avoided),
-            model_calls: count(account.model_calls),
-            model_input_tokens: count(account.model_input_tokens),
-            model_output_tokens: count(account.model_output_tokens),
-        }
     }
 }

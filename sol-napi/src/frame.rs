@@ -55,10 +55,11 @@ impl RequestFrame {
             .collect()
     }
 
-    /// Whether the last message is a user prompt: its timestamp and the one before it.
-    pub(crate) fn ends_with_prompt(&self) -> Option<[f64; 2]> {
-        let last = self.roles.len().checked_sub(1)?;
-        (role_of(self.roles[last]) == "user").then(|| {
+    /// When the request ends with a user prompt: its timestamp and that of the message right
+    /// before it (NaN without one).
+    pub(crate) fn prompt_stamps(&self) -> Option<[f64; 2]> {
+        ends_with_prompt(&self.roles).then(|| {
+            let last = self.roles.len() - 1;
             let stamp = |index: Option<usize>| {
                 index
                     .and_then(|i| self.stamps.get(i).copied())
@@ -67,4 +68,9 @@ impl RequestFrame {
             [stamp(last.checked_sub(1)), stamp(Some(last))]
         })
     }
+}
+
+/// Whether messages of these role codes end with a user prompt: the request starts one.
+pub(crate) fn ends_with_prompt(roles: &[u8]) -> bool {
+    roles.last().is_some_and(|&code| role_of(code) == "user")
 }

@@ -10,7 +10,7 @@ use napi::bindgen_prelude::{Uint8Array, Uint32Array};
 use napi_derive::napi;
 use serde_json::Value;
 use sol_core::Mechanism;
-use sol_core::savings::{ReportedUsage, cache_lifetime_ms, prompt_after_lifetime};
+use sol_core::savings::ReportedUsage;
 use sol_obspack::{
     ContentDigest, FULL_SENDS, Handle, LedgerRecord, MEDIUM_THRESHOLD_BYTES, Names, ObservationId,
     ObservationStore, Pack, PromptFacts, RecallError, ReportedInput, Seen, Shape, StoreOutcome,
@@ -21,7 +21,7 @@ use crate::NativeFileSystem;
 use crate::account::count;
 use crate::boundary::quiet;
 use crate::frame::RequestFrame;
-use crate::savings::{SavingsBook, SharedBook, prompt_cache_seconds};
+use crate::savings::{SavingsBook, SharedBook, after_cache_lifetime};
 
 /// The numbers the host's walk needs.
 #[napi(object)]
@@ -237,16 +237,6 @@ impl ObsReply {
     }
 }
 
-/// Whether a prompt sent at `stamps[1]` after a message of `stamps[0]` came after the
-/// provider's cache lifetime.
-fn prompt_expired(stamps: [f64; 2], facts: &ObsRequestFacts) -> bool {
-    let lifetime = cache_lifetime_ms(
-        facts.cache_retention.as_deref(),
-        prompt_cache_seconds(facts.prompt_cache.as_ref()),
-    );
-    prompt_after_lifetime(&stamps, true, lifetime)
-}
-
 /// ObservationPack for one storage directory: the archive, the ledger and the
 /// `sol_obspack::Pack` whose step decides every request.
 #[napi]
@@ -372,10 +362,15 @@ impl ObsPack {
                     // Only the recent-outputs placement reads a new prompt's timing.
                     let prompt = pack
                         .recent_outputs()
-                        .and_then(|_| frame.ends_with_prompt())
+                        .and_then(|_| frame.prompt_stamps())
                         .map_or(PromptFacts::default(), |stamps| PromptFacts {
                             starts_prompt: true,
-                            expired: prompt_expired(stamps, &facts),
+                            expired: after_cache_lifetime(
+                                &stamps,
+                                true,
+                                facts.cache_retention.as_deref(),
+                                facts.prompt_cache.as_ref(),
+                            ),
                         });
                     pack.on_context_recent(request, &located.carried, request_shape, prompt, ratio)
                 }

@@ -20,7 +20,7 @@ use sol_occ::tokens::content_key;
 
 use crate::account::count;
 use crate::boundary::{quiet, whole_numbers};
-use crate::frame::role_of;
+use crate::frame::{ends_with_prompt, role_of};
 
 /// The price table of `sol-pi.json` (`prices`), in dollars per million tokens.
 #[napi(object)]
@@ -117,11 +117,19 @@ pub struct SavingsRequest {
     pub prompt_cache: Option<Value>,
 }
 
-/// A model's prompt cache lifetimes in seconds (`short`, `long`) from its `promptCache` in
-/// Pi's model registry; a field that is not a number is none (`cache_lifetime_ms` reads them).
-pub(crate) fn prompt_cache_seconds(prompt_cache: Option<&Value>) -> (Option<f64>, Option<f64>) {
+/// Whether a request of these timestamps that starts a prompt (`prompt`) sent it after the
+/// provider's cache lifetime (`prompt_after_lifetime`): the lifetime the request asked for
+/// (`retention`, Pi's `PI_CACHE_RETENTION`) under the model's `promptCache` in Pi's model
+/// registry (`short`, `long` seconds; a field that is not a number is none).
+pub(crate) fn after_cache_lifetime(
+    stamps: &[f64],
+    prompt: bool,
+    retention: Option<&str>,
+    prompt_cache: Option<&Value>,
+) -> bool {
     let seconds = |key: &str| prompt_cache.and_then(|cache| cache.get(key)?.as_f64());
-    (seconds("short"), seconds("long"))
+    let lifetime = cache_lifetime_ms(retention, (seconds("short"), seconds("long")));
+    prompt_after_lifetime(stamps, prompt, lifetime)
 }
 
 /// The usage of one model response.
@@ -485,8 +493,9 @@ impl SavingsBook {
     #[napi(catch_unwind)]
     pub fn record_response(&self, usage: SavingsUsage, request: Option<SavingsRequest>) {
         quiet(|| {
+            let mut state = self.shared.lock();
             if let Some(request) = &request {
-                begin(&mut self.shared.lock().book, request);
+                begin(&mut state.book, request);
             }
             let reported = usage
                 .usage
@@ -496,7 +505,6 @@ impl SavingsBook {
                 estimated_output: count(usage.estimated_output),
                 reported: Some(reported),
             };
-            let mut state = self.shared.lock();
             if let Some(model) = &usage.model {
                 let prices = registry_prices(usage.cost.as_ref());
                 state.book.answered_by(model, prices);
@@ -565,17 +573,15 @@ impl SavingsBook {
 /// whether that came after the cache lifetime, and the fused results it holds.
 fn begin(book: &mut Book, request: &SavingsRequest) {
     book.begin_request(sent_parts(request));
-    let last = request.roles.len().checked_sub(1);
-    let prompt =
-        last.is_some_and(|last| request.roles.get(last).map(|&code| role_of(code)) == Some("user"));
+    let prompt = ends_with_prompt(&request.roles);
     if prompt {
         book.starts_with_prompt();
     }
-    let lifetime = cache_lifetime_ms(
+    let (retention, cache) = (
         request.cache_retention.as_deref(),
-        prompt_cache_seconds(request.prompt_cache.as_ref()),
+        request.prompt_cache.as_ref(),
     );
-    if prompt_after_lifetime(&request.stamps, prompt, lifetime) {
+    if after_cache_lifetime(&request.stamps, prompt, retention, cache) {
         book.after_cache_lifetime();
     }
     let fused = request.fused.iter().flatten().filter_map(|result| {
