@@ -14,6 +14,9 @@
 //!    [`StepAccount`] of the call.
 //!
 //! A call without `then_run` runs the mutation and finishes with its result unchanged.
+//! A call whose command ran avoids one model request, unless a script made it
+//! ([`FusedCallRequest::parent_tool_call_id`], codemode): the script could have run the
+//! command itself in the same turn, so its account avoids none.
 //! How a failure after an applied mutation reaches the model depends on the host: one
 //! that keeps a returned error result ([`Capabilities::error_results_kept`]) gets the
 //! mutation's result with a failure block and the error flag; one that ignores it gets
@@ -568,8 +571,10 @@ impl FusedCall {
 
     fn commanded(&mut self, result: CommandResult) -> Effect {
         // The command ran in the same call as the mutation: the model needs no request for it.
+        // A call a script made (codemode) avoids none: the script could have run the command
+        // itself right after the mutation, in the same model turn.
         let account = StepAccount {
-            requests_avoided: 1,
+            requests_avoided: u64::from(!self.nested),
             ..StepAccount::default()
         };
         let mutation_text = self.texts.join("\n");

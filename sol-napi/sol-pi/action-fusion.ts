@@ -74,8 +74,11 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 	/** The mutation's result with Rust's text blocks after its own. */
 	const appended = (mutation: Result, append: string[]): Result => ({ ...mutation, content: [...mutation.content, ...append.map((text) => ({ type: "text" as const, text }))] });
 
-	/** Carries out the effects of one `FusedCall` until it finishes. */
-	async function drive(kind: Kind, machine: NativeAddon.FusedCall, effect: NativeAddon.FusedEffect, [toolCallId, params, signal, onUpdate, c]: Call): Promise<Result> {
+	/**
+	 * Carries out the effects of one `FusedCall` until it finishes. A `nested` call (a script's,
+	 * codemode) returns to its script: no message carries its result, so the book waits for none.
+	 */
+	async function drive(kind: Kind, machine: NativeAddon.FusedCall, effect: NativeAddon.FusedEffect, [toolCallId, params, signal, onUpdate, c]: Call, nested: boolean): Promise<Result> {
 		const tools = toolsFor(c.cwd);
 		let mutation: Result = { content: [], details: undefined };
 		let mutationError: unknown;
@@ -115,11 +118,11 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 				case "rethrowMutationError":
 					throw mutationError;
 				case "return":
-					options.savings?.fusedResult(toolCallId, mutation);
+					if (!nested) options.savings?.fusedResult(mutation, effect.append);
 					savings.showNotice(c, effect.notice);
 					return appended(mutation, effect.append);
 				case "returnError":
-					options.savings?.fusedResult(toolCallId, mutation);
+					if (!nested) options.savings?.fusedResult(mutation, effect.append);
 					return { ...appended(mutation, effect.append), isError: true };
 			}
 			effect = machine.step(input);
@@ -151,7 +154,7 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 				const first = machine.start();
 				// No await before this line: the call takes its place in the file's line now.
 				const call: Call = [toolCallId, mutationParams, signal, onUpdate, c];
-				return queue.run(first.kind === "runMutation" ? first.queueKeys : [], () => drive(kind, machine, first, call));
+				return queue.run(first.kind === "runMutation" ? first.queueKeys : [], () => drive(kind, machine, first, call, parentToolCallId !== undefined));
 			},
 			renderCall(args, theme, context) {
 				const inner = toolsFor(context?.cwd ?? ctx.cwd)[kind].renderCall?.(args, theme, context);

@@ -70,8 +70,11 @@ export class SavingsTracker {
 	private readonly summaries = new TextSet<true>();
 	/** The custom message types of Online Context Compact's continuations. */
 	private readonly continuations = new Set<string>();
-	/** Fused calls' results by tool-call id, with their tokens without the command's output. */
-	private readonly fusedResults = new Map<string, number>();
+	/**
+	 * Fused calls' results not yet seen in a request, known by their content (every text block;
+	 * bucketed by the last block's length, the command's output), with their tokens without the output.
+	 */
+	private fusedResults = new Map<number, Array<{ texts: string[]; tokens: number }>>();
 	/** SoL-Pi's own tools (`update_plan`, `obs_recall`), by name: plain Pi has none of their calls. */
 	private readonly ownTools = new Map<string, MechanismKey>();
 	/** The last system message's content and tool count, with its shares from Rust (they change rarely). */
@@ -154,12 +157,30 @@ export class SavingsTracker {
 		return this.registered(model)?.cost;
 	}
 
-	/** Action Fusion returns `mutation` (the edit or write's own result) with its command's output appended, for this call. */
-	fusedResult(toolCallId: string, mutation: unknown): void {
+	/** Action Fusion returns `mutation` (the edit or write's own result) with its command's output appended as `append`. */
+	fusedResult(mutation: unknown, append: readonly string[]): void {
 		this.guard(undefined, () => {
 			const content = (mutation as { content?: unknown } | undefined)?.content;
-			this.fusedResults.set(toolCallId, messageTokens({ role: "toolResult", content: Array.isArray(content) ? content : [] }));
+			const blocks = Array.isArray(content) ? content : [];
+			const texts = [...blocks.map((block) => (block as { text?: unknown })?.text), ...append];
+			if (append.length === 0 || texts.some((text) => typeof text !== "string")) return;
+			const tokens = messageTokens({ role: "toolResult", content: blocks });
+			const units = append[append.length - 1].length;
+			this.fusedResults.set(units, [...(this.fusedResults.get(units) ?? []), { texts: texts as string[], tokens }]);
 		});
+	}
+
+	/** The tokens without the command's output of a fused result with exactly this content, taken from the ones waiting. */
+	private takeFused(message: Message): number | undefined {
+		const content = Array.isArray(message.content) ? (message.content as Array<{ text?: unknown }>) : [];
+		const last = content[content.length - 1]?.text;
+		if (typeof last !== "string") return undefined;
+		const bucket = this.fusedResults.get(last.length);
+		const at = bucket?.findIndex(({ texts }) => texts.length === content.length && texts.every((text, i) => content[i]?.text === text)) ?? -1;
+		if (!bucket || at < 0) return undefined;
+		const [{ tokens }] = bucket.splice(at, 1);
+		if (bucket.length === 0) this.fusedResults.delete(last.length);
+		return tokens;
 	}
 
 	/**
@@ -260,14 +281,8 @@ export class SavingsTracker {
 			for (const mark of marks) changes.push({ index, mechanism: mark.mechanism, beforeTokens: mark.beforeTokens });
 			const used = system ? this.systemUse(index, message) : this.toolUse(index, message);
 			if (used) (toolUses ??= []).push(used);
-			if (this.fusedResults.size > 0 && message.role === "toolResult") {
-				const id = String((message as { toolCallId?: unknown }).toolCallId);
-				const without = this.fusedResults.get(id);
-				if (without !== undefined) {
-					(fused ??= []).push({ index, tokens: without });
-					this.fusedResults.delete(id);
-				}
-			}
+			const without = this.fusedResults.size > 0 && message.role === "toolResult" ? this.takeFused(message) : undefined;
+			if (without !== undefined) (fused ??= []).push({ index, tokens: without });
 		}
 		this.marks = new WeakMap();
 		this.sent = { roles, tokens, stamps, unstamped, changes, toolUses, fused, cacheRetention: process.env.PI_CACHE_RETENTION, promptCache: this.promptCacheOf(this.lastModel) };
@@ -283,7 +298,7 @@ export class SavingsTracker {
 		const type = this.book.entryType;
 		const entries = (ctx.sessionManager.getBranch() as Array<{ type?: string; customType?: string }>).filter((entry) => entry.type === "custom" && entry.customType === type);
 		for (const warning of this.book.restore(entries)) this.warnings.warn(ctx, warning);
-		[this.handed, this.sent] = [undefined, undefined];
+		[this.handed, this.sent, this.fusedResults] = [undefined, undefined, new Map()];
 		this.showStatus(ctx);
 	}
 

@@ -6,7 +6,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 
-import { ai, makeWorkspace, pi, piVersion, resultText, startSession, toolResults, writeJson } from "./support.mjs";
+import { assertReplayedAsLive, npmReplay } from "./replay-check.mjs";
+import { ai, makeWorkspace, pi, piVersion, resultText, startSession, toolCalls, toolResults, writeJson } from "./support.mjs";
 
 const hasCodemode = typeof pi.createCodemodeExtension === "function";
 
@@ -54,3 +55,42 @@ for (const mode of ["on", "only"]) {
 		assert.deepEqual(run.notices().filter((n) => n.message.includes("Money saved")), []);
 	});
 }
+
+// A fused call a script made avoids no model turn (the script could have run the command right
+// after the mutation), and its result, which goes to the script, is never taken for a message of
+// the same tool-call id: the provider chose that id, and here it chooses the script call's id again
+// for a later bash call. The live totals are the replay's, which knows fused results by content.
+test(`Pi ${piVersion}: a script's fused call avoids no turn and a reused tool-call id is not taken for it`, { skip: hasCodemode ? false : "Pi 0.84.2 has no codemode" }, async (t) => {
+	const ws = makeWorkspace(t);
+	// ObservationPack too: the replay's figures are those of both (it archives the long output).
+	writeJson(path.join(ws.cwd, ".pi", "sol-pi.json"), { version: 1, actionFusion: true, observationPack: true });
+	const sessionDir = path.join(ws.root, "sessions");
+	const sessionManager = pi.SessionManager.create(ws.cwd, sessionDir);
+	const inScript = 'await tools.write({ path: "s.txt", content: "s\\n", then_run: { command: "cat s.txt" } }); console.log("ok");';
+	const run = await startSession({
+		...ws,
+		sessionManager,
+		settings: { defaultTools: ["+codemode"], codemode: { mode: "on" } },
+		extensionFactories: [pi.createCodemodeExtension()],
+		replies: [
+			ai.fauxAssistantMessage([ai.fauxToolCall("codemode", { code: inScript }, { id: "cm1" })], { stopReason: "toolUse" }),
+			// The script's write was `cm1/1`; the provider uses that id again, for a long bash output.
+			toolCalls(["write", { path: "w.txt", content: "w\n", then_run: { command: "cat w.txt" } }, "w2"], ["bash", { command: 'seq -f "line %g of a long build log" 1 400' }, "cm1/1"]),
+			"done",
+		],
+	});
+	t.after(() => run.close());
+	await run.session.prompt("write twice");
+	assert.deepEqual(run.errors, []);
+	assert.match(resultText(toolResults(run.session).get("cm1")), /^Script completed/);
+	const totals = sessionManager
+		.getBranch()
+		.filter((entry) => entry.type === "custom" && entry.customType === "sol-pi-savings-totals")
+		.at(-1)?.data;
+	assert.equal(totals?.steps[0].requestsAvoided, 1, `only the model's own fused call: ${JSON.stringify(totals?.steps)}`);
+
+	const result = npmReplay("--json", "--estimated", sessionManager.getSessionFile());
+	assert.equal(result.status, 0, result.stderr);
+	const [session] = JSON.parse(result.stdout).sessions;
+	for (const branch of session.branches) assertReplayedAsLive(branch, `codemode on Pi ${piVersion}`, session.systemPromptRecorded);
+});
