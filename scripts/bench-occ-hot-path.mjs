@@ -18,10 +18,13 @@
 //   npm run build && node --expose-gc scripts/bench-occ-hot-path.mjs [iterations]
 import { createRequire } from "node:module";
 
-import { registerOnlineContextCompact } from "../sol-napi/sol-pi/online-context-compact.ts";
+import { frameWith } from "../sol-napi/sol-pi/request-frame.ts";
+import { SavingsTracker } from "../sol-napi/sol-pi/savings.ts";
+import { registerSession } from "../sol-napi/sol-pi/session.ts";
 import { testHooks } from "../sol-napi/test/hooks.mjs";
 
 const addon = createRequire(import.meta.url)("../sol-napi/index.js");
+frameWith(addon);
 const hooks = testHooks({ release: true });
 const iterations = Number(process.argv[2] ?? 15);
 
@@ -87,7 +90,9 @@ function register() {
 		signal: undefined,
 		ui: { notify: () => {}, setStatus: () => {} },
 	};
-	registerOnlineContextCompact(pi, ctx, addon, { cacheWriteReadRatio: 12.5 });
+	// The session engine with Online Context Compact only, and the session's handlers over it.
+	const engine = new addon.Engine({ occ: { cacheWriteReadRatio: 12.5 } });
+	registerSession(pi, ctx, addon, engine, new SavingsTracker(addon, engine), true);
 	return { handlers, ctx };
 }
 

@@ -9,170 +9,12 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
-/**
- * One fused `edit`/`write` call: `sol_fusion::fused::FusedCall` behind napi. `start()`
- * gives the first effect; `step()` takes the result of each effect and gives the next,
- * until a finishing one (`reject`, `returnMutation`, `rethrowMutationError`, `return`,
- * `returnError`, `throw`).
- */
-export declare class FusedCall {
-  /**
-   * Checks the call (then_run, target); nothing runs yet. Made with the session's `book`,
-   * the finishing step records the call's account there.
-   */
-  constructor(request: FusedCallRequest, book?: SavingsBook | undefined | null)
-  /** The first effect: `reject` or `runMutation` (with the queue key). */
-  start(): FusedEffect
-  /** The next effect, from the result of the last one. */
-  step(input: FusedInput): FusedEffect
-}
-
-/**
- * ObservationPack for one storage directory: the archive, the ledger and the
- * `sol_obspack::Pack` whose step decides every request.
- */
-export declare class ObsPack {
-  /**
-   * A pack over the session's runtime root (its files go in `observation-pack` there);
-   * with `cacheAwareRatio` (the configured `cacheWriteReadRatio`, given when `cacheAware`
-   * or `keepRecentOutputs` is on) its steps place results by the cache-aware economics
-   * instead of the fixed rule, and with `keepRecentOutputs` (not 0) by the recent-outputs
-   * placement, which packs results over 256 bytes that its compact placeholder halves.
-   */
-  constructor(root: string, cacheAwareRatio?: number | undefined | null, keepRecentOutputs?: number | undefined | null, book?: SavingsBook | undefined | null)
-  /**
-   * Whether the steps use the cache-aware placement (or the recent-outputs one):
-   * `onContext` then needs the request's shape.
-   */
-  get cacheAware(): boolean
-  /**
-   * Decides, archives and admits new candidates, in order. A damaged object or record
-   * found on the way is rebuilt from the candidate's text and recorded in the ledger
-   * (`repaired`, stamped `timestamp`).
-   */
-  admit(candidates: Array<ObsCandidate>, timestamp: string): Array<ObsAdmission>
-  /**
-   * The step for the request `frame` describes, which carries the admitted results
-   * `handles[i]` at the indexes `at[i]`. Rust counts where each sits (the earlier requests
-   * that carried it, the tokens and tool outputs after it; `sol_obspack::locate`). A
-   * cache-aware pack places them with `facts` (without them, by the fixed rule). Appends
-   * the step's ledger records (stamped `timestamp`) in one write.
-   */
-  onContext(frame: RequestFrame, at: Uint32Array, handles: Uint32Array, timestamp: string, facts?: ObsRequestFacts | undefined | null): ObsContextStep
-}
-
-/** Online Context Compact for one loaded extension. */
-export declare class Occ {
-  /**
-   * Validates the options; throws their error message when invalid. Made with the
-   * session's `book`, every step records its account there.
-   */
-  constructor(options: OccCreateOptions, book?: SavingsBook | undefined | null)
-  /** Whether the state has not been restored from the branch yet. */
-  needsRestore(): boolean
-  /**
-   * Restores the persisted state from `getBranch()` (root first); `warn` when saved
-   * snapshots newer than the restored one could not be read.
-   */
-  restore(branch: ReadonlyArray<unknown>): OccStep
-  /**
-   * `session_start`: restore, observe the session's messages (their total size, as the
-   * host sized them), clear transient state; `warn` as for `restore`.
-   */
-  sessionStart(branch: ReadonlyArray<unknown>, observedTokens: number): OccStep
-  /** `session_tree`: the same for the new leaf. */
-  sessionTree(branch: ReadonlyArray<unknown>, observedTokens: number): OccStep
-  /** `session_shutdown`. */
-  sessionShutdown(): void
-  /**
-   * `context`: observes the messages (their total size, as the host sized them) and
-   * marks the next provider request.
-   */
-  context(aborted: boolean, observedTokens: number): void
-  /**
-   * `before_provider_request`, after the `context` event carried with it: counts the
-   * request if a `context` marked it (a counted request is saved).
-   */
-  beforeProviderRequest(reportedTokens: number | undefined | null, systemPrompt: string, context?: OccContextSeen | undefined | null): OccStep
-  /**
-   * `input`: corrections drop the plan, a new task after a completed plan starts a new
-   * horizon; the snapshot when that changed the state.
-   */
-  input(text: string, streamingBehavior?: string | undefined | null): OccStep
-  /** Executes `update_plan`. */
-  updatePlan(toolCallId: string, args: unknown, aborted: boolean): OccPlanResult
-  /**
-   * `turn_end`, after the `context` event carried with it: ends the turn's request, takes
-   * the pending boundary; `measure` when it is to be evaluated.
-   */
-  turnEnd(turn: OccTurnEndInput, context?: OccContextSeen | undefined | null): OccStep
-  /**
-   * The measurement a `measure` effect asked for: the decision, and for a selected
-   * compaction the snapshot and `abort`.
-   */
-  decideBoundary(measurement: OccMeasurement): OccStep
-  /**
-   * `agent_settled`: `compact` for a selection Pi is idle at, the skip record of a
-   * dropped one (a selection is valid only for the settlement of the run it stopped),
-   * `keepWaiting` for a settlement nested in a running compaction.
-   */
-  agentSettled(idle: boolean): OccStep
-  /**
-   * `session_before_compact`: whether to cancel (threshold compaction while
-   * a boundary compaction is selected).
-   */
-  shouldCancelCompaction(reason: string): boolean
-  /**
-   * `session_before_tree`: whether to refuse tree navigation (by the capability given
-   * at construction).
-   */
-  shouldCancelTreeNavigation(): boolean
-  /**
-   * `session_compact`: records the compaction and observes the compacted messages
-   * (their total size, as the host sized them); the snapshot follows.
-   */
-  sessionCompact(fromExtension: boolean, observedTokens: number): OccStep
-  /** The end of `ctx.compact()`: records, notices and the continuation. */
-  compactionFinished(result: OccCompactionResult): OccStep
-  /**
-   * The continuation was sent; `idle` is `ctx.isIdle()` right after. `waitForContinuation`
-   * when Pi started its turn inside this dispatch (0.84.2), then a compaction error.
-   */
-  continuationSent(idle: boolean): OccStep
-}
-
-/**
- * The reducer for one loaded extension: holds the in-memory receipt cache and, under the
- * cache-aware policy, the ratio and prices it weighs a reduction with.
- */
-export declare class Reducer {
-  /**
-   * A reducer with an empty receipt cache; with `economy` (when `cacheAware` is on) it
-   * reads the log as the model saw it and skips reductions that would not pay. Made with
-   * the session's `book`, each finished reduction records its account there.
-   */
-  constructor(economy?: ReducerEconomy | undefined | null, book?: SavingsBook | undefined | null)
-  /** The first step for one tool result. */
-  begin(input: ReducerInput): ReducerBegin
-}
-
-/** A reduction waiting for the reducer model's answer. */
-export declare class ReducerReduction {
-  /**
-   * The second step: what came of the model call, at `timestamp` (ISO, for the
-   * journal). Called once; a second call is a contract violation and throws.
-   */
-  finish(modelAnswer: ReducerModelAnswer, timestamp: string): ReducerDone
-}
-
-/** A session's savings book. */
-export declare class SavingsBook {
-  /** An empty book priced at `prices` (the configuration's; the default table without). */
-  constructor(prices?: SavingsPrices | undefined | null)
+/** One Pi session: its book, and the mechanisms' state. See the [module docs](self). */
+export declare class Engine {
   /**
    * `mechanism` (its `sol-pi.json` key) registered the tool `name`, listed in the system
    * prompt with `snippet` and `guidelines`: its calls, results and lines are not plain
-   * Pi's ([`OwnPrompt`]).
+   * Pi's (`sol_core::savings::OwnPrompt`).
    */
   ownTool(name: string, mechanismKey: string, snippet?: string | undefined | null, guidelines?: Array<string> | undefined | null): void
   /**
@@ -185,11 +27,6 @@ export declare class SavingsBook {
   /** The status key of the running total. */
   get statusKey(): string
   /**
-   * Goes on from the newest readable totals entry of `entries` (the branch's totals
-   * entries, root first); returns one warning per newer entry that could not be read.
-   */
-  restore(entries: ReadonlyArray<unknown>): Array<string>
-  /**
    * A provider's response, with the `request` as it was sent (the extension keeps it from
    * the request's own event until the reply, so both cross once); an abort or an error
    * that was not billed is dropped with its request. Without a request, the one begun last.
@@ -200,15 +37,163 @@ export declare class SavingsBook {
    * its `cost` in Pi's model registry when it has one; without it, to the session's model.
    */
   reducerModel(model: string, cost?: unknown): void
+  /**
+   * The host's accounting failed (an internal error): the figures are incomplete from now
+   * on, so no more totals entries are written; the session goes on.
+   */
+  stopAccounting(): void
   /** The model recalled `bytes` from the archive. */
   recordRecall(bytes: number): void
-  /**
-   * The totals as a custom entry, when they changed since they were last given out
-   * (here, or with Online Context Compact's `turnEnd`); the host appends it at `turn_end`.
-   */
-  totalsIfChanged(): SavingsEntry | null
   /** The table and the status line, at the configured prices. */
   view(): SavingsView
+  /** Whether Online Context Compact's state has not been restored from the branch yet. */
+  needsRestore(): boolean
+  /**
+   * Restores Online Context Compact's persisted state from `getBranch()` (root first);
+   * `warn` when saved snapshots newer than the restored one could not be read.
+   */
+  restoreState(branch: ReadonlyArray<unknown>): EngineStep
+  /**
+   * `context`: observes the messages (their total size, as the host sized them) and
+   * marks the next provider request.
+   */
+  context(aborted: boolean, observedTokens: number): void
+  /**
+   * `before_provider_request`, after the `context` event carried with it: counts the
+   * request if a `context` marked it (a counted request is saved).
+   */
+  beforeProviderRequest(reportedTokens: number | undefined | null, systemPrompt: string, context?: OccContextSeen | undefined | null): EngineStep
+  /**
+   * `input`: corrections drop the plan, a new task after a completed plan starts a new
+   * horizon; the snapshot when that changed the state.
+   */
+  input(text: string, streamingBehavior?: string | undefined | null): EngineStep
+  /** Executes `update_plan` (registered only with Online Context Compact on). */
+  updatePlan(toolCallId: string, args: unknown, aborted: boolean): OccPlanResult
+  /**
+   * The measurement a `measure` effect asked for: the decision, for a selected compaction
+   * the snapshot and `abort`, then the totals entry when the totals changed.
+   */
+  decideBoundary(measurement: OccMeasurement): EngineStep
+  /**
+   * `agent_settled`: `compact` for a selection Pi is idle at, the skip record of a
+   * dropped one (a selection is valid only for the settlement of the run it stopped),
+   * `keepWaiting` for a settlement nested in a running compaction.
+   */
+  agentSettled(idle: boolean): EngineStep
+  /**
+   * `session_before_compact`: whether to cancel (threshold compaction while a boundary
+   * compaction is selected).
+   */
+  shouldCancelCompaction(reason: string): boolean
+  /**
+   * `session_before_tree`: whether to refuse tree navigation (by the capability given
+   * at construction).
+   */
+  shouldCancelTreeNavigation(): boolean
+  /** The end of `ctx.compact()`: records, notices and the continuation. */
+  compactionFinished(result: OccCompactionResult): EngineStep
+  /**
+   * The continuation was sent; `idle` is `ctx.isIdle()` right after. `waitForContinuation`
+   * when Pi started its turn inside this dispatch (0.84.2), then a compaction error.
+   */
+  continuationSent(idle: boolean): EngineStep
+  /**
+   * Whether ObservationPack places results by size and position (the cache-aware or the
+   * recent-outputs placement): `obsContext` then takes the request's facts.
+   */
+  get obsPlacesBySize(): boolean
+  /**
+   * Decides, archives and admits new candidates of the session whose runtime root is
+   * `root`, in order. A damaged object or record found on the way is rebuilt from the
+   * candidate's text and recorded in the ledger (`repaired`, stamped `timestamp`).
+   */
+  obsAdmit(root: string, candidates: Array<ObsCandidate>, timestamp: string): Array<ObsAdmission>
+  /**
+   * The step for the request `frame` describes, which carries the admitted results
+   * `handles[i]` at the indexes `at[i]`. Rust counts where each sits (the earlier requests
+   * that carried it, the tokens and tool outputs after it; `sol_obspack::locate`). A pack
+   * placing by size and position places them with `facts` and with whether the request
+   * shares no prefix with the one before (the first after a session start, a branch
+   * switch, a compaction or a model switch: the engine saw those events); without facts,
+   * by the fixed rule. Appends the step's ledger records (stamped `timestamp`) in one write.
+   */
+  obsContext(root: string, frame: RequestFrame, at: Uint32Array, handles: Uint32Array, timestamp: string, facts?: ObsRequestFacts | undefined | null): ObsContextStep
+  /**
+   * The engine of a session with `options` (none: only the book, at the default prices);
+   * throws when the prices or Online Context Compact's options are invalid.
+   */
+  constructor(options?: EngineOptions | undefined | null)
+  /**
+   * `session_start`: the book goes on from the branch's newest readable totals entry and
+   * Online Context Compact restores its state (a `warn` per saved entry that could not be
+   * read), it observes the session's messages (their total size, as the host sized them);
+   * then the running total for the status line.
+   */
+  sessionStart(branch: ReadonlyArray<unknown>, observedTokens: number): EngineStep
+  /** `session_tree`: the same for the new leaf. */
+  sessionTree(branch: ReadonlyArray<unknown>, observedTokens: number): EngineStep
+  /**
+   * `session_compact`: the next request is rewritten; Online Context Compact records the
+   * compaction and observes the compacted messages (the snapshot follows).
+   */
+  sessionCompact(fromExtension: boolean, observedTokens: number): EngineStep
+  /**
+   * `model_select`: another model's provider holds none of the session's prefix in its
+   * cache, so the next request is rewritten.
+   */
+  modelSelect(): void
+  /** `session_shutdown`. */
+  sessionShutdown(): void
+  /**
+   * `turn_end`, after the `context` event carried with it (`context`: Online Context
+   * Compact's observation): Online Context Compact ends the turn's request and takes the
+   * pending boundary (`measure` when it is to be evaluated: the totals then come with
+   * `decideBoundary`), then the totals entry when the totals changed since the last one.
+   */
+  turnEnd(turn: OccTurnEndInput, context?: OccContextSeen | undefined | null): EngineStep
+}
+
+/**
+ * One fused `edit`/`write` call: `sol_fusion::fused::FusedCall` behind napi. `start()`
+ * gives the first effect; `step()` takes the result of each effect and gives the next,
+ * until a finishing one (`reject`, `returnMutation`, `rethrowMutationError`, `return`,
+ * `returnError`, `throw`).
+ */
+export declare class FusedCall {
+  /**
+   * Checks the call (then_run, target); nothing runs yet. Made with the session's `engine`,
+   * the finishing step records the call's account in its book.
+   */
+  constructor(request: FusedCallRequest, engine?: Engine | undefined | null)
+  /** The first effect: `reject` or `runMutation` (with the queue key). */
+  start(): FusedEffect
+  /** The next effect, from the result of the last one. */
+  step(input: FusedInput): FusedEffect
+}
+
+/**
+ * The reducer for one loaded extension: holds the in-memory receipt cache and, under the
+ * cache-aware policy, the ratio and prices it weighs a reduction with.
+ */
+export declare class Reducer {
+  /**
+   * A reducer with an empty receipt cache; with `economy` (when `cacheAware` is on) it
+   * reads the log as the model saw it and skips reductions that would not pay. Made with
+   * the session's `engine`, each finished reduction records its account in its book.
+   */
+  constructor(economy?: ReducerEconomy | undefined | null, engine?: Engine | undefined | null)
+  /** The first step for one tool result. */
+  begin(input: ReducerInput): ReducerBegin
+}
+
+/** A reduction waiting for the reducer model's answer. */
+export declare class ReducerReduction {
+  /**
+   * The second step: what came of the model call, at `timestamp` (ISO, for the
+   * journal). Called once; a second call is a contract violation and throws.
+   */
+  finish(modelAnswer: ReducerModelAnswer, timestamp: string): ReducerDone
 }
 
 /** The addon's version, compared by the extension with its own to catch a stale build. */
@@ -300,6 +285,50 @@ export interface EffectiveConfig {
    * table otherwise).
    */
   prices?: SavingsPrices
+}
+
+/** One thing the host does, in the order a step lists them. */
+export type EngineEffect =
+  | { kind: 'appendEntry'; /** Entry type. */
+    customType: string; /** Entry data (a JSON object). */
+  data: Record<string, unknown> }
+  | { kind: 'decision'; /** The boundary evaluation. */
+  evaluation: OccEvaluation }
+  | { kind: 'abort' }
+  | { kind: 'measure' }
+  | { kind: 'compact'; /** `customInstructions` for `ctx.compact()`. */
+  customInstructions: string }
+  | { kind: 'warn'; /** The warning. */
+  text: string }
+  | { kind: 'savingsNotice'; /** The notice. */
+  notice: OccSavingsNotice }
+  | { kind: 'status'; /** `ctx.ui.setStatus` key. */
+    key: string; /** `ctx.ui.setStatus` text. */
+  text: string }
+  | { kind: 'sendMessage'; /** The message. */
+  continuation: OccContinuation }
+  | { kind: 'waitForContinuation' }
+  | { kind: 'keepWaiting' }
+  | { kind: 'fail'; /** The error text. */
+  error: string }
+
+/**
+ * What a session runs with, from `sol-pi.json` and Pi's capabilities; a mechanism without
+ * its options is off.
+ */
+export interface EngineOptions {
+  /** The configured price table (`prices`); the default table without. */
+  prices?: SavingsPrices
+  /** Online Context Compact on, with these options. */
+  occ?: OccCreateOptions
+  /** ObservationPack on, with this placement. */
+  observationPack?: ObsPlacement
+}
+
+/** What an event left for the host (what it saved and cost went to the book). */
+export interface EngineStep {
+  /** The effects, in order. */
+  effects: Array<EngineEffect>
 }
 
 /**
@@ -521,6 +550,20 @@ export interface ObsContextStep {
   placement?: Array<string>
 }
 
+/** The settings of ObservationPack's placement, from `sol-pi.json`. */
+export interface ObsPlacement {
+  /**
+   * The configured `cacheWriteReadRatio`, given when `cacheAware` or `keepRecentOutputs`
+   * is on: results are placed by the cache-aware economics instead of the fixed rule.
+   */
+  cacheAwareRatio?: number
+  /**
+   * `keepRecentOutputs` (not 0): the recent-outputs placement, which packs results over
+   * 256 bytes that its compact placeholder halves.
+   */
+  keepRecentOutputs?: number
+}
+
 /** The policy numbers. */
 export declare function obsPolicy(): ObsPolicy
 
@@ -605,11 +648,6 @@ export interface ObsReply {
  * placements.
  */
 export interface ObsRequestFacts {
-  /**
-   * The request shares no prefix with the previous one (the first after a compaction, a
-   * session start, a branch switch or a model switch).
-   */
-  rewritten: boolean
   /** The cache retention asked for (Pi's `PI_CACHE_RETENTION`), if any. */
   cacheRetention?: string
   /** The current model's `promptCache` in Pi's model registry, as the registry has it. */
@@ -717,28 +755,6 @@ export interface OccCreateOptions {
   piRefusesTreeNavigationDuringCompaction?: boolean
 }
 
-/** One thing the host does, in the order a step lists them (`sol_occ::session::Effect`). */
-export type OccEffect =
-  | { kind: 'appendEntry'; /** Entry type. */
-    customType: string; /** Entry data (a JSON object). */
-  data: Record<string, unknown> }
-  | { kind: 'decision'; /** The boundary evaluation. */
-  evaluation: OccEvaluation }
-  | { kind: 'abort' }
-  | { kind: 'measure' }
-  | { kind: 'compact'; /** `customInstructions` for `ctx.compact()`. */
-  customInstructions: string }
-  | { kind: 'warn'; /** The warning. */
-  text: string }
-  | { kind: 'savingsNotice'; /** The notice. */
-  notice: OccSavingsNotice }
-  | { kind: 'sendMessage'; /** The message. */
-  continuation: OccContinuation }
-  | { kind: 'waitForContinuation' }
-  | { kind: 'keepWaiting' }
-  | { kind: 'fail'; /** The error text. */
-  error: string }
-
 /** A boundary decision. */
 export interface OccEvaluation {
   /** Whether the compaction is selected: save the state, then `ctx.abort()`. */
@@ -818,7 +834,7 @@ export interface OccPlanResult {
   /** A stable code of a rejected call. */
   errorCode?: string
   /** What to do before the tool returns, in order. */
-  effects: Array<OccEffect>
+  effects: Array<EngineEffect>
 }
 
 /** The call row of `update_plan` for whatever arguments the model sent. */
@@ -836,17 +852,6 @@ export interface OccSavingsNotice {
   status: string
   /** How long the status stays, in milliseconds. */
   statusClearMs: number
-}
-
-/** What a step left for the host (what it saved and cost went to the savings book). */
-export interface OccStep {
-  /** The effects, in order. */
-  effects: Array<OccEffect>
-  /**
-   * `turnEnd` and `decideBoundary` only, with a savings book: the totals entry when the
-   * totals changed since it was last given out, which the host appends at this `turn_end`.
-   */
-  totals?: SavingsEntry
 }
 
 /** The fixed texts. */

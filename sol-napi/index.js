@@ -835,12 +835,10 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.Engine = nativeBinding.Engine
 module.exports.FusedCall = nativeBinding.FusedCall
-module.exports.ObsPack = nativeBinding.ObsPack
-module.exports.Occ = nativeBinding.Occ
 module.exports.Reducer = nativeBinding.Reducer
 module.exports.ReducerReduction = nativeBinding.ReducerReduction
-module.exports.SavingsBook = nativeBinding.SavingsBook
 module.exports.addonVersion = nativeBinding.addonVersion
 module.exports.ConfigOrigin = nativeBinding.ConfigOrigin
 module.exports.fileDigest = nativeBinding.fileDigest

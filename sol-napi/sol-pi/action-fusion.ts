@@ -11,7 +11,7 @@ import { type TSchema, Type } from "typebox";
 
 import type { NativeAddon } from "./native.ts";
 import type { SavingsTracker } from "./savings.ts";
-import { badge, messageOf, OnceWarnings, SavingsStatus } from "./tui.ts";
+import { badge, messageOf, OnceWarnings } from "./tui.ts";
 
 type Addon = typeof NativeAddon;
 type Kind = "edit" | "write";
@@ -52,11 +52,16 @@ class FileQueue {
 }
 
 /** Registers the fused tools; `bashOptions`, when given, replace the shell settings read from Pi's files under `agentDir`. */
-export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, addon: Addon, options: { agentDir: string; bashOptions?: BashToolOptions; savings?: SavingsTracker }): void {
+export function registerActionFusion(
+	pi: ExtensionAPI,
+	ctx: ExtensionContext,
+	addon: Addon,
+	options: { agentDir: string; bashOptions?: BashToolOptions; engine: NativeAddon.Engine; savings: SavingsTracker },
+): void {
 	const bashOptions = options.bashOptions ?? bashOptionsFromSettings(ctx, options.agentDir, addon);
 	const texts = addon.fusionTexts();
 	const queue = new FileQueue();
-	const savings = new SavingsStatus();
+	const savings = options.savings.status();
 	const sets = new Map<string, Tools>();
 	// Pi 0.84.2's definitions resolve paths against their construction cwd: one set per cwd.
 	const made = (cwd: string) => ({ edit: createEditToolDefinition(cwd), write: createWriteToolDefinition(cwd), bash: createBashToolDefinition(cwd, bashOptions) });
@@ -118,11 +123,11 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 				case "rethrowMutationError":
 					throw mutationError;
 				case "return":
-					if (!nested) options.savings?.fusedResult(mutation, effect.append);
+					if (!nested) options.savings.fusedResult(mutation, effect.append);
 					savings.showNotice(c, effect.notice);
 					return appended(mutation, effect.append);
 				case "returnError":
-					if (!nested) options.savings?.fusedResult(mutation, effect.append);
+					if (!nested) options.savings.fusedResult(mutation, effect.append);
 					return { ...appended(mutation, effect.append), isError: true };
 			}
 			effect = machine.step(input);
@@ -149,8 +154,8 @@ export function registerActionFusion(pi: ExtensionAPI, ctx: ExtensionContext, ad
 				const parentToolCallId = parents.get(toolCallId);
 				parents.delete(toolCallId);
 				const { platform } = process;
-				// Made with the session's savings book: the finishing step records the call's account there.
-				const machine = new addon.FusedCall({ params: { path: params.path, then_run }, cwd: c.cwd, home: os.homedir(), platform, errorResultsKept, parentToolCallId }, options.savings?.book);
+				// Made with the session engine: the finishing step records the call's account in its book.
+				const machine = new addon.FusedCall({ params: { path: params.path, then_run }, cwd: c.cwd, home: os.homedir(), platform, errorResultsKept, parentToolCallId }, options.engine);
 				const first = machine.start();
 				// No await before this line: the call takes its place in the file's line now.
 				const call: Call = [toolCallId, mutationParams, signal, onUpdate, c];

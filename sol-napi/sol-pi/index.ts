@@ -9,10 +9,11 @@ import { registerActionFusion } from "./action-fusion.ts";
 import { routedEvents } from "./events.ts";
 import { loadNative, type NativeLoad } from "./native.ts";
 import { registerObservationPack } from "./observation-pack.ts";
-import { registerOnlineContextCompact } from "./online-context-compact.ts";
+import { piMajor, registerPlanTool } from "./online-context-compact.ts";
 import { registerReducer } from "./reducer.ts";
 import { frameWith } from "./request-frame.ts";
 import { SavingsTracker } from "./savings.ts";
+import { registerSession, type SessionDriver } from "./session.ts";
 import { messageOf } from "./tui.ts";
 
 export interface SolPiExtensionOptions {
@@ -33,45 +34,56 @@ export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
 		const pi = routedEvents(piApi);
 		const native = (options.loadNative ?? loadNative)();
 		let started = false;
+		// Later session starts go to the session's handler (none when SoL-Pi did not start).
+		let session: SessionDriver | undefined;
 		pi.on("session_start", (_event, ctx) => {
-			if (started) return;
+			if (started) return session?.sessionStart(ctx);
 			started = true;
 			if (!native.ok) throw new Error(native.message);
 			const [addon, agentDir] = [native.addon, options.agentDir ?? getAgentDir()];
 			frameWith(addon);
 			const outcome = addon.loadConfig({ cwd: ctx.cwd, agentDir, projectTrusted: ctx.isProjectTrusted() });
 			if (outcome.kind === "invalid") throw new Error(outcome.error.message);
-			const { config } = outcome;
-			const savings = new SavingsTracker(addon, config.prices, { provider: config.evidencePreservingReducerProvider, model: config.evidencePreservingReducerModel });
-			const register: Record<string, () => void> = {
-				actionFusion: () => registerActionFusion(pi, ctx, addon, { agentDir, bashOptions: options.bashOptions, savings }),
-				observationPack: () =>
-					registerObservationPack(pi, addon, savings, {
-						cacheAwareRatio: config.cacheAware || config.keepRecentOutputs ? config.cacheWriteReadRatio : undefined,
-						keepRecentOutputs: config.keepRecentOutputs,
-					}),
-				evidencePreservingReducer: () =>
-					registerReducer(
-						pi,
-						addon,
-						{ provider: config.evidencePreservingReducerProvider, model: config.evidencePreservingReducerModel },
-						savings,
-						config.cacheAware ? { cacheWriteReadRatio: config.cacheWriteReadRatio, prices: config.prices } : undefined,
-					),
-				onlineContextCompact: () =>
-					registerOnlineContextCompact(pi, ctx, addon, { cacheWriteReadRatio: config.cacheWriteReadRatio, keepRecentTokens: options.keepRecentTokens, savings }),
-			};
-			// A mechanism that cannot start is skipped with its own message; the others still run.
-			const failures = outcome.enabled.flatMap((key) => {
+			const { config, enabled } = outcome;
+			// With none on, nothing is registered.
+			if (enabled.length === 0) return void (ctx.mode === "tui" && ctx.ui.notify(outcome.notice, "info"));
+			const failures: string[] = [];
+			/** A mechanism that cannot start is skipped with its own message; the others still run. */
+			const attempt = <T>(start: () => T): T | undefined => {
 				try {
-					register[key]();
+					return start();
 				} catch (error) {
-					return [messageOf(error)];
+					failures.push(messageOf(error));
+					return undefined;
 				}
-				return [];
-			});
-			// After the mechanisms, so it sees each request as sent; with none on, nothing is registered.
-			if (outcome.enabled.length > 0) savings.register(pi, ctx);
+			};
+			const on = (key: string) => enabled.includes(key);
+			const occ = on("onlineContextCompact")
+				? { cacheWriteReadRatio: config.cacheWriteReadRatio, keepRecentTokens: options.keepRecentTokens, piRefusesTreeNavigationDuringCompaction: piMajor >= 1 }
+				: undefined;
+			const placement = { cacheAwareRatio: config.cacheAware || config.keepRecentOutputs ? config.cacheWriteReadRatio : undefined, keepRecentOutputs: config.keepRecentOutputs };
+			const observationPack = on("observationPack") ? placement : undefined;
+			// The session engine: the book, with Online Context Compact and ObservationPack when on
+			// (Online Context Compact's invalid options leave it off, with their message).
+			const withOcc = attempt(() => new addon.Engine({ prices: config.prices, occ, observationPack }));
+			const engine = withOcc ?? new addon.Engine({ prices: config.prices, observationPack });
+			const savings = new SavingsTracker(addon, engine, { provider: config.evidencePreservingReducerProvider, model: config.evidencePreservingReducerModel });
+			const reducerRoute = { provider: config.evidencePreservingReducerProvider, model: config.evidencePreservingReducerModel };
+			const economy = config.cacheAware ? { cacheWriteReadRatio: config.cacheWriteReadRatio, prices: config.prices } : undefined;
+			// In Rust's order (`enabled`).
+			const register: Record<string, () => void> = {
+				actionFusion: () => registerActionFusion(pi, ctx, addon, { agentDir, bashOptions: options.bashOptions, engine, savings }),
+				observationPack: () => registerObservationPack(pi, addon, engine, savings, config.keepRecentOutputs),
+				evidencePreservingReducer: () => registerReducer(pi, addon, reducerRoute, engine, savings, economy),
+			};
+			for (const key of enabled) attempt(() => register[key]?.());
+			// After the mechanisms, so that it sees each request as they changed it; Online Context
+			// Compact's tool last, as it comes last in Rust's order.
+			const occOn = occ !== undefined && withOcc !== undefined;
+			const driver = registerSession(pi, ctx, addon, engine, savings, occOn);
+			session = driver;
+			if (occOn) attempt(() => registerPlanTool(pi, addon, engine, driver, savings));
+			savings.register(pi, ctx);
 			// `hasUI` is also true in RPC mode; only the interactive terminal gets the notice.
 			if (ctx.mode === "tui") ctx.ui.notify(outcome.notice, "info");
 			if (failures.length > 0) throw new Error(failures.join("\n"));

@@ -17,7 +17,7 @@ import type { NativeAddon } from "./native.ts";
 import { frameOf, resized, roleCode } from "./request-frame.ts";
 import type { SavingsTracker } from "./savings.ts";
 import { runtimeRoot } from "./storage.ts";
-import { badge, now, OnceWarnings, SavingsStatus } from "./tui.ts";
+import { badge, now, OnceWarnings } from "./tui.ts";
 
 type Candidate = NativeAddon.ObsCandidate;
 type Message = { role: string; toolCallId?: string; toolName?: string; isError?: boolean; content?: unknown; timestamp?: unknown; stopReason?: unknown; usage?: Record<string, unknown> };
@@ -62,45 +62,30 @@ function lookup(bucket: Known[] | undefined, message: Message, blocks: Block[]):
 	return undefined;
 }
 
-/** The placement's settings: with `cacheAwareRatio` (the configured `cacheWriteReadRatio`, when `cacheAware` or `keepRecentOutputs` is on) Rust places results by the cache-aware economics, with `keepRecentOutputs` (not 0) by the recent-outputs placement. */
-export type Placement = { cacheAwareRatio?: number; keepRecentOutputs?: number };
-
-export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAddon, tracker?: SavingsTracker, placement: Placement = {}): void {
-	const { cacheAwareRatio } = placement;
-	const keep = placement.keepRecentOutputs ? placement.keepRecentOutputs : undefined;
+/**
+ * Registers ObservationPack over `engine` (made with its placement: the `keepRecentOutputs` given
+ * here, not 0, is the recent-outputs placement's, whose candidates are smaller).
+ */
+export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAddon, engine: NativeAddon.Engine, tracker: SavingsTracker, keepRecentOutputs?: number): void {
+	const keep = keepRecentOutputs ? keepRecentOutputs : undefined;
 	const policy = addon.obsPolicy();
 	const minCandidateUnits = keep ? policy.recentMinCandidateUnits : policy.minCandidateUnits;
 	const texts = addon.obsTexts();
 	const [toolResultCode, assistantCode] = [roleCode("toolResult"), roleCode("assistant")];
-	const packs = new Map<string, { pack: NativeAddon.ObsPack; known: Map<number, Known[]>; sized: boolean }>();
-	const savings = new SavingsStatus();
+	// Whether Rust places by size and position: fixed for the session, read once.
+	const sized = engine.obsPlacesBySize;
+	// What Rust made of each result, per runtime root (Rust keeps a pack per root).
+	const packs = new Map<string, Map<number, Known[]>>();
+	const savings = tracker.status();
 	// ObservationPack fails open: the request goes unchanged, the problem is reported once.
 	const warnings = new OnceWarnings();
 	const failure = (detail: string) => addon.internalErrorNotice("ObservationPack", detail);
-	// The next request shares no cached prefix with the one before (a new session, a branch, a
-	// compaction, another model): the cache-aware placement lets every waiting replacement ride along.
-	let rewritten = true;
-	if (cacheAwareRatio !== undefined) {
-		const rewrite = () => void (rewritten = true);
-		pi.on("session_start", rewrite);
-		pi.on("session_tree", rewrite);
-		pi.on("session_compact", rewrite);
-		// Another model's provider holds none of this prefix in its cache.
-		pi.on("model_select", rewrite);
-	}
 	pi.on("context", (event, ctx) =>
 		warnings.guard(ctx, failure, undefined, () => {
 			const root = runtimeRoot(ctx, addon);
 			if (root.kind === "unavailable") return warnings.warn(ctx, addon.obsUnavailable(root.error));
-			let entry = packs.get(root.root);
-			const created = entry === undefined;
-			if (!entry) {
-				const made = new addon.ObsPack(root.root, cacheAwareRatio, keep, tracker?.book);
-				// Whether Rust places by size and position: fixed for the pack's life, read once.
-				entry = { pack: made, known: new Map(), sized: made.cacheAware };
-				packs.set(root.root, entry);
-			}
-			const { pack, known, sized } = entry;
+			const created = !packs.has(root.root);
+			const known = packs.get(root.root) ?? packs.set(root.root, new Map()).get(root.root)!;
 			// Remembers what Rust made of a result unless it is known (it can occur twice in one request).
 			const remember = (units: number, message: Message, blocks: Block[], packed?: Known["packed"]): Known => {
 				const found = lookup(known.get(units), message, blocks);
@@ -123,7 +108,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 				else if (!found) remember(result.units, messages[i], result.blocks);
 			}
 			if (fresh.length > 0) {
-				pack.admit(fresh.map(([i, blocks]) => candidateOf(messages[i], blocks)), now()).forEach((admission, index) => {
+				engine.obsAdmit(root.root, fresh.map(([i, blocks]) => candidateOf(messages[i], blocks)), now()).forEach((admission, index) => {
 					const [i, blocks, units] = fresh[index];
 					// A failed archive keeps this message in full and is retried on the next request.
 					if (admission.kind === "failed") return warnings.warn(ctx, admission.error);
@@ -137,12 +122,11 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 			const reply = newest && { content: newest.content, stopReason: typeof newest.stopReason === "string" ? newest.stopReason : undefined, usage: newest.usage };
 			// For a pack made after a resume or a fork, every earlier reply's quotes too.
 			const earlierReplies = keep && created ? messages.filter((message) => message.role === "assistant" && message !== newest).map((message) => message.content) : undefined;
-			const facts = sized ? { rewritten, cacheRetention: process.env.PI_CACHE_RETENTION, promptCache: (ctx.model as { promptCache?: unknown } | undefined)?.promptCache, reply, earlierReplies } : undefined;
-			const step = pack.onContext(frame, Uint32Array.from(seen, ([i]) => i), Uint32Array.from(seen, ([, entry]) => entry.packed!.handle), now(), facts);
-			rewritten = false;
+			const facts = sized ? { cacheRetention: process.env.PI_CACHE_RETENTION, promptCache: (ctx.model as { promptCache?: unknown } | undefined)?.promptCache, reply, earlierReplies } : undefined;
+			const step = engine.obsContext(root.root, frame, Uint32Array.from(seen, ([i]) => i), Uint32Array.from(seen, ([, entry]) => entry.packed!.handle), now(), facts);
 			seen.forEach(([i, entry], index) => {
 				if (step.replace[index] !== 1) return;
-				tracker?.replacing(messages[i], "observationPack", frame.tokens[i]);
+				tracker.replacing(messages[i], "observationPack", frame.tokens[i]);
 				messages[i].content = [{ type: "text", text: entry.packed!.placeholder }];
 				resized(frame, i, messages[i]);
 			});
@@ -158,7 +142,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 			return result && wellFormed(result.blocks) ? [candidateOf(entry.message!, result.blocks)] : [];
 		});
 
-	tracker?.ownTool(texts.toolName, "observationPack", texts.promptSnippet);
+	tracker.ownTool(texts.toolName, "observationPack", texts.promptSnippet);
 	pi.registerTool({
 		name: texts.toolName,
 		label: texts.toolLabel,
@@ -178,7 +162,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 			// Nothing or something damaged is stored under the id: Rust rebuilds it from this branch if it can.
 			if (outcome.kind === "needsHistory") outcome = recall(branchCandidates(ctx));
 			if (outcome.kind !== "page") throw new Error(outcome.error);
-			tracker?.recalled(outcome.bytes);
+			tracker.recalled(outcome.bytes);
 			return { content: [{ type: "text", text: outcome.text }], details: outcome.details };
 		},
 		renderCall: (args, theme) => badge(theme, texts.badgeTitle, texts.badgeSaving, addon.obsRecallCallLabel(args)),

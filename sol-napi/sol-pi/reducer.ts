@@ -9,7 +9,7 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import type { NativeAddon } from "./native.ts";
 import type { SavingsTracker } from "./savings.ts";
 import { runtimeRoot } from "./storage.ts";
-import { messageOf, now, OnceWarnings, SavingsStatus } from "./tui.ts";
+import { messageOf, now, OnceWarnings } from "./tui.ts";
 
 type Answer = NativeAddon.ReducerModelAnswer;
 
@@ -52,14 +52,15 @@ export function registerReducer(
 	pi: ExtensionAPI,
 	addon: typeof NativeAddon,
 	route: { provider: string; model: string },
-	tracker?: SavingsTracker,
+	engine: NativeAddon.Engine,
+	tracker: SavingsTracker,
 	economy?: NativeAddon.ReducerEconomy,
 ): void {
-	// Made with the session's savings book: each finished reduction records its account there.
-	const reducer = new addon.Reducer(economy, tracker?.book);
+	// Made with the session engine: each finished reduction records its account in its book.
+	const reducer = new addon.Reducer(economy, engine);
 	const tools = new Set(addon.reducerToolNames());
 	const tempDir = addon.realTempDir(os.tmpdir());
-	const savings = new SavingsStatus(pi);
+	const savings = tracker.status();
 	const warnings = new OnceWarnings();
 	const failure = (detail: string) => addon.internalErrorNotice("Evidence-Preserving Reducer", detail);
 	const journal = (step: { entryType: string; journal: Array<Record<string, unknown>> }) => step.journal.forEach((r) => pi.appendEntry(step.entryType, r));
@@ -90,7 +91,7 @@ export function registerReducer(
 			const done = begun.kind === "done" ? begun.done : begun.reduction.finish(await callModel(ctx, addon, begun.request), now());
 			journal(done);
 			if (done.kind !== "replaced") return undefined;
-			tracker?.receipt(done.content, done.account);
+			tracker.receipt(done.content, done.account);
 			savings.showNotice(ctx, done.notice);
 			return { content: done.content, details: done.details };
 		}),

@@ -1,25 +1,23 @@
 // The savings accounting in Pi: the `/sol-pi` command, the keyed running total in the TUI
-// status line, and the facts Rust's `SavingsBook` needs. Every figure is computed in Rust
-// (`sol_core::savings::Book`); this file only reports what happened:
+// status line after each response, and the facts the session engine's book needs. Every
+// figure is computed in Rust (`sol_core::savings::Book`); this file only reports what happened:
 // - each provider request as sent (the request frame's roles, Pi's token estimates and
 //   timestamps: no text crosses), from Pi 1.x's `context_with_system` (after every `context`
 //   handler, with the system message; on 0.84.2 a `context` handler registered after every
 //   mechanism's, with the system prompt as a first part), with the changes the mechanisms
 //   reported on the way (a placeholder, a receipt, a compaction summary); it is kept until
 //   its reply and crosses with it;
-// - each response's usage, model and tool calls, and the bytes the model recalled;
-// - the totals as a custom entry after every turn that changed them (Rust knows when; Online
-//   Context Compact's `turnEnd` hands the entry over), read back from the branch at session
-//   start and after `/tree`.
-// The mechanisms' steps need nothing from here: their objects are made with the book and
-// record their accounts in it inside Rust.
+// - each response's usage, model and tool calls, and the bytes the model recalled.
+// The totals entry after every turn that changed them and the restore from the branch are the
+// engine's lifecycle steps (session.ts). The mechanisms' steps need nothing from here: they
+// record their accounts in the engine's book inside Rust.
 // Nothing here can touch the session: a failure is reported once and the figures stop.
 import { VERSION } from "@earendil-works/pi-coding-agent";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 
 import type { NativeAddon } from "./native.ts";
 import { frameAt, frameOf, messageTokens, roleCode, textStamp, toolCallTokens } from "./request-frame.ts";
-import { OnceWarnings } from "./tui.ts";
+import { OnceWarnings, SavingsStatus } from "./tui.ts";
 
 /** A mechanism's `sol-pi.json` key, as Rust names it. */
 export type MechanismKey = "actionFusion" | "observationPack" | "evidencePreservingReducer" | "onlineContextCompact";
@@ -59,8 +57,8 @@ type ToolCallBlock = { type?: unknown; name?: unknown; arguments?: unknown };
 const toolCallsOf = (content: unknown): ToolCallBlock[] => (Array.isArray(content) ? (content as ToolCallBlock[]).filter((block) => block?.type === "toolCall") : []);
 
 export class SavingsTracker {
-	/** The session's book; the mechanism objects are made with it and record their steps' accounts there themselves. */
-	readonly book: NativeAddon.SavingsBook;
+	/** The session engine, whose book the mechanisms' steps record their accounts in themselves. */
+	private readonly engine: NativeAddon.Engine;
 	private readonly warnings = new OnceWarnings();
 	/** Changes made to messages of the request being built (this request's copies only). */
 	private marks = new WeakMap<object, Mark[]>();
@@ -79,14 +77,11 @@ export class SavingsTracker {
 	private readonly ownTools = new Map<string, MechanismKey>();
 	/** The last system message's content and tool count, with its shares from Rust (they change rarely). */
 	private systemShares: { content: unknown; tools: number; calls: NativeAddon.SavingsToolCall[] } | undefined;
-	/**
-	 * The totals entry Online Context Compact's `turnEnd` handed over for this `turn_end`
-	 * (null: the totals did not change); undefined when it handed nothing, and the book is asked.
-	 */
-	private handed: NativeAddon.SavingsEntry | null | undefined;
 	/** The request as sent, kept until its reply: the book takes the two in one crossing. */
 	private sent: NativeAddon.SavingsRequest | undefined;
 	private broken = false;
+	/** The mechanisms' savings notices and status lines, whose pending clears stop when the session shuts down. */
+	private readonly statuses: SavingsStatus[] = [];
 
 	private readonly addon: typeof NativeAddon;
 
@@ -97,10 +92,22 @@ export class SavingsTracker {
 	/** Pi's model registry, for each model's `cost`. */
 	private registry: { find?(provider: string, id: string): { cost?: Record<string, unknown>; promptCache?: Record<string, unknown> } | undefined } | undefined;
 
-	constructor(addon: typeof NativeAddon, prices: NativeAddon.SavingsPrices | undefined, reducer?: { provider?: string; model?: string }) {
+	constructor(addon: typeof NativeAddon, engine: NativeAddon.Engine, reducer?: { provider?: string; model?: string }) {
 		this.addon = addon;
 		this.reducerModel = reducer?.provider && reducer.model ? `${reducer.provider}/${reducer.model}` : undefined;
-		this.book = new addon.SavingsBook(prices);
+		this.engine = engine;
+	}
+
+	/** A mechanism's savings notice and self-clearing status line. */
+	status(): SavingsStatus {
+		const status = new SavingsStatus();
+		this.statuses.push(status);
+		return status;
+	}
+
+	/** The session shuts down: no status line clear is left pending. */
+	clearStatuses(): void {
+		for (const status of this.statuses) status.clear();
 	}
 
 	/** Runs one accounting step; a failure stops the accounting with one warning and never reaches Pi. */
@@ -110,6 +117,10 @@ export class SavingsTracker {
 			step();
 		} catch (error) {
 			this.broken = true;
+			// No more totals entries: the figures are incomplete from here on.
+			try {
+				this.engine.stopAccounting();
+			} catch {}
 			this.warnings.warn(ctx, this.addon.internalErrorNotice("savings accounting", error instanceof Error ? error.message : String(error)));
 		}
 	}
@@ -134,11 +145,6 @@ export class SavingsTracker {
 	/** Online Context Compact's compaction wrote `summary`. */
 	summary(summary: string | undefined): void {
 		if (summary) this.summaries.add(summary, true);
-	}
-
-	/** Online Context Compact's `turnEnd` (or the boundary decision after it) gave the totals entry, or none when nothing changed. */
-	handTotals(entry: NativeAddon.SavingsEntry | undefined): void {
-		if (entry || this.handed === undefined) this.handed = entry ?? null;
 	}
 
 	/** The entry of `model` (`provider/model`) in Pi's model registry, if it has one. */
@@ -190,7 +196,7 @@ export class SavingsTracker {
 	 */
 	ownTool(name: string, mechanism: MechanismKey, snippet?: string, guidelines: readonly string[] = []): void {
 		this.ownTools.set(name, mechanism);
-		this.book.ownTool(name, mechanism, snippet, [...guidelines]);
+		this.engine.ownTool(name, mechanism, snippet, [...guidelines]);
 		this.systemShares = undefined;
 	}
 
@@ -204,7 +210,7 @@ export class SavingsTracker {
 		// The shares are Rust's (`OwnPrompt::system_shares`); the message crosses only when it changed.
 		let known = this.systemShares;
 		if (!known || known.content !== m.content || known.tools !== tools) {
-			known = { content: m.content, tools, calls: this.book.systemShares(message) };
+			known = { content: m.content, tools, calls: this.engine.systemShares(message) };
 			this.systemShares = known;
 		}
 		return known.calls.length > 0 ? { index, calls: known.calls, result: false } : undefined;
@@ -230,7 +236,7 @@ export class SavingsTracker {
 
 	/** The model recalled `bytes` from the archive. */
 	recalled(bytes: number): void {
-		this.guard(undefined, () => this.book.recordRecall(bytes));
+		this.guard(undefined, () => this.engine.recordRecall(bytes));
 	}
 
 	/** The reducer's mark for a receipt message, if it is one. */
@@ -290,21 +296,17 @@ export class SavingsTracker {
 
 	/** Shows the running total in the TUI's status line (nowhere else). */
 	private showStatus(ctx: ExtensionContext): void {
-		if (ctx.mode === "tui") ctx.ui.setStatus(this.book.statusKey, this.book.view().statusLine);
+		if (ctx.mode === "tui") ctx.ui.setStatus(this.engine.statusKey, this.engine.view().statusLine);
 	}
 
-	/** Goes on from the branch's newest totals entry. */
-	private restore(ctx: ExtensionContext): void {
-		const type = this.book.entryType;
-		const entries = (ctx.sessionManager.getBranch() as Array<{ type?: string; customType?: string }>).filter((entry) => entry.type === "custom" && entry.customType === type);
-		for (const warning of this.book.restore(entries)) this.warnings.warn(ctx, warning);
-		[this.handed, this.sent, this.fusedResults] = [undefined, undefined, new Map()];
-		this.showStatus(ctx);
+	/** Another session or branch: nothing waits for a reply or a request any more (the engine restores the totals). */
+	reset(): void {
+		[this.sent, this.fusedResults] = [undefined, new Map()];
 	}
 
 	/** The `/sol-pi` table. */
 	table(): string {
-		return this.book.view().table;
+		return this.engine.view().table;
 	}
 
 	/** Registers the handlers and the command; call after every mechanism registered its own. */
@@ -312,11 +314,8 @@ export class SavingsTracker {
 		this.registry = (ctx as { modelRegistry?: SavingsTracker["registry"] }).modelRegistry;
 		if (this.reducerModel) {
 			const model = this.reducerModel;
-			this.guard(ctx, () => this.book.reducerModel(model, this.costOf(model)));
+			this.guard(ctx, () => this.engine.reducerModel(model, this.costOf(model)));
 		}
-		this.guard(ctx, () => this.restore(ctx));
-		pi.on("session_start", (_event, c) => this.guard(c, () => this.restore(c)));
-		pi.on("session_tree", (_event, c) => this.guard(c, () => this.restore(c)));
 		if (Number(VERSION.split(".")[0]) >= 1) {
 			(pi as unknown as { on(event: string, handler: (event: { messages: unknown[] }, c: ExtensionContext) => undefined): void }).on("context_with_system", (event, c) => {
 				this.guard(c, () => this.request(event.messages));
@@ -338,7 +337,7 @@ export class SavingsTracker {
 				if (model) this.lastModel = model;
 				const sent = this.sent;
 				this.sent = undefined;
-				this.book.recordResponse(
+				this.engine.recordResponse(
 					{
 						model,
 						cost: this.costOf(model),
@@ -350,17 +349,6 @@ export class SavingsTracker {
 					sent,
 				);
 				this.showStatus(c);
-			});
-			return undefined;
-		});
-		pi.on("turn_end", (_event, c) => {
-			// The totals entry when they changed since the last one: handed over by Online Context
-			// Compact's own `turn_end` step, else asked for.
-			const handed = this.handed;
-			this.handed = undefined;
-			this.guard(c, () => {
-				const entry = handed === undefined ? this.book.totalsIfChanged() : handed;
-				if (entry) pi.appendEntry(entry.customType, entry.data);
 			});
 			return undefined;
 		});

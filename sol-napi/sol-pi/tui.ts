@@ -1,6 +1,6 @@
 // What the mechanisms share: the savings treatment in the TUI (a notice, a self-clearing keyed
 // status, the tool badge; texts from Rust), warnings shown once, and the guard of a step.
-import type { ExtensionAPI, ExtensionContext, Theme } from "@earendil-works/pi-coding-agent";
+import type { ExtensionContext, Theme } from "@earendil-works/pi-coding-agent";
 import { type Component, Container, Text } from "@earendil-works/pi-tui";
 
 /** A savings notice as the addon returns it (ObservationPack, the Reducer, Action Fusion). */
@@ -12,14 +12,9 @@ export const messageOf = (error: unknown): string => (error instanceof Error ? e
 /** Now, as the steps take the time (ISO 8601). */
 export const now = (): string => new Date().toISOString();
 
-/** A mechanism's savings notice and its self-clearing status line (one instance per mechanism). */
+/** A mechanism's savings notice and its self-clearing status line (one instance per mechanism; `SavingsTracker.status()` makes them). */
 export class SavingsStatus {
 	private timer: ReturnType<typeof setTimeout> | undefined;
-
-	/** With `pi`, a pending clear stops when the session shuts down. */
-	constructor(pi?: ExtensionAPI) {
-		pi?.on("session_shutdown", () => this.clear());
-	}
 
 	/** Shows `notice` and sets `statusKey` to `statusText` until `clearMs` later; only in the TUI. */
 	show(ctx: ExtensionContext, notice: string, statusKey: string, statusText: string, clearMs: number): void {

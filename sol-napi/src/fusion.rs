@@ -17,7 +17,8 @@ use sol_fusion::path::{PathContext, Platform};
 use sol_fusion::text::{self, MutationTool};
 
 use crate::boundary::quiet;
-use crate::savings::{SavingsBook, SharedBook};
+use crate::engine::Engine;
+use crate::savings::SharedBook;
 use crate::storage::canonical_prefix;
 
 /// The description of `then_run` on each tool.
@@ -304,10 +305,10 @@ struct Machine {
 
 #[napi]
 impl FusedCall {
-    /// Checks the call (then_run, target); nothing runs yet. Made with the session's `book`,
-    /// the finishing step records the call's account there.
+    /// Checks the call (then_run, target); nothing runs yet. Made with the session's `engine`,
+    /// the finishing step records the call's account in its book.
     #[napi(constructor)]
-    pub fn new(request: FusedCallRequest, book: Option<&SavingsBook>) -> Self {
+    pub fn new(request: FusedCallRequest, engine: Option<&Engine>) -> Self {
         let ctx = path_context(&request.cwd, &request.home, request.platform == "win32");
         let path = request
             .params
@@ -332,7 +333,7 @@ impl FusedCall {
                 call,
                 first: Some(first),
             }),
-            book: book.map(SavingsBook::shared),
+            book: engine.map(|engine| engine.book.clone()),
         }
     }
 

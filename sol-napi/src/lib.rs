@@ -34,6 +34,7 @@
 mod account;
 mod boundary;
 mod config;
+pub mod engine;
 pub mod frame;
 pub mod fusion;
 pub mod obspack;

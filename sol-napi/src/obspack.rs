@@ -1,12 +1,13 @@
-//! ObservationPack exports: `ObsPack`, one per storage directory, admits each large result
-//! once (eligibility, identity, archive, placeholder) and runs the `context` step of
-//! `sol_obspack::Pack` on every request (which results go as placeholders, the ledger
-//! records, the saving); `obs_recall` pages or searches a verified original.
+//! ObservationPack in the session engine: `ObsPack`, one per storage directory, which admits
+//! each large result once (eligibility, identity, archive, placeholder) and runs the `context`
+//! step of `sol_obspack::Pack` on every request (which results go as placeholders, the ledger
+//! records, the saving), behind the [`Engine`](crate::engine::Engine)'s `obsAdmit` and
+//! `obsContext` (`engine/pack.rs`); `obs_recall` pages or searches a verified original.
 
 use std::sync::{Mutex, PoisonError};
 
 use camino::Utf8PathBuf;
-use napi::bindgen_prelude::{Uint8Array, Uint32Array};
+use napi::bindgen_prelude::Uint8Array;
 use napi_derive::napi;
 use serde_json::Value;
 use sol_core::Mechanism;
@@ -21,7 +22,7 @@ use crate::NativeFileSystem;
 use crate::account::count;
 use crate::boundary::quiet;
 use crate::frame::RequestFrame;
-use crate::savings::{SavingsBook, SharedBook, after_cache_lifetime};
+use crate::savings::{SharedBook, after_cache_lifetime};
 
 /// The numbers the host's walk needs.
 #[napi(object)]
@@ -176,9 +177,6 @@ pub struct ObsContextStep {
 /// placements.
 #[napi(object)]
 pub struct ObsRequestFacts {
-    /// The request shares no prefix with the previous one (the first after a compaction, a
-    /// session start, a branch switch or a model switch).
-    pub rewritten: bool,
     /// The cache retention asked for (Pi's `PI_CACHE_RETENTION`), if any.
     pub cache_retention: Option<String>,
     /// The current model's `promptCache` in Pi's model registry, as the registry has it.
@@ -237,66 +235,64 @@ impl ObsReply {
     }
 }
 
+/// The settings of ObservationPack's placement, from `sol-pi.json`.
+#[napi(object)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ObsPlacement {
+    /// The configured `cacheWriteReadRatio`, given when `cacheAware` or `keepRecentOutputs`
+    /// is on: results are placed by the cache-aware economics instead of the fixed rule.
+    pub cache_aware_ratio: Option<f64>,
+    /// `keepRecentOutputs` (not 0): the recent-outputs placement, which packs results over
+    /// 256 bytes that its compact placeholder halves.
+    pub keep_recent_outputs: Option<u32>,
+}
+
+impl ObsPlacement {
+    /// The ratio the packs place by, when they place by size and position (the recent-outputs
+    /// placement always does, at the default ratio when none is given).
+    pub(crate) fn ratio(self) -> Option<f64> {
+        match self.keep_recent_outputs.filter(|keep| *keep > 0) {
+            Some(_) => Some(
+                self.cache_aware_ratio
+                    .unwrap_or(sol_core::config::DEFAULT_CACHE_WRITE_READ_RATIO),
+            ),
+            None => self.cache_aware_ratio,
+        }
+    }
+}
+
 /// ObservationPack for one storage directory: the archive, the ledger and the
 /// `sol_obspack::Pack` whose step decides every request.
-#[napi]
-pub struct ObsPack {
+pub(crate) struct ObsPack {
     dir: Utf8PathBuf,
     pack: Mutex<Pack>,
     /// The `cacheWriteReadRatio` of the cache-aware or recent-outputs placement, when
     /// either is on.
     cache_aware: Option<f64>,
     /// The session's savings book, where the steps record what they archived and saved.
-    book: Option<SharedBook>,
+    book: SharedBook,
 }
 
-#[napi]
 impl ObsPack {
-    /// A pack over the session's runtime root (its files go in `observation-pack` there);
-    /// with `cacheAwareRatio` (the configured `cacheWriteReadRatio`, given when `cacheAware`
-    /// or `keepRecentOutputs` is on) its steps place results by the cache-aware economics
-    /// instead of the fixed rule, and with `keepRecentOutputs` (not 0) by the recent-outputs
-    /// placement, which packs results over 256 bytes that its compact placeholder halves.
-    #[napi(constructor, catch_unwind)]
-    pub fn new(
-        root: String,
-        cache_aware_ratio: Option<f64>,
-        keep_recent_outputs: Option<u32>,
-        book: Option<&SavingsBook>,
-    ) -> ObsPack {
-        quiet(|| {
-            let pack = match keep_recent_outputs.filter(|keep| *keep > 0) {
-                Some(keep) => Pack::with_recent_outputs(Names::default(), keep),
-                None => Pack::new(),
-            };
-            let ratio = match pack.recent_outputs() {
-                Some(_) => Some(
-                    cache_aware_ratio.unwrap_or(sol_core::config::DEFAULT_CACHE_WRITE_READ_RATIO),
-                ),
-                None => cache_aware_ratio,
-            };
-            ObsPack {
-                dir: storage_dir(&root),
-                pack: Mutex::new(pack),
-                cache_aware: ratio,
-                book: book.map(SavingsBook::shared),
-            }
-        })
-    }
-
-    /// Whether the steps use the cache-aware placement (or the recent-outputs one):
-    /// `onContext` then needs the request's shape.
-    #[napi(getter)]
-    pub fn cache_aware(&self) -> bool {
-        self.cache_aware.is_some()
+    /// A pack over the session's runtime root (its files go in `observation-pack` there).
+    pub(crate) fn new(root: &str, placement: ObsPlacement, book: SharedBook) -> ObsPack {
+        let pack = match placement.keep_recent_outputs.filter(|keep| *keep > 0) {
+            Some(keep) => Pack::with_recent_outputs(Names::default(), keep),
+            None => Pack::new(),
+        };
+        ObsPack {
+            dir: storage_dir(root),
+            pack: Mutex::new(pack),
+            cache_aware: placement.ratio(),
+            book,
+        }
     }
 
     /// Decides, archives and admits new candidates, in order. A damaged object or record
     /// found on the way is rebuilt from the candidate's text and recorded in the ledger
     /// (`repaired`, stamped `timestamp`).
-    #[napi(catch_unwind)]
-    pub fn admit(&self, candidates: Vec<ObsCandidate>, timestamp: String) -> Vec<ObsAdmission> {
-        quiet(|| {
+    pub(crate) fn admit(&self, candidates: &[ObsCandidate], timestamp: &str) -> Vec<ObsAdmission> {
+        {
             let store = store(self.dir.as_str());
             let mut pack = self.pack.lock().unwrap_or_else(PoisonError::into_inner);
             let mut repaired = Vec::new();
@@ -310,13 +306,11 @@ impl ObsPack {
                     admission
                 })
                 .collect();
-            if let Some(book) = &self.book {
-                book.record_archived(archived);
-            }
+            self.book.record_archived(archived);
             // The objects are sound now; a ledger failure shows on the next step's append.
-            let _ = store.append_ledger(&repaired, &timestamp);
+            let _ = store.append_ledger(&repaired, timestamp);
             admitted
-        })
+        }
     }
 
     /// The step for the request `frame` describes, which carries the admitted results
@@ -324,16 +318,16 @@ impl ObsPack {
     /// that carried it, the tokens and tool outputs after it; `sol_obspack::locate`). A
     /// cache-aware pack places them with `facts` (without them, by the fixed rule). Appends
     /// the step's ledger records (stamped `timestamp`) in one write.
-    #[napi(catch_unwind)]
-    pub fn on_context(
+    pub(crate) fn on_context(
         &self,
-        frame: RequestFrame,
-        at: Uint32Array,
-        handles: Uint32Array,
-        timestamp: String,
+        frame: &RequestFrame,
+        at: &[u32],
+        handles: &[u32],
+        timestamp: &str,
         facts: Option<ObsRequestFacts>,
+        rewritten: bool,
     ) -> ObsContextStep {
-        quiet(|| {
+        {
             let tokens: Vec<u64> = frame.tokens.iter().map(|&tokens| count(tokens)).collect();
             let results: Vec<(usize, Handle)> = at
                 .iter()
@@ -347,7 +341,7 @@ impl ObsPack {
                 (Some(ratio), Some(facts)) => {
                     let request_shape = Shape {
                         new_tokens: located.new_tokens,
-                        rewritten: facts.rewritten,
+                        rewritten,
                         carried_requests: located.assistants,
                         ..Shape::default()
                     };
@@ -382,14 +376,13 @@ impl ObsPack {
             };
             drop(pack);
             // It counts with the request it changed, once that is answered.
-            if let Some(book) = &self.book {
-                book.record_request_step(Mechanism::ObservationPack, step.account);
-            }
+            self.book
+                .record_request_step(Mechanism::ObservationPack, step.account);
             let error = if step.ledger.is_empty() {
                 None
             } else {
                 store(self.dir.as_str())
-                    .append_ledger(&step.ledger, &timestamp)
+                    .append_ledger(&step.ledger, timestamp)
                     .err()
                     .map(|error| text::fail_open(&error.to_string()))
             };
@@ -406,7 +399,7 @@ impl ObsPack {
                         .collect()
                 }),
             }
-        })
+        }
     }
 }
 

@@ -18,7 +18,8 @@ use sol_reducer::step::{Decision, Done, ReduceContext, Reduction, Start};
 use sol_reducer::{ENTRY_TYPE, Policy, ReasonCode, ReceiptCache, ReducerReply, Route, Usage};
 
 use crate::boundary::quiet;
-use crate::savings::{SavingsBook, SharedBook, price_table};
+use crate::engine::Engine;
+use crate::savings::{SharedBook, price_table};
 use crate::{JsStepAccount, NativeFileSystem};
 
 /// One tool result, as the `tool_result` event gives it.
@@ -306,9 +307,9 @@ fn parse_json(json: &str) -> Option<Value> {
 impl Reducer {
     /// A reducer with an empty receipt cache; with `economy` (when `cacheAware` is on) it
     /// reads the log as the model saw it and skips reductions that would not pay. Made with
-    /// the session's `book`, each finished reduction records its account there.
+    /// the session's `engine`, each finished reduction records its account in its book.
     #[napi(constructor)]
-    pub fn new(economy: Option<ReducerEconomy>, book: Option<&SavingsBook>) -> napi::Result<Self> {
+    pub fn new(economy: Option<ReducerEconomy>, engine: Option<&Engine>) -> napi::Result<Self> {
         let economy = match economy {
             None => None,
             Some(economy) => Some(Economy {
@@ -319,7 +320,7 @@ impl Reducer {
         };
         Ok(Reducer {
             economy,
-            book: book.map(SavingsBook::shared),
+            book: engine.map(|engine| engine.book.clone()),
             ..Reducer::default()
         })
     }

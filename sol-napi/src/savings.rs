@@ -1,7 +1,9 @@
-//! The savings book as JavaScript sees it: one `SavingsBook` per loaded extension, fed with
-//! what the shell saw of each request and each response, and asked for the `/sol-pi` table,
-//! the status line and the totals entry. Every figure is computed by
-//! `sol_core::savings::Book`; this module only converts.
+//! The savings book in the session engine: `SharedBook`, the book of the
+//! [`Engine`](crate::engine::Engine) (its entries in `engine/book.rs`) and of the call objects
+//! made with it, fed with what the shell saw of each request and each response and asked for
+//! the `/sol-pi` table and the status line; the totals entry and the restore come with the
+//! engine's lifecycle steps. The mechanisms' steps record their accounts in it inside Rust.
+//! Every figure is computed by `sol_core::savings::Book`; this module only converts.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -12,9 +14,8 @@ use serde_json::Value;
 use sol_core::savings::{
     Book, Change, ModelPrices, OwnPrompt, Part, PriceTable, ReportedUsage, ResponseUsage,
     SAVINGS_ENTRY_TYPE, SentPart, ToolCall, cache_lifetime_ms, own_changes, prompt_after_lifetime,
-    request_cause, restore_savings,
+    request_cause,
 };
-use sol_core::session::SessionEntry;
 use sol_core::{Mechanism, StepAccount};
 use sol_occ::tokens::content_key;
 
@@ -178,22 +179,15 @@ pub struct SavingsView {
     pub status_line: String,
 }
 
-/// A session's savings book.
-#[napi]
-pub struct SavingsBook {
-    shared: SharedBook,
-    prices: PriceTable,
-}
-
-/// The book of a session, shared by its `SavingsBook` and the mechanism objects made with
-/// it (`ObsPack`, `Occ`, `Reducer`, `FusedCall`), which record their steps' accounts here
-/// themselves: the book is a fold over the mechanisms' steps, and no account crosses back to
-/// JavaScript to be handed in again.
+/// The book of a session, shared by its [`Engine`] and the call objects made with it
+/// (`Reducer`, `FusedCall`), whose steps record their accounts here themselves, as the
+/// engine's Online Context Compact and ObservationPack do: the book is a fold over the
+/// mechanisms' steps, and no account crosses back to JavaScript to be handed in again.
 #[derive(Clone, Default)]
 pub(crate) struct SharedBook(Arc<Mutex<BookState>>);
 
 #[derive(Default)]
-pub(crate) struct BookState {
+struct BookState {
     book: Book,
     /// What SoL-Pi's tools add to the system message.
     own: OwnPrompt,
@@ -201,6 +195,8 @@ pub(crate) struct BookState {
     callers: Callers,
     /// The totals changed since they were last given out as an entry.
     changed: bool,
+    /// The accounting stopped after an internal error: no more totals are given out.
+    stopped: bool,
 }
 
 impl SharedBook {
@@ -273,10 +269,111 @@ impl SharedBook {
         self.lock().callers.summary = Some(usage);
     }
 
+    /// Goes on from restored totals (nothing changed since they were written).
+    pub(crate) fn resume(&self, savings: sol_core::savings::Savings) {
+        let mut state = self.lock();
+        state.book = Book::resume(savings);
+        state.changed = false;
+    }
+
+    /// `by` registered the tool `name`, listed in the system prompt with `snippet` and
+    /// `guidelines`: its calls, results and lines are not plain Pi's ([`OwnPrompt`]).
+    pub(crate) fn own_tool(
+        &self,
+        name: &str,
+        by: Mechanism,
+        snippet: Option<&str>,
+        guidelines: &[&str],
+    ) {
+        self.lock().own.add_tool(name, by, snippet, guidelines);
+    }
+
+    /// Each mechanism's share of a system message (`OwnPrompt::system_shares`).
+    pub(crate) fn system_shares(&self, message: &Value) -> Vec<SavingsToolCall> {
+        self.lock()
+            .own
+            .system_shares(message)
+            .into_iter()
+            .map(|call| SavingsToolCall {
+                mechanism: call.owner.map(|owner| owner.config_key().to_owned()),
+                #[allow(
+                    clippy::cast_precision_loss,
+                    reason = "token counts are far below 2^52"
+                )]
+                tokens: call.tokens as f64,
+            })
+            .collect()
+    }
+
+    /// A provider's response, with the `request` as it was sent; an abort or an error that
+    /// was not billed is dropped with its request. Without a request, the one begun last.
+    pub(crate) fn record_response(&self, usage: &SavingsUsage, request: Option<&SavingsRequest>) {
+        let mut state = self.lock();
+        if let Some(request) = request {
+            begin(&mut state.book, request);
+        }
+        let reported = usage
+            .usage
+            .as_ref()
+            .map_or_else(ReportedUsage::default, ReportedUsage::from_pi_usage);
+        let response = ResponseUsage {
+            estimated_output: count(usage.estimated_output),
+            reported: Some(reported),
+        };
+        if let Some(model) = &usage.model {
+            let prices = registry_prices(usage.cost.as_ref());
+            state.book.answered_by(model, prices);
+            state.callers.last = Some((model.clone(), prices));
+        }
+        let owners: Vec<Option<Mechanism>> = usage
+            .tool_calls
+            .iter()
+            .flatten()
+            .map(|name| state.own.owner(name))
+            .collect();
+        let failed = sol_core::message::reply_failed(usage.stop_reason.as_deref());
+        state.book.end_request_with(response, failed, &owners);
+        state.changed = true;
+    }
+
+    /// The reducer's model calls go to `model`, at its registry `cost` when it has one.
+    pub(crate) fn reducer_model(&self, model: String, cost: Option<&Value>) {
+        self.lock().callers.reducer = Some((model, registry_prices(cost)));
+    }
+
+    /// The host's accounting failed: no more totals entries are given out.
+    pub(crate) fn stop(&self) {
+        self.lock().stopped = true;
+    }
+
+    /// The model recalled `bytes` from the archive.
+    pub(crate) fn record_recall(&self, bytes: u64) {
+        let mut state = self.lock();
+        state.book.record_recall(bytes);
+        state.changed = true;
+    }
+
+    /// The table and the status line at `prices`: prices in `sol-pi.json` (any but the
+    /// default) price every model; else each model is priced at its registry prices, and one
+    /// without at the default.
+    pub(crate) fn view(&self, prices: &PriceTable) -> SavingsView {
+        let state = self.lock();
+        let savings = state.book.savings();
+        let report = if prices.is_default() {
+            savings.report_per_model(prices)
+        } else {
+            savings.report(prices)
+        };
+        SavingsView {
+            table: report.to_string(),
+            status_line: report.status_line(),
+        }
+    }
+
     /// The totals entry, when the totals changed since it was last given out.
     pub(crate) fn take_totals(&self) -> Option<SavingsEntry> {
         let mut state = self.lock();
-        std::mem::take(&mut state.changed).then(|| entry_of(&state.book))
+        (std::mem::take(&mut state.changed) && !state.stopped).then(|| entry_of(&state.book))
     }
 }
 
@@ -311,7 +408,7 @@ pub(crate) fn price_table(prices: Option<SavingsPrices>) -> napi::Result<PriceTa
         .map_err(|error| napi::Error::from_reason(error.to_string()))
 }
 
-fn mechanism(key: &str) -> Option<Mechanism> {
+pub(crate) fn mechanism(key: &str) -> Option<Mechanism> {
     Mechanism::ALL
         .into_iter()
         .find(|mechanism| mechanism.config_key() == key)
@@ -392,181 +489,6 @@ fn sent_parts(request: &SavingsRequest) -> Vec<SentPart> {
         parts[index].changes.push(Change { by, before });
     }
     parts
-}
-
-#[napi]
-impl SavingsBook {
-    /// An empty book priced at `prices` (the configuration's; the default table without).
-    #[napi(constructor, catch_unwind)]
-    pub fn new(prices: Option<SavingsPrices>) -> napi::Result<SavingsBook> {
-        quiet(|| {
-            Ok(SavingsBook {
-                shared: SharedBook::default(),
-                prices: price_table(prices)?,
-            })
-        })
-    }
-
-    /// `mechanism` (its `sol-pi.json` key) registered the tool `name`, listed in the system
-    /// prompt with `snippet` and `guidelines`: its calls, results and lines are not plain
-    /// Pi's ([`OwnPrompt`]).
-    #[napi(catch_unwind)]
-    pub fn own_tool(
-        &self,
-        name: String,
-        mechanism_key: String,
-        snippet: Option<String>,
-        guidelines: Option<Vec<String>>,
-    ) {
-        quiet(|| {
-            let Some(by) = mechanism(&mechanism_key) else {
-                return;
-            };
-            let guidelines: Vec<&str> = guidelines.iter().flatten().map(String::as_str).collect();
-            self.shared
-                .lock()
-                .own
-                .add_tool(&name, by, snippet.as_deref(), &guidelines);
-        });
-    }
-
-    /// Each mechanism's share of a system message (`OwnPrompt::system_shares`), as the
-    /// calls of a `SavingsToolUse`; empty when SoL-Pi added nothing to it.
-    #[napi(catch_unwind, ts_args_type = "message: unknown")]
-    pub fn system_shares(&self, message: Value) -> Vec<SavingsToolCall> {
-        quiet(|| {
-            let state = self.shared.lock();
-            state
-                .own
-                .system_shares(&message)
-                .into_iter()
-                .map(|call| SavingsToolCall {
-                    mechanism: call.owner.map(|owner| owner.config_key().to_owned()),
-                    #[allow(
-                        clippy::cast_precision_loss,
-                        reason = "token counts are far below 2^52"
-                    )]
-                    tokens: call.tokens as f64,
-                })
-                .collect()
-        })
-    }
-
-    /// The `customType` of the totals entries.
-    #[napi(getter)]
-    pub fn entry_type(&self) -> String {
-        SAVINGS_ENTRY_TYPE.to_owned()
-    }
-
-    /// The book the mechanism objects made with this one record their steps in.
-    pub(crate) fn shared(&self) -> SharedBook {
-        self.shared.clone()
-    }
-
-    /// The status key of the running total.
-    #[napi(getter)]
-    pub fn status_key(&self) -> String {
-        sol_core::tui::TOTAL_STATUS_KEY.to_owned()
-    }
-
-    /// Goes on from the newest readable totals entry of `entries` (the branch's totals
-    /// entries, root first); returns one warning per newer entry that could not be read.
-    #[napi(catch_unwind, ts_args_type = "entries: ReadonlyArray<unknown>")]
-    pub fn restore(&self, entries: Vec<Value>) -> Vec<String> {
-        quiet(|| {
-            let entries = entries.into_iter().map(whole_numbers);
-            let restored = restore_savings(&SessionEntry::from_values(entries));
-            let mut state = self.shared.lock();
-            state.book = Book::resume(restored.savings);
-            state.changed = false;
-            restored
-                .rejected
-                .iter()
-                .map(|error| format!("SoL-Pi: savings totals not restored from one entry: {error}"))
-                .collect()
-        })
-    }
-
-    /// A provider's response, with the `request` as it was sent (the extension keeps it from
-    /// the request's own event until the reply, so both cross once); an abort or an error
-    /// that was not billed is dropped with its request. Without a request, the one begun last.
-    #[napi(catch_unwind)]
-    pub fn record_response(&self, usage: SavingsUsage, request: Option<SavingsRequest>) {
-        quiet(|| {
-            let mut state = self.shared.lock();
-            if let Some(request) = &request {
-                begin(&mut state.book, request);
-            }
-            let reported = usage
-                .usage
-                .as_ref()
-                .map_or_else(ReportedUsage::default, ReportedUsage::from_pi_usage);
-            let response = ResponseUsage {
-                estimated_output: count(usage.estimated_output),
-                reported: Some(reported),
-            };
-            if let Some(model) = &usage.model {
-                let prices = registry_prices(usage.cost.as_ref());
-                state.book.answered_by(model, prices);
-                state.callers.last = Some((model.clone(), prices));
-            }
-            let owners: Vec<Option<Mechanism>> = usage
-                .tool_calls
-                .iter()
-                .flatten()
-                .map(|name| state.own.owner(name))
-                .collect();
-            let failed = sol_core::message::reply_failed(usage.stop_reason.as_deref());
-            state.book.end_request_with(response, failed, &owners);
-            state.changed = true;
-        });
-    }
-
-    /// The reducer's model calls go to `model` (`provider/model`, named in `sol-pi.json`), at
-    /// its `cost` in Pi's model registry when it has one; without it, to the session's model.
-    #[napi(catch_unwind, ts_args_type = "model: string, cost?: unknown")]
-    pub fn reducer_model(&self, model: String, cost: Option<Value>) {
-        quiet(|| {
-            self.shared.lock().callers.reducer = Some((model, registry_prices(cost.as_ref())))
-        });
-    }
-
-    /// The model recalled `bytes` from the archive.
-    #[napi(catch_unwind)]
-    pub fn record_recall(&self, bytes: f64) {
-        quiet(|| {
-            let mut state = self.shared.lock();
-            state.book.record_recall(count(bytes));
-            state.changed = true;
-        });
-    }
-
-    /// The totals as a custom entry, when they changed since they were last given out
-    /// (here, or with Online Context Compact's `turnEnd`); the host appends it at `turn_end`.
-    #[napi(catch_unwind)]
-    pub fn totals_if_changed(&self) -> Option<SavingsEntry> {
-        quiet(|| self.shared.take_totals())
-    }
-
-    /// The table and the status line, at the configured prices.
-    #[napi(catch_unwind)]
-    pub fn view(&self) -> SavingsView {
-        quiet(|| {
-            // Prices in `sol-pi.json` (any but the default) price every model; else each
-            // model is priced at its registry prices, and one without at the default.
-            let state = self.shared.lock();
-            let savings = &state.book;
-            let report = if self.prices.is_default() {
-                savings.savings().report_per_model(&self.prices)
-            } else {
-                savings.savings().report(&self.prices)
-            };
-            SavingsView {
-                table: report.to_string(),
-                status_line: report.status_line(),
-            }
-        })
-    }
 }
 
 /// Begins `request` as sent in `book`: its parts, whether it starts with a new prompt and

@@ -18,12 +18,12 @@ for (const [payload, most] of [
 		assert.equal(steady.length, 4);
 		for (const names of steady) {
 			// The count is of the real work: the request is packed, booked with its reply and answered in Rust.
-			for (const name of ["ObsPack.onContext()", "SavingsBook.recordResponse()", "Occ.turnEnd()"]) assert.ok(names.includes(name), `${name} in ${names.join(", ")}`);
+			for (const name of ["Engine.obsContext()", "Engine.recordResponse()", "Engine.turnEnd()"]) assert.ok(names.includes(name), `${name} in ${names.join(", ")}`);
 			// The request as sent crosses with its reply, not on its own.
-			assert.ok(!names.includes("SavingsBook.recordRequest()"), names.join(", "));
+			assert.ok(!names.includes("Engine.recordRequest()"), names.join(", "));
 			// The context event rides on the next step.
-			assert.ok(!names.includes("Occ.context()"), names.join(", "));
-			assert.equal(names.includes("Occ.beforeProviderRequest()"), payload, names.join(", "));
+			assert.ok(!names.includes("Engine.context()"), names.join(", "));
+			assert.equal(names.includes("Engine.beforeProviderRequest()"), payload, names.join(", "));
 			assert.ok(names.length <= most, `${names.length} crossings: ${names.join(", ")}`);
 		}
 	});

@@ -412,9 +412,10 @@ test(`Pi ${piVersion}: the recall row carries the Observation Pack badge`, async
 	const run = await startSession(ws);
 	t.after(() => run.close());
 	assert.deepEqual([...run.solPi.tools.keys()], ["obs_recall"]);
-	// ObservationPack's handlers and the savings accounting's (Pi 1.x sees requests with their system message).
-	const savingsHandlers = ["message_end", "session_tree", "turn_end", ...(piMajor >= 1 ? ["context_with_system"] : [])];
-	assert.deepEqual([...run.solPi.handlers.keys()].sort(), ["context", "session_start", ...savingsHandlers].sort());
+	// ObservationPack's handler, the session's lifecycle and the savings accounting's (Pi 1.x sees requests with their system message).
+	const lifecycle = ["session_start", "session_tree", "session_compact", "model_select", "session_shutdown", "turn_end"];
+	const savingsHandlers = ["message_end", ...(piMajor >= 1 ? ["context_with_system"] : [])];
+	assert.deepEqual([...run.solPi.handlers.keys()].sort(), ["context", ...lifecycle, ...savingsHandlers].sort());
 	assert.deepEqual([...run.solPi.commands.keys()], ["sol-pi"]);
 	const theme = { fg: (_c, text) => text, bg: (_c, text) => text, bold: (text) => text };
 	const tool = run.session.getToolDefinition("obs_recall");

@@ -1,0 +1,294 @@
+//! The session engine: one [`Engine`] per Pi session, the object the extension hands Pi's
+//! events to. It holds the session's savings book, Online Context Compact's state machine
+//! and ObservationPack's packs (one per storage directory), each only when its mechanism is
+//! on, and answers an event with the effects to carry out, in order ([`EngineStep`]). The
+//! Reducer and Action Fusion's calls are made with it and record their accounts in its book.
+//!
+//! The lifecycle events the mechanisms share are here (`sessionStart`, `sessionTree`,
+//! `sessionCompact`, `modelSelect`, `sessionShutdown`, `turnEnd`); Online Context Compact's
+//! own steps are in `engine/compact.rs`, ObservationPack's in `engine/pack.rs`, the book's in
+//! `engine/book.rs`, each over its mechanism's module (`occ.rs`, `obspack.rs`, `savings.rs`),
+//! which never names the engine. Every entry is one crossing; no decision is left to
+//! JavaScript.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use napi_derive::napi;
+use serde_json::Value;
+use sol_core::savings::{PriceTable, restore_savings};
+use sol_core::session::SessionEntry;
+
+use crate::boundary::{quiet, whole_numbers};
+use crate::obspack::{ObsPack, ObsPlacement};
+use crate::occ::{
+    Occ, OccContextSeen, OccContinuation, OccCreateOptions, OccEvaluation, OccSavingsNotice,
+    OccTurnEndInput,
+};
+use crate::savings::{SavingsPrices, SharedBook, price_table};
+use compact::effects_of;
+
+mod book;
+mod compact;
+mod pack;
+
+pub use compact::OccPlanResult;
+
+/// What a session runs with, from `sol-pi.json` and Pi's capabilities; a mechanism without
+/// its options is off.
+#[napi(object)]
+#[derive(Default)]
+pub struct EngineOptions {
+    /// The configured price table (`prices`); the default table without.
+    pub prices: Option<SavingsPrices>,
+    /// Online Context Compact on, with these options.
+    pub occ: Option<OccCreateOptions>,
+    /// ObservationPack on, with this placement.
+    pub observation_pack: Option<ObsPlacement>,
+}
+
+/// One thing the host does, in the order a step lists them.
+#[napi(discriminant = "kind", discriminant_case = "camelCase")]
+pub enum EngineEffect {
+    /// `pi.appendEntry(customType, data)`: a state snapshot, a skip record, the totals.
+    AppendEntry {
+        /// Entry type.
+        custom_type: String,
+        /// Entry data (a JSON object).
+        #[napi(ts_type = "Record<string, unknown>")]
+        data: Value,
+    },
+    /// Emit the evaluation on `pi.events` (diagnostics).
+    Decision {
+        /// The boundary evaluation.
+        evaluation: OccEvaluation,
+    },
+    /// `ctx.abort()`.
+    Abort,
+    /// Measure the context and pass it to `decideBoundary`.
+    Measure,
+    /// `ctx.compact({customInstructions})`, then report the result to `compactionFinished`.
+    Compact {
+        /// `customInstructions` for `ctx.compact()`.
+        custom_instructions: String,
+    },
+    /// A warning for the person.
+    Warn {
+        /// The warning.
+        text: String,
+    },
+    /// The savings notice and its self-clearing status.
+    SavingsNotice {
+        /// The notice.
+        notice: OccSavingsNotice,
+    },
+    /// Set the status line `key` to `text` (the running total; interactive terminal only).
+    Status {
+        /// `ctx.ui.setStatus` key.
+        key: String,
+        /// `ctx.ui.setStatus` text.
+        text: String,
+    },
+    /// `pi.sendMessage(...)`, then report `continuationSent(ctx.isIdle())`.
+    SendMessage {
+        /// The message.
+        continuation: OccContinuation,
+    },
+    /// Keep this `agent_settled` dispatch open until the continuation's own settlement.
+    WaitForContinuation,
+    /// A nested settlement: the continuation this dispatch found waiting keeps waiting.
+    KeepWaiting,
+    /// Throw `error` from `agent_settled`.
+    Fail {
+        /// The error text.
+        error: String,
+    },
+}
+
+/// What an event left for the host (what it saved and cost went to the book).
+#[napi(object)]
+pub struct EngineStep {
+    /// The effects, in order.
+    pub effects: Vec<EngineEffect>,
+}
+
+impl EngineStep {
+    /// The step of these effects, or of none.
+    pub(crate) fn of(effects: Option<Vec<EngineEffect>>) -> EngineStep {
+        EngineStep {
+            effects: effects.unwrap_or_default(),
+        }
+    }
+}
+
+/// One Pi session: its book, and the mechanisms' state. See the [module docs](self).
+#[napi]
+pub struct Engine {
+    /// The savings book, shared with the Reducer's and Action Fusion's call objects.
+    pub(crate) book: SharedBook,
+    /// The configured price table (`/sol-pi` prices every model at it unless it is the
+    /// default).
+    pub(crate) prices: PriceTable,
+    /// Online Context Compact, when on.
+    pub(crate) occ: Option<Occ>,
+    /// ObservationPack's placement, when it is on.
+    pub(crate) observation_pack: Option<ObsPlacement>,
+    /// ObservationPack's packs by runtime root (a session's root can change: a fork, a resume).
+    pub(crate) packs: Mutex<BTreeMap<String, Arc<ObsPack>>>,
+    /// The next request shares no prefix with the previous one: a session start, a branch
+    /// switch, a compaction or a model switch came since the last request.
+    pub(crate) rewritten: AtomicBool,
+}
+
+#[napi]
+impl Engine {
+    /// The engine of a session with `options` (none: only the book, at the default prices);
+    /// throws when the prices or Online Context Compact's options are invalid.
+    #[napi(constructor, catch_unwind)]
+    pub fn new(options: Option<EngineOptions>) -> napi::Result<Engine> {
+        quiet(|| {
+            let EngineOptions {
+                prices,
+                occ,
+                observation_pack,
+            } = options.unwrap_or_default();
+            let book = SharedBook::default();
+            Ok(Engine {
+                prices: price_table(prices)?,
+                occ: occ.map(|occ| Occ::new(occ, book.clone())).transpose()?,
+                observation_pack,
+                packs: Mutex::new(BTreeMap::new()),
+                rewritten: AtomicBool::new(true),
+                book,
+            })
+        })
+    }
+
+    /// `session_start`: the book goes on from the branch's newest readable totals entry and
+    /// Online Context Compact restores its state (a `warn` per saved entry that could not be
+    /// read), it observes the session's messages (their total size, as the host sized them);
+    /// then the running total for the status line.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "branch: ReadonlyArray<unknown>, observedTokens: number"
+    )]
+    pub fn session_start(&self, branch: Vec<Value>, observed_tokens: f64) -> EngineStep {
+        quiet(|| {
+            let branch = branch_entries(branch);
+            let occ = self
+                .occ
+                .as_ref()
+                .map(|occ| effects_of(occ.session_start(&branch, observed_tokens), None));
+            self.restored(&branch, occ)
+        })
+    }
+
+    /// `session_tree`: the same for the new leaf.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "branch: ReadonlyArray<unknown>, observedTokens: number"
+    )]
+    pub fn session_tree(&self, branch: Vec<Value>, observed_tokens: f64) -> EngineStep {
+        quiet(|| {
+            let branch = branch_entries(branch);
+            let occ = self
+                .occ
+                .as_ref()
+                .map(|occ| effects_of(occ.session_tree(&branch, observed_tokens), None));
+            self.restored(&branch, occ)
+        })
+    }
+
+    /// `session_compact`: the next request is rewritten; Online Context Compact records the
+    /// compaction and observes the compacted messages (the snapshot follows).
+    #[napi(catch_unwind)]
+    pub fn session_compact(&self, from_extension: bool, observed_tokens: f64) -> EngineStep {
+        quiet(|| {
+            self.rewritten.store(true, Ordering::Relaxed);
+            EngineStep::of(
+                self.occ.as_ref().map(|occ| {
+                    effects_of(occ.session_compact(from_extension, observed_tokens), None)
+                }),
+            )
+        })
+    }
+
+    /// `model_select`: another model's provider holds none of the session's prefix in its
+    /// cache, so the next request is rewritten.
+    #[napi(catch_unwind)]
+    pub fn model_select(&self) {
+        quiet(|| self.rewritten.store(true, Ordering::Relaxed));
+    }
+
+    /// `session_shutdown`.
+    #[napi(catch_unwind)]
+    pub fn session_shutdown(&self) {
+        quiet(|| {
+            if let Some(occ) = &self.occ {
+                occ.session_shutdown();
+            }
+        });
+    }
+
+    /// `turn_end`, after the `context` event carried with it (`context`: Online Context
+    /// Compact's observation): Online Context Compact ends the turn's request and takes the
+    /// pending boundary (`measure` when it is to be evaluated: the totals then come with
+    /// `decideBoundary`), then the totals entry when the totals changed since the last one.
+    #[napi(catch_unwind)]
+    pub fn turn_end(&self, turn: OccTurnEndInput, context: Option<OccContextSeen>) -> EngineStep {
+        quiet(|| {
+            let mut effects = self
+                .occ
+                .as_ref()
+                .map(|occ| effects_of(occ.turn_end(turn, context), None))
+                .unwrap_or_default();
+            let measuring = effects
+                .iter()
+                .any(|effect| matches!(effect, EngineEffect::Measure));
+            if !measuring {
+                effects.extend(self.totals());
+            }
+            EngineStep { effects }
+        })
+    }
+}
+
+impl Engine {
+    /// The book goes on from `branch` after `occ`'s restore; the step with both's warnings
+    /// and the running total. The next request is rewritten.
+    fn restored(&self, branch: &[SessionEntry], occ: Option<Vec<EngineEffect>>) -> EngineStep {
+        self.rewritten.store(true, Ordering::Relaxed);
+        let mut effects = occ.unwrap_or_default();
+        let restored = restore_savings(branch);
+        effects.extend(restored.rejected.iter().map(|error| EngineEffect::Warn {
+            text: format!("SoL-Pi: savings totals not restored from one entry: {error}"),
+        }));
+        self.book.resume(restored.savings);
+        effects.push(self.status());
+        EngineStep { effects }
+    }
+
+    /// The totals entry as an effect, when the totals changed since it was last given out.
+    pub(crate) fn totals(&self) -> Option<EngineEffect> {
+        self.book
+            .take_totals()
+            .map(|entry| EngineEffect::AppendEntry {
+                custom_type: entry.custom_type,
+                data: entry.data,
+            })
+    }
+
+    /// The running total for the status line.
+    pub(crate) fn status(&self) -> EngineEffect {
+        EngineEffect::Status {
+            key: sol_core::tui::TOTAL_STATUS_KEY.to_owned(),
+            text: self.book.view(&self.prices).status_line,
+        }
+    }
+}
+
+/// Pi's branch entries as `sol_core` reads them, whole numbers as the integers Rust wrote.
+fn branch_entries(branch: Vec<Value>) -> Vec<SessionEntry> {
+    SessionEntry::from_values(branch.into_iter().map(whole_numbers))
+}
