@@ -6,9 +6,8 @@ import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import type { BashToolOptions, ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
 import { registerActionFusion } from "./action-fusion.ts";
-import { routedEvents } from "./events.ts";
 import { loadNative, type NativeLoad } from "./native.ts";
-import { registerObservationPack } from "./observation-pack.ts";
+import { type ContextStep, registerObservationPack } from "./observation-pack.ts";
 import { piMajor, registerPlanTool } from "./online-context-compact.ts";
 import { registerReducer } from "./reducer.ts";
 import { frameWith } from "./request-frame.ts";
@@ -29,9 +28,7 @@ export interface SolPiExtensionOptions {
 
 /** Builds a SoL-Pi extension factory; `export default` below is the stock one. */
 export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
-	return function solPi(piApi: ExtensionAPI): void {
-		// Every handler below and in the mechanisms enters through one registration per event.
-		const pi = routedEvents(piApi);
+	return function solPi(pi: ExtensionAPI): void {
 		const native = (options.loadNative ?? loadNative)();
 		let started = false;
 		// Later session starts go to the session's handler (none when SoL-Pi did not start).
@@ -70,17 +67,17 @@ export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
 			const savings = new SavingsTracker(addon, engine, { provider: config.evidencePreservingReducerProvider, model: config.evidencePreservingReducerModel });
 			const reducerRoute = { provider: config.evidencePreservingReducerProvider, model: config.evidencePreservingReducerModel };
 			const economy = config.cacheAware ? { cacheWriteReadRatio: config.cacheWriteReadRatio, prices: config.prices } : undefined;
-			// In Rust's order (`enabled`).
+			// In Rust's order (`enabled`); ObservationPack's `context` step goes to the session's handler.
+			let pack: ContextStep | undefined;
 			const register: Record<string, () => void> = {
 				actionFusion: () => registerActionFusion(pi, ctx, addon, { agentDir, bashOptions: options.bashOptions, engine, savings }),
-				observationPack: () => registerObservationPack(pi, addon, engine, savings, config.keepRecentOutputs),
+				observationPack: () => void (pack = registerObservationPack(pi, addon, engine, savings, config.keepRecentOutputs)),
 				evidencePreservingReducer: () => registerReducer(pi, addon, reducerRoute, engine, savings, economy),
 			};
 			for (const key of enabled) attempt(() => register[key]?.());
-			// After the mechanisms, so that it sees each request as they changed it; Online Context
-			// Compact's tool last, as it comes last in Rust's order.
+			// Online Context Compact's tool last, as it comes last in Rust's order.
 			const occOn = occ !== undefined && withOcc !== undefined;
-			const driver = registerSession(pi, ctx, addon, engine, savings, occOn);
+			const driver = registerSession(pi, ctx, addon, engine, savings, occOn, pack);
 			session = driver;
 			if (occOn) attempt(() => registerPlanTool(pi, addon, engine, driver, savings));
 			savings.register(pi, ctx);

@@ -1,7 +1,7 @@
-// ObservationPack in Pi: the `context` handler and the `obs_recall` tool. The handler edits Pi's
-// copy of the messages in place (returning nothing keeps Pi 0.87+'s system messages in place).
+// ObservationPack in Pi: its `context` step (the session's `context` handler calls it first)
+// and the `obs_recall` tool. The step edits Pi's copy of the messages in place.
 // It looks only at the text results of the request's frame (request-frame.ts, the one walk every
-// mechanism shares). Each such result crosses into Rust once (`ObsPack.admit` decides), and is
+// mechanism shares). Each such result crosses into Rust once (`Engine.obsAdmit` decides), and is
 // remembered by content, never by tool-call id: a bucket per joined length, a hit needs the same
 // tool, error flag and `===` texts. Every request sends the frame and the index and handle of each
 // packed result to Rust's step, which counts where each sits (the requests that already carried
@@ -62,11 +62,16 @@ function lookup(bucket: Known[] | undefined, message: Message, blocks: Block[]):
 	return undefined;
 }
 
+/** A mechanism's part of the `context` event: the request's messages, edited in place. */
+export type ContextStep = (messages: unknown[], ctx: ExtensionContext) => void;
+
 /**
- * Registers ObservationPack over `engine` (made with its placement: the `keepRecentOutputs` given
- * here, not 0, is the recent-outputs placement's, whose candidates are smaller).
+ * Registers ObservationPack's tool and returns its `context` step, which the session's one
+ * `context` handler calls first; both run over `engine`, made with ObservationPack's placement
+ * (the `keepRecentOutputs` given here, not 0, is the recent-outputs placement's, whose
+ * candidates are smaller).
  */
-export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAddon, engine: NativeAddon.Engine, tracker: SavingsTracker, keepRecentOutputs?: number): void {
+export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAddon, engine: NativeAddon.Engine, tracker: SavingsTracker, keepRecentOutputs?: number): ContextStep {
 	const keep = keepRecentOutputs ? keepRecentOutputs : undefined;
 	const policy = addon.obsPolicy();
 	const minCandidateUnits = keep ? policy.recentMinCandidateUnits : policy.minCandidateUnits;
@@ -80,7 +85,8 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 	// ObservationPack fails open: the request goes unchanged, the problem is reported once.
 	const warnings = new OnceWarnings();
 	const failure = (detail: string) => addon.internalErrorNotice("ObservationPack", detail);
-	pi.on("context", (event, ctx) =>
+	/** The step of one request: its messages are edited in place (returning nothing keeps Pi 0.87+'s system messages in place). */
+	const context = (messages: Message[], ctx: ExtensionContext): void =>
 		warnings.guard(ctx, failure, undefined, () => {
 			const root = runtimeRoot(ctx, addon);
 			if (root.kind === "unavailable") return warnings.warn(ctx, addon.obsUnavailable(root.error));
@@ -95,7 +101,6 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 			};
 
 			// One walk sizes the request for every mechanism; this one only looks at its text results.
-			const messages = event.messages as unknown as Message[];
 			const frame = frameOf(messages);
 			const seen: Array<[number, Known]> = [];
 			const fresh: Array<[number, Block[], number]> = [];
@@ -132,8 +137,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 			});
 			if (step.error) warnings.warn(ctx, step.error);
 			savings.showNotice(ctx, step.notice);
-		}),
-	);
+		});
 
 	/** The current branch's candidates, for rebuilding an object that is missing (a fork, a resume) or damaged. */
 	const branchCandidates = (ctx: ExtensionContext): Candidate[] =>
@@ -168,4 +172,5 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 		renderCall: (args, theme) => badge(theme, texts.badgeTitle, texts.badgeSaving, addon.obsRecallCallLabel(args)),
 		renderResult: (result, options, theme) => new Text(theme.fg("muted", addon.obsRecallResultLabel(options.isPartial, result.details)), 0, 0),
 	});
+	return context as ContextStep;
 }

@@ -19,6 +19,9 @@ import type { NativeAddon } from "./native.ts";
 import { frameAt, frameOf, messageTokens, roleCode, textStamp, toolCallTokens } from "./request-frame.ts";
 import { OnceWarnings, SavingsStatus } from "./tui.ts";
 
+/** Pi 1.x shows each request with its system message after every `context` handler (`context_with_system`). */
+const withSystem = Number(VERSION.split(".")[0]) >= 1;
+
 /** A mechanism's `sol-pi.json` key, as Rust names it. */
 export type MechanismKey = "actionFusion" | "observationPack" | "evidencePreservingReducer" | "onlineContextCompact";
 
@@ -309,6 +312,15 @@ export class SavingsTracker {
 		return this.engine.view().table;
 	}
 
+	/**
+	 * The `context` event's messages after every mechanism's change: the request as sent on Pi
+	 * 0.84.2, with the system prompt (the session's `context` handler calls it last). Pi 1.x
+	 * shows the request with its system message in `context_with_system` instead.
+	 */
+	context(messages: readonly unknown[], c: ExtensionContext): void {
+		if (!withSystem) this.guard(c, () => this.request(messages, c.getSystemPrompt()));
+	}
+
 	/** Registers the handlers and the command; call after every mechanism registered its own. */
 	register(pi: ExtensionAPI, ctx: ExtensionContext): void {
 		this.registry = (ctx as { modelRegistry?: SavingsTracker["registry"] }).modelRegistry;
@@ -316,14 +328,9 @@ export class SavingsTracker {
 			const model = this.reducerModel;
 			this.guard(ctx, () => this.engine.reducerModel(model, this.costOf(model)));
 		}
-		if (Number(VERSION.split(".")[0]) >= 1) {
+		if (withSystem) {
 			(pi as unknown as { on(event: string, handler: (event: { messages: unknown[] }, c: ExtensionContext) => undefined): void }).on("context_with_system", (event, c) => {
 				this.guard(c, () => this.request(event.messages));
-				return undefined;
-			});
-		} else {
-			pi.on("context", (event, c) => {
-				this.guard(c, () => this.request(event.messages as unknown[], c.getSystemPrompt()));
 				return undefined;
 			});
 		}

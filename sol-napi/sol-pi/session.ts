@@ -19,6 +19,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 
 import type { NativeAddon } from "./native.ts";
+import type { ContextStep } from "./observation-pack.ts";
 import { frameOf, observedMessages, type RequestFrame } from "./request-frame.ts";
 import type { SavingsTracker } from "./savings.ts";
 import { messageOf, OnceWarnings } from "./tui.ts";
@@ -61,9 +62,19 @@ export interface SessionDriver {
 /**
  * Registers the session's handlers with `engine` (made with Online Context Compact when `occ`)
  * and takes the current session's start; call after every mechanism registered its own. The
- * savings `tracker` learns the summaries and continuations Online Context Compact adds.
+ * one `context` handler runs ObservationPack's step (`pack`, when it is on), then Online Context
+ * Compact's observation, then the savings book's (Pi 0.84.2's request as sent). The savings
+ * `tracker` learns the summaries and continuations Online Context Compact adds.
  */
-export function registerSession(pi: ExtensionAPI, ctx: ExtensionContext, addon: Addon, engine: NativeAddon.Engine, tracker: SavingsTracker, occ: boolean): SessionDriver {
+export function registerSession(
+	pi: ExtensionAPI,
+	ctx: ExtensionContext,
+	addon: Addon,
+	engine: NativeAddon.Engine,
+	tracker: SavingsTracker,
+	occ: boolean,
+	pack?: ContextStep,
+): SessionDriver {
 	const anyPi = pi as unknown as { getSettings?: () => unknown };
 	const warnings = new OnceWarnings();
 	const savings = tracker.status();
@@ -290,16 +301,20 @@ export function registerSession(pi: ExtensionAPI, ctx: ExtensionContext, addon: 
 		// A boundary to evaluate asks for the measurements; a selected one saves the state, then aborts; the totals entry last.
 		apply(c, carrying(c, (context) => engine.turnEnd(turn, context)));
 	});
+	pi.on("context", (event, c) => {
+		const messages = event.messages as unknown[];
+		pack?.(messages, c);
+		// Online Context Compact observes only: the messages are never changed.
+		if (occ)
+			warnings.guard(c, internalError, undefined, () => {
+				ensureRestored(c);
+				pending = { aborted: c.signal?.aborted === true, observedTokens: observe(() => messages) };
+			});
+		tracker.context(messages, c);
+	});
 	if (!occ) return { sessionStart, prepare, apply };
 
 	pi.on("input", (event, c) => restoredStep(c, () => engine.input(event.text, event.streamingBehavior)));
-	pi.on("context", (event, c) => {
-		// Observes only: the messages are never changed.
-		warnings.guard(c, internalError, undefined, () => {
-			ensureRestored(c);
-			pending = { aborted: c.signal?.aborted === true, observedTokens: observe(() => event.messages as unknown[]) };
-		});
-	});
 	pi.on("before_provider_request", (_event, c) =>
 		// The payload is never changed.
 		void warnings.guard(c, internalError, undefined, () => {
