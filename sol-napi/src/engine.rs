@@ -175,12 +175,9 @@ impl Engine {
     )]
     pub fn session_start(&self, branch: Vec<Value>, observed_tokens: f64) -> EngineStep {
         quiet(|| {
-            let branch = branch_entries(branch);
-            let occ = self
-                .occ
-                .as_ref()
-                .map(|occ| effects_of(occ.session_start(&branch, observed_tokens), None));
-            self.restored(&branch, occ)
+            self.restored(branch, |occ, branch| {
+                occ.session_start(branch, observed_tokens)
+            })
         })
     }
 
@@ -191,12 +188,9 @@ impl Engine {
     )]
     pub fn session_tree(&self, branch: Vec<Value>, observed_tokens: f64) -> EngineStep {
         quiet(|| {
-            let branch = branch_entries(branch);
-            let occ = self
-                .occ
-                .as_ref()
-                .map(|occ| effects_of(occ.session_tree(&branch, observed_tokens), None));
-            self.restored(&branch, occ)
+            self.restored(branch, |occ, branch| {
+                occ.session_tree(branch, observed_tokens)
+            })
         })
     }
 
@@ -255,12 +249,22 @@ impl Engine {
 }
 
 impl Engine {
-    /// The book goes on from `branch` after `occ`'s restore; the step with both's warnings
-    /// and the running total. The next request is rewritten.
-    fn restored(&self, branch: &[SessionEntry], occ: Option<Vec<EngineEffect>>) -> EngineStep {
+    /// Online Context Compact's step over `branch` (`start`: its start or its switch to a new
+    /// leaf), then the book goes on from the branch; the step with both's warnings and the
+    /// running total. The next request is rewritten.
+    fn restored(
+        &self,
+        branch: Vec<Value>,
+        start: impl FnOnce(&Occ, &[SessionEntry]) -> Vec<sol_occ::session::Effect>,
+    ) -> EngineStep {
         self.rewritten.store(true, Ordering::Relaxed);
-        let mut effects = occ.unwrap_or_default();
-        let restored = restore_savings(branch);
+        let branch = branch_entries(branch);
+        let mut effects = self
+            .occ
+            .as_ref()
+            .map(|occ| effects_of(start(occ, &branch), None))
+            .unwrap_or_default();
+        let restored = restore_savings(&branch);
         effects.extend(restored.rejected.iter().map(|error| EngineEffect::Warn {
             text: format!("SoL-Pi: savings totals not restored from one entry: {error}"),
         }));
