@@ -128,7 +128,8 @@ export declare class Engine {
    * `session_start`: the book goes on from the branch's newest readable totals entry and
    * Online Context Compact restores its state (a `warn` per saved entry that could not be
    * read), it observes the session's messages (their total size, as the host sized them);
-   * then the running total for the status line.
+   * then the running total for the status line. Only the branch's custom entries are read:
+   * the host may leave the others out.
    */
   sessionStart(branch: ReadonlyArray<unknown>, observedTokens: number): EngineStep
   /** `session_tree`: the same for the new leaf. */

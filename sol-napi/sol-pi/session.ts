@@ -108,7 +108,9 @@ export function registerSession(
 	};
 
 	const sessionManager = (c: ExtensionContext) => c.sessionManager as unknown as SessionManagerRuntime;
-	const branch = (c: ExtensionContext) => sessionManager(c).getBranch();
+	// What the engine restores from: the branch's custom entries (the book's totals, Online Context
+	// Compact's snapshots); the messages, most of a long branch, need not cross.
+	const saved = (c: ExtensionContext) => sessionManager(c).getBranch().filter((entry) => (entry as { type?: unknown } | null)?.type === "custom");
 	/** What the model sees of the session: the 1.x projection, else 0.84.2's session context. */
 	const sessionMessages = (c: ExtensionContext) => (): unknown[] => {
 		const sm = sessionManager(c);
@@ -122,7 +124,7 @@ export function registerSession(
 	function ensureRestored(c: ExtensionContext) {
 		if (restoredKnown) return;
 		handOver();
-		if (engine.needsRestore()) apply(c, engine.restoreState(branch(c)), { restoring: true });
+		if (engine.needsRestore()) apply(c, engine.restoreState(saved(c)), { restoring: true });
 		restoredKnown = true;
 	}
 
@@ -275,9 +277,9 @@ export function registerSession(
 		tracker.reset();
 		apply(c, step(c, () => run(sessionMessages(c))), { restoring: true });
 	};
-	const sessionStart = (c: ExtensionContext) => start(c, (messages) => engine.sessionStart(branch(c), observe(messages)));
+	const sessionStart = (c: ExtensionContext) => start(c, (messages) => engine.sessionStart(saved(c), observe(messages)));
 	sessionStart(ctx);
-	pi.on("session_tree", (_event, c) => start(c, (messages) => engine.sessionTree(branch(c), observe(messages))));
+	pi.on("session_tree", (_event, c) => start(c, (messages) => engine.sessionTree(saved(c), observe(messages))));
 	pi.on("session_compact", (event, c) => restoredStep(c, () => engine.sessionCompact(event.fromExtension === true, observe(sessionMessages(c)))));
 	// Another model's provider holds none of the session's prefix in its cache.
 	pi.on("model_select", (_event, c) => step(c, () => engine.modelSelect()));
