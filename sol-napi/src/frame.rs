@@ -54,20 +54,6 @@ impl RequestFrame {
             })
             .collect()
     }
-
-    /// When the request ends with a user prompt: its timestamp and that of the message right
-    /// before it (NaN without one).
-    pub(crate) fn prompt_stamps(&self) -> Option<[f64; 2]> {
-        ends_with_prompt(&self.roles).then(|| {
-            let last = self.roles.len() - 1;
-            let stamp = |index: Option<usize>| {
-                index
-                    .and_then(|i| self.stamps.get(i).copied())
-                    .unwrap_or(f64::NAN)
-            };
-            [stamp(last.checked_sub(1)), stamp(Some(last))]
-        })
-    }
 }
 
 /// Whether messages of these role codes end with a user prompt: the request starts one.

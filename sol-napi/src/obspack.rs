@@ -21,7 +21,7 @@ use sol_obspack::{
 use crate::NativeFileSystem;
 use crate::account::count;
 use crate::boundary::quiet;
-use crate::frame::RequestFrame;
+use crate::frame::{RequestFrame, ends_with_prompt};
 use crate::savings::{SharedBook, after_cache_lifetime};
 
 /// The numbers the host's walk needs.
@@ -353,19 +353,20 @@ impl ObsPack {
                         let (quotes, reported, identity) = reply.read();
                         pack.on_newest_reply(identity, &quotes, reported);
                     }
-                    // Only the recent-outputs placement reads a new prompt's timing.
-                    let prompt = pack
-                        .recent_outputs()
-                        .and_then(|_| frame.prompt_stamps())
-                        .map_or(PromptFacts::default(), |stamps| PromptFacts {
+                    // Only the recent-outputs placement reads a new prompt's timing, as the
+                    // book reads it: the prompt against the newest timestamped message before it.
+                    let prompt = match pack.recent_outputs() {
+                        Some(_) if ends_with_prompt(&frame.roles) => PromptFacts {
                             starts_prompt: true,
                             expired: after_cache_lifetime(
-                                &stamps,
+                                &frame.stamps,
                                 true,
                                 facts.cache_retention.as_deref(),
                                 facts.prompt_cache.as_ref(),
                             ),
-                        });
+                        },
+                        _ => PromptFacts::default(),
+                    };
                     pack.on_context_recent(request, &located.carried, request_shape, prompt, ratio)
                 }
                 _ => {

@@ -118,8 +118,10 @@ pub struct SavingsRequest {
     pub prompt_cache: Option<Value>,
 }
 
-/// Whether a request of these timestamps that starts a prompt (`prompt`) sent it after the
-/// provider's cache lifetime (`prompt_after_lifetime`): the lifetime the request asked for
+/// Whether a request of these timestamps (every message's, NaN without one) that starts a
+/// prompt (`prompt`) sent it after the provider's cache lifetime (`prompt_after_lifetime`:
+/// against the newest timestamped message before it; the book and ObservationPack's
+/// recent-outputs placement both ask it of the same request): the lifetime the request asked for
 /// (`retention`, Pi's `PI_CACHE_RETENTION`) under the model's `promptCache` in Pi's model
 /// registry (`short`, `long` seconds; a field that is not a number is none).
 pub(crate) fn after_cache_lifetime(
