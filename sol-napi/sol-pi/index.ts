@@ -64,8 +64,8 @@ export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
 			// (Online Context Compact's invalid options leave it off, with their message).
 			const withOcc = attempt(() => new addon.Engine({ prices: config.prices, occ, observationPack }));
 			const engine = withOcc ?? new addon.Engine({ prices: config.prices, observationPack });
-			const savings = new SavingsTracker(addon, engine, { provider: config.evidencePreservingReducerProvider, model: config.evidencePreservingReducerModel });
 			const reducerRoute = { provider: config.evidencePreservingReducerProvider, model: config.evidencePreservingReducerModel };
+			const savings = new SavingsTracker(addon, engine, reducerRoute);
 			const economy = config.cacheAware ? { cacheWriteReadRatio: config.cacheWriteReadRatio, prices: config.prices } : undefined;
 			// In Rust's order (`enabled`); ObservationPack's `context` step goes to the session's handler.
 			let pack: ContextStep | undefined;

@@ -46,6 +46,18 @@ class TextSet<T> {
 		if (text === undefined) return undefined;
 		return this.buckets.get(text.length)?.find(([known]) => known === text)?.[1];
 	}
+	/** Removes and returns the first value of `text` that `accept` takes. */
+	take(text: string, accept: (value: T) => boolean): T | undefined {
+		const bucket = this.buckets.get(text.length);
+		const at = bucket?.findIndex(([known, value]) => known === text && accept(value)) ?? -1;
+		if (!bucket || at < 0) return undefined;
+		const [[, value]] = bucket.splice(at, 1);
+		if (bucket.length === 0) this.buckets.delete(text.length);
+		return value;
+	}
+	get empty(): boolean {
+		return this.buckets.size === 0;
+	}
 }
 
 /** What a system message tells the model (Pi 1.x: content, sections, tools added), never its timestamp. */
@@ -72,10 +84,10 @@ export class SavingsTracker {
 	/** The custom message types of Online Context Compact's continuations. */
 	private readonly continuations = new Set<string>();
 	/**
-	 * Fused calls' results not yet seen in a request, known by their content (every text block;
-	 * bucketed by the last block's length, the command's output), with their tokens without the output.
+	 * Fused calls' results not yet seen in a request, known by their content (found by the last
+	 * block, the command's output, then every other text block), with their tokens without the output.
 	 */
-	private fusedResults = new Map<number, Array<{ texts: string[]; tokens: number }>>();
+	private fusedResults = new TextSet<{ texts: string[]; tokens: number }>();
 	/** SoL-Pi's own tools (`update_plan`, `obs_recall`), by name: plain Pi has none of their calls. */
 	private readonly ownTools = new Map<string, MechanismKey>();
 	/** The last system message's content and tool count, with its shares from Rust (they change rarely). */
@@ -174,8 +186,7 @@ export class SavingsTracker {
 			const texts = [...blocks.map((block) => (block as { text?: unknown })?.text), ...append];
 			if (append.length === 0 || texts.some((text) => typeof text !== "string")) return;
 			const tokens = messageTokens({ role: "toolResult", content: blocks });
-			const units = append[append.length - 1].length;
-			this.fusedResults.set(units, [...(this.fusedResults.get(units) ?? []), { texts: texts as string[], tokens }]);
+			this.fusedResults.add(append[append.length - 1], { texts: texts as string[], tokens });
 		});
 	}
 
@@ -184,12 +195,8 @@ export class SavingsTracker {
 		const content = Array.isArray(message.content) ? (message.content as Array<{ text?: unknown }>) : [];
 		const last = content[content.length - 1]?.text;
 		if (typeof last !== "string") return undefined;
-		const bucket = this.fusedResults.get(last.length);
-		const at = bucket?.findIndex(({ texts }) => texts.length === content.length && texts.every((text, i) => content[i]?.text === text)) ?? -1;
-		if (!bucket || at < 0) return undefined;
-		const [{ tokens }] = bucket.splice(at, 1);
-		if (bucket.length === 0) this.fusedResults.delete(last.length);
-		return tokens;
+		const same = ({ texts }: { texts: string[] }) => texts.length === content.length && texts.every((text, i) => content[i]?.text === text);
+		return this.fusedResults.take(last, same)?.tokens;
 	}
 
 	/**
@@ -290,7 +297,7 @@ export class SavingsTracker {
 			for (const mark of marks) changes.push({ index, mechanism: mark.mechanism, beforeTokens: mark.beforeTokens });
 			const used = system ? this.systemUse(index, message) : this.toolUse(index, message);
 			if (used) (toolUses ??= []).push(used);
-			const without = this.fusedResults.size > 0 && message.role === "toolResult" ? this.takeFused(message) : undefined;
+			const without = !this.fusedResults.empty && message.role === "toolResult" ? this.takeFused(message) : undefined;
 			if (without !== undefined) (fused ??= []).push({ index, tokens: without });
 		}
 		this.marks = new WeakMap();
@@ -304,7 +311,7 @@ export class SavingsTracker {
 
 	/** Another session or branch: nothing waits for a reply or a request any more (the engine restores the totals). */
 	reset(): void {
-		[this.sent, this.fusedResults] = [undefined, new Map()];
+		[this.sent, this.fusedResults] = [undefined, new TextSet()];
 	}
 
 	/** The `/sol-pi` table. */

@@ -19,7 +19,10 @@ use napi_derive::napi;
 use serde_json::Value;
 use sol_core::savings::{PriceTable, restore_savings};
 use sol_core::session::SessionEntry;
+use sol_occ::OccSession;
+use sol_occ::session::{Observation, Step};
 
+use crate::account::count;
 use crate::boundary::{quiet, whole_numbers};
 use crate::obspack::{ObsPack, ObsPlacement};
 use crate::occ::{
@@ -176,8 +179,8 @@ impl Engine {
     )]
     pub fn session_start(&self, branch: Vec<Value>, observed_tokens: f64) -> EngineStep {
         quiet(|| {
-            self.restored(branch, |occ, branch| {
-                occ.session_start(branch, observed_tokens)
+            self.restored(branch, |session, branch| {
+                session.on_session_start(branch, Observation::Total(count(observed_tokens)))
             })
         })
     }
@@ -189,8 +192,8 @@ impl Engine {
     )]
     pub fn session_tree(&self, branch: Vec<Value>, observed_tokens: f64) -> EngineStep {
         quiet(|| {
-            self.restored(branch, |occ, branch| {
-                occ.session_tree(branch, observed_tokens)
+            self.restored(branch, |session, branch| {
+                session.on_session_tree(branch, Observation::Total(count(observed_tokens)))
             })
         })
     }
@@ -201,11 +204,10 @@ impl Engine {
     pub fn session_compact(&self, from_extension: bool, observed_tokens: f64) -> EngineStep {
         quiet(|| {
             self.rewritten.store(true, Ordering::Relaxed);
-            EngineStep::of(
-                self.occ.as_ref().map(|occ| {
-                    effects_of(occ.session_compact(from_extension, observed_tokens), None)
-                }),
-            )
+            self.occ_step(|session| {
+                session
+                    .on_session_compact(from_extension, Observation::Total(count(observed_tokens)))
+            })
         })
     }
 
@@ -256,15 +258,11 @@ impl Engine {
     fn restored(
         &self,
         branch: Vec<Value>,
-        start: impl FnOnce(&Occ, &[SessionEntry]) -> Vec<sol_occ::session::Effect>,
+        start: impl FnOnce(&mut OccSession, &[SessionEntry]) -> Step,
     ) -> EngineStep {
         self.rewritten.store(true, Ordering::Relaxed);
         let branch = branch_entries(branch);
-        let mut effects = self
-            .occ
-            .as_ref()
-            .map(|occ| effects_of(start(occ, &branch), None))
-            .unwrap_or_default();
+        let mut effects = self.occ_step(|session| start(session, &branch)).effects;
         let restored = restore_savings(&branch);
         effects.extend(restored.rejected.iter().map(|error| EngineEffect::Warn {
             text: format!("SoL-Pi: savings totals not restored from one entry: {error}"),
@@ -272,6 +270,11 @@ impl Engine {
         self.book.resume(restored.savings);
         effects.push(self.status());
         EngineStep { effects }
+    }
+
+    /// Online Context Compact's step `run` (booked), as the engine's step; none with it off.
+    pub(crate) fn occ_step(&self, run: impl FnOnce(&mut OccSession) -> Step) -> EngineStep {
+        EngineStep::of(self.occ.as_ref().map(|occ| effects_of(occ.step(run), None)))
     }
 
     /// The totals entry as an effect, when the totals changed since it was last given out.
@@ -294,6 +297,6 @@ impl Engine {
 }
 
 /// Pi's branch entries as `sol_core` reads them, whole numbers as the integers Rust wrote.
-fn branch_entries(branch: Vec<Value>) -> Vec<SessionEntry> {
+pub(crate) fn branch_entries(branch: Vec<Value>) -> Vec<SessionEntry> {
     SessionEntry::from_values(branch.into_iter().map(whole_numbers))
 }

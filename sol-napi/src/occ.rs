@@ -24,8 +24,8 @@ use sol_occ::OccSession;
 use sol_occ::estimate::NativeProjection;
 use sol_occ::plan::{StepStatus, TOOL_NAME};
 use sol_occ::session::{
-    BoundaryMeasurement, ContextEvent, Effect, Observation, PiCapabilities, Step, TurnEnd,
-    TurnToolResult, system_prompt_tokens,
+    BoundaryMeasurement, ContextEvent, Effect, PiCapabilities, Step, TurnEnd, TurnToolResult,
+    system_prompt_tokens,
 };
 use sol_occ::settings::{CompactionSettings, ModelRef, OccOptions, resolve_compaction_settings};
 use sol_occ::state::STATE_ENTRY_TYPE;
@@ -325,7 +325,7 @@ pub struct OccSavingsNotice {
 }
 
 /// Pi's branch entries as `sol_core` reads them (whole numbers as the integers Rust wrote).
-pub(crate) fn entries(branch: Vec<Value>) -> Vec<SessionEntry> {
+fn entries(branch: Vec<Value>) -> Vec<SessionEntry> {
     SessionEntry::from_values(branch)
 }
 
@@ -356,43 +356,26 @@ impl Occ {
         self.session.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Books a step's account; its effects for the host.
-    pub(crate) fn booked(&self, step: Step) -> Vec<Effect> {
+    /// One step of the state machine: `run` over the session, then the step's account booked
+    /// (the session unlocked); its effects for the host.
+    pub(crate) fn step(&self, run: impl FnOnce(&mut OccSession) -> Step) -> Vec<Effect> {
+        self.step_with(|session| ((), run(session))).1
+    }
+
+    /// [`Occ::step`] for a step that also gives an outcome (`update_plan`'s result).
+    pub(crate) fn step_with<T>(
+        &self,
+        run: impl FnOnce(&mut OccSession) -> (T, Step),
+    ) -> (T, Vec<Effect>) {
+        let (outcome, step) = run(&mut self.session());
         self.book
             .record_step(Mechanism::OnlineContextCompact, step.account);
-        step.effects
-    }
-
-    /// `session_start`: restore, observe the session's messages (their total size, as the
-    /// host sized them), clear transient state; `warn` when saved snapshots newer than the
-    /// restored one could not be read.
-    pub(crate) fn session_start(&self, branch: &[SessionEntry], observed: f64) -> Vec<Effect> {
-        let step = self
-            .session()
-            .on_session_start(branch, Observation::Total(count(observed)));
-        self.booked(step)
-    }
-
-    /// `session_tree`: the same for the new leaf.
-    pub(crate) fn session_tree(&self, branch: &[SessionEntry], observed: f64) -> Vec<Effect> {
-        let step = self
-            .session()
-            .on_session_tree(branch, Observation::Total(count(observed)));
-        self.booked(step)
+        (outcome, step.effects)
     }
 
     /// `session_shutdown` (the step never has effects).
     pub(crate) fn session_shutdown(&self) {
         self.session().on_session_shutdown();
-    }
-
-    /// `session_compact`: records the compaction and observes the compacted messages; the
-    /// snapshot follows.
-    pub(crate) fn session_compact(&self, from_extension: bool, observed: f64) -> Vec<Effect> {
-        let step = self
-            .session()
-            .on_session_compact(from_extension, Observation::Total(count(observed)));
-        self.booked(step)
     }
 
     /// `turn_end`, after the `context` event carried with it: ends the turn's request, takes
@@ -402,8 +385,6 @@ impl Occ {
         turn: OccTurnEndInput,
         context: Option<OccContextSeen>,
     ) -> Vec<Effect> {
-        let mut session = self.session();
-        seen_first(&mut session, context);
         let turn = TurnEnd {
             stop_reason: turn.stop_reason.as_deref().map(StopReason::parse),
             aborted: turn.aborted,
@@ -417,9 +398,10 @@ impl Occ {
                 })
                 .collect(),
         };
-        let step = session.on_turn_end(&turn);
-        drop(session);
-        self.booked(step)
+        self.step(|session| {
+            seen_first(session, context);
+            session.on_turn_end(&turn)
+        })
     }
 
     /// The measurement a `measure` effect asked for: the decision, and for a selected
@@ -442,13 +424,13 @@ impl Occ {
             (Some(provider), Some(id)) => Some(ModelRef { provider, id }),
             _ => None,
         };
-        let mut session = self.session();
+        let keep_recent_tokens = self.session().options().keep_recent_tokens;
         let settings = resolve_compaction_settings(
             measurement.settings.as_ref(),
             model.as_ref(),
-            session.options().keep_recent_tokens,
+            keep_recent_tokens,
         );
-        let step = session.on_decide_boundary(&BoundaryMeasurement {
+        let measurement = BoundaryMeasurement {
             reported_tokens: measurement.reported_tokens,
             usage_context_window: measurement.usage_context_window,
             model_context_window: measurement.model_context_window,
@@ -456,8 +438,8 @@ impl Occ {
             projection,
             settings,
             observed: Some(observed_list(measurement.observed)),
-        });
-        drop(session);
-        (self.booked(step), settings)
+        };
+        let effects = self.step(|session| session.on_decide_boundary(&measurement));
+        (effects, settings)
     }
 }

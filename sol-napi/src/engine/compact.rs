@@ -12,12 +12,12 @@ use sol_occ::session::{
 use sol_occ::settings::CompactionSettings;
 use sol_occ::text;
 
-use super::{Engine, EngineEffect, EngineStep};
+use super::{Engine, EngineEffect, EngineStep, branch_entries};
 use crate::account::count;
 use crate::boundary::quiet;
 use crate::occ::{
     OccCompactionResult, OccContextSeen, OccContinuation, OccEvaluation, OccMeasurement,
-    OccSavingsNotice, entries, seen_first,
+    OccSavingsNotice, seen_first,
 };
 
 /// The outcome of an `update_plan` call: `text` and `details` on success,
@@ -125,10 +125,8 @@ impl Engine {
     #[napi(catch_unwind, ts_args_type = "branch: ReadonlyArray<unknown>")]
     pub fn restore_state(&self, branch: Vec<Value>) -> EngineStep {
         quiet(|| {
-            EngineStep::of(self.occ.as_ref().map(|occ| {
-                let step = occ.session().on_restore(&entries(branch));
-                effects_of(occ.booked(step), None)
-            }))
+            let branch = branch_entries(branch);
+            self.occ_step(|session| session.on_restore(&branch))
         })
     }
 
@@ -155,16 +153,13 @@ impl Engine {
         context: Option<OccContextSeen>,
     ) -> EngineStep {
         quiet(|| {
-            EngineStep::of(self.occ.as_ref().map(|occ| {
-                let mut session = occ.session();
-                seen_first(&mut session, context);
-                let step = session.on_before_provider_request(
+            self.occ_step(|session| {
+                seen_first(session, context);
+                session.on_before_provider_request(
                     reported_tokens,
                     system_prompt_tokens(&system_prompt),
-                );
-                drop(session);
-                effects_of(occ.booked(step), None)
-            }))
+                )
+            })
         })
     }
 
@@ -173,13 +168,12 @@ impl Engine {
     #[napi(catch_unwind)]
     pub fn input(&self, text: String, streaming_behavior: Option<String>) -> EngineStep {
         quiet(|| {
-            EngineStep::of(self.occ.as_ref().map(|occ| {
-                let step = occ.session().on_input(&InputEvent {
+            self.occ_step(|session| {
+                session.on_input(&InputEvent {
                     text,
                     streaming_behavior,
-                });
-                effects_of(occ.booked(step), None)
-            }))
+                })
+            })
         })
     }
 
@@ -198,8 +192,9 @@ impl Engine {
             let occ = self.occ.as_ref().ok_or_else(|| {
                 Error::from_reason("Online Context Compact is off in this session")
             })?;
-            let (result, step) = occ.session().on_update_plan(&tool_call_id, &args, aborted);
-            let effects = effects_of(occ.booked(step), None);
+            let (result, effects) =
+                occ.step_with(|session| session.on_update_plan(&tool_call_id, &args, aborted));
+            let effects = effects_of(effects, None);
             Ok(match result {
                 Ok(output) => OccPlanResult {
                     ok: true,
@@ -246,12 +241,7 @@ impl Engine {
     /// `keepWaiting` for a settlement nested in a running compaction.
     #[napi(catch_unwind)]
     pub fn agent_settled(&self, idle: bool) -> EngineStep {
-        quiet(|| {
-            EngineStep::of(self.occ.as_ref().map(|occ| {
-                let step = occ.session().on_agent_settled(idle);
-                effects_of(occ.booked(step), None)
-            }))
-        })
+        quiet(|| self.occ_step(|session| session.on_agent_settled(idle)))
     }
 
     /// `session_before_compact`: whether to cancel (threshold compaction while a boundary
@@ -297,8 +287,10 @@ impl Engine {
                     },
                     OccCompactionResult::Abandoned => CompactionResult::Abandoned,
                 };
-                let step = occ.session().on_compaction_finished(&result);
-                effects_of(occ.booked(step), None)
+                effects_of(
+                    occ.step(|session| session.on_compaction_finished(&result)),
+                    None,
+                )
             }))
         })
     }
@@ -307,11 +299,6 @@ impl Engine {
     /// when Pi started its turn inside this dispatch (0.84.2), then a compaction error.
     #[napi(catch_unwind)]
     pub fn continuation_sent(&self, idle: bool) -> EngineStep {
-        quiet(|| {
-            EngineStep::of(self.occ.as_ref().map(|occ| {
-                let step = occ.session().on_continuation_sent(idle);
-                effects_of(occ.booked(step), None)
-            }))
-        })
+        quiet(|| self.occ_step(|session| session.on_continuation_sent(idle)))
     }
 }
