@@ -11,12 +11,28 @@ cd "$root"
 
 step() { printf '== %s\n' "$*"; }
 
-# npm ci, skipped when node_modules already matches the lockfile.
+# npm ci, skipped when node_modules already matches the lockfile. A registry that drops a
+# connection fails one attempt, not the setup: npm retries each fetch itself, and a failed
+# install is tried again twice after a pause (npm ci starts from an empty node_modules). When
+# every attempt fails, the end of npm's own log says why.
 npm_ci_in() {
-	local dir="$1" stamp="$1/node_modules/.sol-pi-lock"
+	local dir="$1" stamp="$1/node_modules/.sol-pi-lock" attempt logs
 	if [ -f "$stamp" ] && cmp -s "$dir/package-lock.json" "$stamp"; then return 0; fi
-	(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
-	cp "$dir/package-lock.json" "$stamp"
+	logs="$(mktemp -d)"
+	for attempt in 1 2 3; do
+		if (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error --fetch-retries=4 \
+			--fetch-retry-mintimeout=2000 --fetch-retry-maxtimeout=30000 --logs-dir="$logs"); then
+			rm -rf "$logs"
+			cp "$dir/package-lock.json" "$stamp"
+			return 0
+		fi
+		echo "setup: npm ci in $dir failed (attempt $attempt of 3)" >&2
+		[ "$attempt" = 3 ] || sleep $((attempt * 10))
+	done
+	echo "setup: the end of npm's log:" >&2
+	tail -n 40 "$(ls -t "$logs"/*.log | head -n 1)" >&2 || true
+	rm -rf "$logs"
+	return 1
 }
 
 command -v cargo >/dev/null || { echo "setup: cargo not found; install Rust (rustup) first" >&2; exit 1; }
