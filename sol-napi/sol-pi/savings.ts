@@ -77,6 +77,10 @@ export class SavingsTracker {
 	private readonly warnings = new OnceWarnings();
 	/** Changes made to messages of the request being built (this request's copies only). */
 	private marks = new WeakMap<object, Mark[]>();
+	/** Whether `marks` holds anything (most requests change nothing). */
+	private marked = false;
+	/** The role codes the request walk tells apart, from the addon's list (known once it is loaded). */
+	private codes: { system: number; toolResult: number; assistant: number; summary: number; custom: number } | undefined;
 	/** Reducer receipts: the receipt's first text, with the tokens it removed. */
 	private readonly receipts = new TextSet<number>();
 	/** Online Context Compact's summaries. */
@@ -143,9 +147,11 @@ export class SavingsTracker {
 	/** A mechanism is about to change `message` of `beforeTokens` in this request's copy (ObservationPack's placeholder). */
 	replacing(message: object, mechanism: MechanismKey, beforeTokens: number): void {
 		this.guard(undefined, () => {
-			const marks = this.marks.get(message) ?? this.receiptMarks(message as Message);
+			const receipt = this.receiptMark(message as Message);
+			const marks = this.marks.get(message) ?? (receipt ? [receipt] : []);
 			marks.push({ mechanism, beforeTokens });
 			this.marks.set(message, marks);
+			this.marked = true;
 		});
 	}
 
@@ -226,17 +232,13 @@ export class SavingsTracker {
 		return known.calls.length > 0 ? { index, calls: known.calls, result: false } : undefined;
 	}
 
-	/** A message's calls of SoL-Pi's tools or its result of one, as the book takes them; undefined for any other message. */
+	/** An assistant message's calls of SoL-Pi's tools, as the book takes them (with its other calls, which plain Pi has too); undefined without one. */
 	private toolUse(index: number, message: Message): NativeAddon.SavingsToolUse | undefined {
-		if (this.ownTools.size === 0) return undefined;
-		if (message.role === "toolResult") {
-			const owner = this.ownTools.get(String((message as { toolName?: unknown }).toolName));
-			return owner ? { index, calls: [{ mechanism: owner, tokens: 0 }], result: true } : undefined;
-		}
-		if (message.role !== "assistant") return undefined;
-		const calls = toolCallsOf(message.content);
-		if (!calls.some((call) => this.ownTools.has(String(call.name)))) return undefined;
-		return { index, calls: calls.map((call) => ({ mechanism: this.ownTools.get(String(call.name)), tokens: toolCallTokens(call) })), result: false };
+		if (this.ownTools.size === 0 || !Array.isArray(message.content)) return undefined;
+		let own = false;
+		for (const block of message.content as ToolCallBlock[]) own ||= block?.type === "toolCall" && this.ownTools.has(String(block.name));
+		if (!own) return undefined;
+		return { index, calls: toolCallsOf(message.content).map((call) => ({ mechanism: this.ownTools.get(String(call.name)), tokens: toolCallTokens(call) })), result: false };
 	}
 
 	/** Online Context Compact sent a continuation of this custom type. */
@@ -249,22 +251,19 @@ export class SavingsTracker {
 		this.guard(undefined, () => this.engine.recordRecall(bytes));
 	}
 
-	/** The reducer's mark for a receipt message, if it is one. */
-	private receiptMarks(message: Message): Mark[] {
-		if (message.role !== "toolResult") return [];
-		const removed = this.receipts.get(firstText(message.content));
-		return removed === undefined ? [] : [{ mechanism: "evidencePreservingReducer", beforeTokens: messageTokens(message) + removed }];
+	/** The reducer's mark for a receipt message (a tool result), if it is one. */
+	private receiptMark(message: Message): Mark | undefined {
+		const removed = this.receipts.empty ? undefined : this.receipts.get(firstText(message.content));
+		return removed === undefined ? undefined : { mechanism: "evidencePreservingReducer", beforeTokens: messageTokens(message) + removed };
 	}
 
-	/** Online Context Compact's mark for a summary or continuation it added. */
-	private addedMark(message: Message): Mark[] {
-		const added =
-			(message.role === "compactionSummary" && typeof message.summary === "string" && this.summaries.get(message.summary)) ||
-			(message.role === "custom" && typeof message.customType === "string" && this.continuations.has(message.customType));
-		return added ? [{ mechanism: "onlineContextCompact" }] : [];
-	}
-
-	/** The request as sent: the messages after every mechanism's `context` handler, with the system prompt where Pi keeps it apart. */
+	/**
+	 * The request as sent: the messages after every mechanism's `context` handler, with the system
+	 * prompt where Pi keeps it apart. One walk, led by the frame's role codes: each message is asked
+	 * only what its role can be (a tool result: a receipt, a fused result, SoL-Pi's own tool's; an
+	 * assistant message: calls of SoL-Pi's tools; a summary or a custom message: Online Context
+	 * Compact's), and nothing is allocated for a message that is none of these.
+	 */
 	private request(listed: readonly unknown[], systemPrompt?: string): void {
 		const messages = systemPrompt === undefined ? listed : [{ role: "system", content: systemPrompt }, ...listed];
 		// The request's frame, taken by the mechanisms a moment ago (1.x: all but the system message).
@@ -275,32 +274,52 @@ export class SavingsTracker {
 		roles.set(frame.roles, shift);
 		tokens.set(frame.tokens, shift);
 		stamps.set(frame.stamps, shift);
+		const code = (this.codes ??= { system: roleCode("system"), toolResult: roleCode("toolResult"), assistant: roleCode("assistant"), summary: roleCode("compactionSummary"), custom: roleCode("custom") });
+		const marked = this.marked;
 		let unstamped: unknown[] | undefined;
 		const changes: NativeAddon.SavingsChange[] = [];
 		let toolUses: NativeAddon.SavingsToolUse[] | undefined;
 		let fused: NativeAddon.SavingsFused[] | undefined;
+		const change = (index: number, mark: Mark) => changes.push({ index, mechanism: mark.mechanism, beforeTokens: mark.beforeTokens });
 		for (let index = 0; index < count; index++) {
 			const message = (messages[index] ?? {}) as Message;
-			const system = message.role === "system";
 			if (index < shift) {
 				roles[index] = roleCode(message.role);
 				// Pi 0.84.2's estimate knows no system role: the prompt it keeps apart is sized as Pi
 				// sizes a system message's text (and any text), by its length.
 				tokens[index] = messageTokens(systemPrompt === undefined ? message : { role: "user", content: systemPrompt });
 			}
-			// A system message is known by what it tells the model: Pi 1.x renews its timestamp when it
-			// copies the prompt into a compaction, and the same prompt must stay the same cached prefix.
+			const role = roles[index];
+			if (role === code.system) {
+				// A system message is known by what it tells the model: Pi 1.x renews its timestamp when
+				// it copies the prompt into a compaction, and the same prompt must stay the same cached prefix.
+				stamps[index] = Number.NaN;
+				(unstamped ??= new Array<unknown>(count).fill(null))[index] = systemIdentity(message);
+				const used = this.systemUse(index, message);
+				if (used) (toolUses ??= []).push(used);
+				continue;
+			}
 			// Any other message without a timestamp is known by its string timestamp, else its content.
-			if (system) stamps[index] = Number.NaN;
-			if (system || Number.isNaN(stamps[index])) (unstamped ??= new Array<unknown>(count).fill(null))[index] = system ? systemIdentity(message) : (textStamp(message) ?? message);
-			const marks = this.marks.get(message) ?? [...this.receiptMarks(message), ...this.addedMark(message)];
-			for (const mark of marks) changes.push({ index, mechanism: mark.mechanism, beforeTokens: mark.beforeTokens });
-			const used = system ? this.systemUse(index, message) : this.toolUse(index, message);
-			if (used) (toolUses ??= []).push(used);
-			const without = !this.fusedResults.empty && message.role === "toolResult" ? this.takeFused(message) : undefined;
-			if (without !== undefined) (fused ??= []).push({ index, tokens: without });
+			if (Number.isNaN(stamps[index])) (unstamped ??= new Array<unknown>(count).fill(null))[index] = textStamp(message) ?? message;
+			// The changes made to this request's copy (a placeholder, over a receipt it replaced).
+			const marks = marked ? this.marks.get(message) : undefined;
+			if (marks) for (const mark of marks) change(index, mark);
+			if (role === code.toolResult) {
+				const receipt = marks ? undefined : this.receiptMark(message);
+				if (receipt) change(index, receipt);
+				const owner = this.ownTools.get(String((message as { toolName?: unknown }).toolName));
+				if (owner) (toolUses ??= []).push({ index, calls: [{ mechanism: owner, tokens: 0 }], result: true });
+				const without = this.fusedResults.empty ? undefined : this.takeFused(message);
+				if (without !== undefined) (fused ??= []).push({ index, tokens: without });
+			} else if (role === code.assistant) {
+				const used = this.toolUse(index, message);
+				if (used) (toolUses ??= []).push(used);
+			} else if (!marks && ((role === code.summary && typeof message.summary === "string" && this.summaries.get(message.summary)) || (role === code.custom && typeof message.customType === "string" && this.continuations.has(message.customType)))) {
+				// Online Context Compact's summary or continuation.
+				change(index, { mechanism: "onlineContextCompact" });
+			}
 		}
-		this.marks = new WeakMap();
+		if (marked) [this.marks, this.marked] = [new WeakMap(), false];
 		this.sent = { roles, tokens, stamps, unstamped, changes, toolUses, fused, cacheRetention: process.env.PI_CACHE_RETENTION, promptCache: this.promptCacheOf(this.lastModel) };
 	}
 
