@@ -307,7 +307,14 @@ export type EngineEffect =
     key: string; /** `ctx.ui.setStatus` text. */
   text: string }
   | { kind: 'sendMessage'; /** The message. */
-  continuation: OccContinuation }
+    continuation: OccContinuation; /**
+     * The id the book registered it under: a request that carries a custom message of
+     * its `customType` is reported with it.
+     */
+  watch: number }
+  | { kind: 'watchSummary'; /** The id the book registered the summary under. */
+    id: number; /** The summary's text. */
+  summary: string }
   | { kind: 'waitForContinuation' }
   | { kind: 'keepWaiting' }
   | { kind: 'fail'; /** The error text. */
@@ -392,9 +399,16 @@ export type FusedEffect =
   | { kind: 'rethrowMutationError' }
   | { kind: 'return'; /** Text blocks to append. */
     append: Array<string>; /** The savings notice to show, if any. */
-  notice?: FusedNotice }
+    notice?: FusedNotice; /** The id the session's book registered this result under (see `watch` below). */
+  watch?: number }
   | { kind: 'returnError'; /** Text blocks to append. */
-  append: Array<string> }
+    append: Array<string>; /**
+     * The id the session's book registered the result under: the first request that
+     * carries a tool result of exactly its text blocks is reported with it. Absent for a
+     * script's call (its result goes to the script), a call made without the engine, or a
+     * result that is not all text.
+     */
+  watch?: number }
   | { kind: 'throw'; /** The whole error text. */
   message: string }
 
@@ -952,7 +966,12 @@ export type ReducerDone =
     content: Array<ReducerContentBlock>; /** The details, with `evidencePreservingReducer`. */
     details: Record<string, unknown>; /** The savings notice. */
     notice: ReducerNotice; /** What the step saved and cost; absent when nothing (`crossing`). */
-  account?: StepAccount }
+    account?: StepAccount; /**
+     * The id the session's book registered the receipt under: a request that carries a
+     * tool result whose first text is the receipt's is reported with it. Absent for a
+     * reducer made without the engine.
+     */
+  watch?: number }
 
 /** The cache-aware policy of `sol-pi.json` (`cacheAware`), for [`Reducer::new`]. */
 export interface ReducerEconomy {
@@ -1088,19 +1107,6 @@ export interface RuntimeRootRequest {
   tempDir: string
 }
 
-/** One change SoL-Pi made to a message of the request. */
-export interface SavingsChange {
-  /** The message's index in the request. */
-  index: number
-  /** The mechanism's `sol-pi.json` key (`observationPack`, ...). */
-  mechanism: string
-  /**
-   * The message's tokens before the change; absent when the mechanism added the message
-   * (a compaction summary, a continuation).
-   */
-  beforeTokens?: number
-}
-
 /** The totals entry to append (`pi.appendEntry(customType, data)`). */
 export interface SavingsEntry {
   /** `sol-pi-savings-totals`. */
@@ -1109,12 +1115,14 @@ export interface SavingsEntry {
   data: Record<string, unknown>
 }
 
-/** The result of a fused call (an edit or write that ran a command) in the request. */
-export interface SavingsFused {
-  /** The result's index in the request. */
+/** A message ObservationPack replaced with its placeholder in this request's copy. */
+export interface SavingsPlaceholder {
+  /** The message's index in the request. */
   index: number
-  /** Its tokens without the command's output (the edit or write's own result). */
-  tokens: number
+  /** Its tokens before the placeholder. */
+  beforeTokens: number
+  /** The id of the content it replaced, when that was registered (a receipt). */
+  under?: number
 }
 
 /** The price table of `sol-pi.json` (`prices`), in dollars per million tokens. */
@@ -1145,16 +1153,30 @@ export interface SavingsRequest {
    * message (its identity comes from its content); absent when every message has one.
    */
   unstamped?: Array<unknown>
-  /** SoL-Pi's changes. */
-  changes: Array<SavingsChange>
+  /**
+   * The messages that hold content SoL-Pi registered (absent: none); a fused call's result
+   * only in the first request that carries it.
+   */
+  seen?: Array<SavingsSeen>
+  /** ObservationPack's placeholders in this request (absent: none). */
+  placeholders?: Array<SavingsPlaceholder>
   /** The messages that call SoL-Pi's tools or hold their results (absent: none). */
   toolUses?: Array<SavingsToolUse>
-  /** The results of fused calls first seen in this request (absent: none). */
-  fused?: Array<SavingsFused>
   /** The cache retention the request asked for (Pi's `PI_CACHE_RETENTION`), if any. */
   cacheRetention?: string
   /** The answering model's `promptCache` in Pi's model registry, as the registry has it. */
   promptCache?: unknown
+}
+
+/**
+ * A message of the request whose content is the content registered under `id`: a receipt,
+ * a summary or continuation Online Context Compact added, a fused call's result.
+ */
+export interface SavingsSeen {
+  /** The message's index in the request. */
+  index: number
+  /** The id its content was registered under. */
+  id: number
 }
 
 /** One tool call (or tool result) of a message. */

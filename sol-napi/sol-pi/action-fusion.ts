@@ -80,10 +80,11 @@ export function registerActionFusion(
 	const appended = (mutation: Result, append: string[]): Result => ({ ...mutation, content: [...mutation.content, ...append.map((text) => ({ type: "text" as const, text }))] });
 
 	/**
-	 * Carries out the effects of one `FusedCall` until it finishes. A `nested` call (a script's,
-	 * codemode) returns to its script: no message carries its result, so the book waits for none.
+	 * Carries out the effects of one `FusedCall` until it finishes. The book looks for the result
+	 * in later requests under the id Rust gave it (none for a script's call, codemode: its result
+	 * goes to the script, and no message carries it).
 	 */
-	async function drive(kind: Kind, machine: NativeAddon.FusedCall, effect: NativeAddon.FusedEffect, [toolCallId, params, signal, onUpdate, c]: Call, nested: boolean): Promise<Result> {
+	async function drive(kind: Kind, machine: NativeAddon.FusedCall, effect: NativeAddon.FusedEffect, [toolCallId, params, signal, onUpdate, c]: Call): Promise<Result> {
 		const tools = toolsFor(c.cwd);
 		let mutation: Result = { content: [], details: undefined };
 		let mutationError: unknown;
@@ -123,11 +124,11 @@ export function registerActionFusion(
 				case "rethrowMutationError":
 					throw mutationError;
 				case "return":
-					if (!nested) options.savings.fusedResult(mutation, effect.append);
+					options.savings.fusedResult(mutation, effect.append, effect.watch);
 					savings.showNotice(c, effect.notice);
 					return appended(mutation, effect.append);
 				case "returnError":
-					if (!nested) options.savings.fusedResult(mutation, effect.append);
+					options.savings.fusedResult(mutation, effect.append, effect.watch);
 					return { ...appended(mutation, effect.append), isError: true };
 			}
 			effect = machine.step(input);
@@ -159,7 +160,7 @@ export function registerActionFusion(
 				const first = machine.start();
 				// No await before this line: the call takes its place in the file's line now.
 				const call: Call = [toolCallId, mutationParams, signal, onUpdate, c];
-				return queue.run(first.kind === "runMutation" ? first.queueKeys : [], () => drive(kind, machine, first, call, parentToolCallId !== undefined));
+				return queue.run(first.kind === "runMutation" ? first.queueKeys : [], () => drive(kind, machine, first, call));
 			},
 			renderCall(args, theme, context) {
 				const inner = toolsFor(context?.cwd ?? ctx.cwd)[kind].renderCall?.(args, theme, context);

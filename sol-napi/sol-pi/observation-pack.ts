@@ -131,7 +131,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 			const step = engine.obsContext(root.root, frame, Uint32Array.from(seen, ([i]) => i), Uint32Array.from(seen, ([, entry]) => entry.packed!.handle), now(), facts);
 			seen.forEach(([i, entry], index) => {
 				if (step.replace[index] !== 1) return;
-				tracker.replacing(messages[i], "observationPack", frame.tokens[i]);
+				tracker.replacing(messages[i], frame.tokens[i]);
 				messages[i].content = [{ type: "text", text: entry.packed!.placeholder }];
 				resized(frame, i, messages[i]);
 			});

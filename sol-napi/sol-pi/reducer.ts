@@ -91,7 +91,7 @@ export function registerReducer(
 			const done = begun.kind === "done" ? begun.done : begun.reduction.finish(await callModel(ctx, addon, begun.request), now());
 			journal(done);
 			if (done.kind !== "replaced") return undefined;
-			tracker.receipt(done.content, done.account);
+			tracker.receipt(done.content, done.watch);
 			savings.showNotice(ctx, done.notice);
 			return { content: done.content, details: done.details };
 		}),

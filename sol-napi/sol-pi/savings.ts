@@ -4,9 +4,11 @@
 // - each provider request as sent (the request frame's roles, Pi's token estimates and
 //   timestamps: no text crosses), from Pi 1.x's `context_with_system` (after every `context`
 //   handler, with the system message; on 0.84.2 a `context` handler registered after every
-//   mechanism's, with the system prompt as a first part), with the changes the mechanisms
-//   reported on the way (a placeholder, a receipt, a compaction summary); it is kept until
-//   its reply and crosses with it;
+//   mechanism's, with the system prompt as a first part), with the messages whose content is
+//   content a step registered with the book (a receipt, a compaction summary, a continuation,
+//   a fused call's result: found by content, reported by the id Rust gave it; what each stands
+//   for is Rust's) and ObservationPack's placeholders; it is kept until its reply and crosses
+//   with it;
 // - each response's usage, model and tool calls, and the bytes the model recalled.
 // The totals entry after every turn that changed them and the restore from the branch are the
 // engine's lifecycle steps (session.ts). The mechanisms' steps need nothing from here: they
@@ -25,7 +27,8 @@ const withSystem = Number(VERSION.split(".")[0]) >= 1;
 /** A mechanism's `sol-pi.json` key, as Rust names it. */
 export type MechanismKey = "actionFusion" | "observationPack" | "evidencePreservingReducer" | "onlineContextCompact";
 
-type Mark = { mechanism: MechanismKey; beforeTokens?: number };
+/** ObservationPack's placeholder in this request's copy: the message's tokens before it, and the id of the content it replaced (a receipt). */
+type Placeholder = { beforeTokens: number; under?: number };
 type Message = { role?: unknown; timestamp?: unknown; content?: unknown; summary?: unknown; customType?: unknown; usage?: Record<string, unknown>; stopReason?: unknown };
 
 /** The first text block of a message's content, if it has one. */
@@ -75,23 +78,24 @@ export class SavingsTracker {
 	/** The session engine, whose book the mechanisms' steps record their accounts in themselves. */
 	private readonly engine: NativeAddon.Engine;
 	private readonly warnings = new OnceWarnings();
-	/** Changes made to messages of the request being built (this request's copies only). */
-	private marks = new WeakMap<object, Mark[]>();
+	/** ObservationPack's placeholders in the request being built (this request's copies only). */
+	private marks = new WeakMap<object, Placeholder>();
 	/** Whether `marks` holds anything (most requests change nothing). */
 	private marked = false;
 	/** The role codes the request walk tells apart, from the addon's list (known once it is loaded). */
 	private codes: { system: number; toolResult: number; assistant: number; summary: number; custom: number } | undefined;
-	/** Reducer receipts: the receipt's first text, with the tokens it removed. */
+	// The content steps registered with the book, each with the id Rust gave it; which change it
+	// stands for is Rust's. Reducer receipts, by the receipt's first text:
 	private readonly receipts = new TextSet<number>();
 	/** Online Context Compact's summaries. */
-	private readonly summaries = new TextSet<true>();
+	private readonly summaries = new TextSet<number>();
 	/** The custom message types of Online Context Compact's continuations. */
-	private readonly continuations = new Set<string>();
+	private readonly continuations = new Map<string, number>();
 	/**
-	 * Fused calls' results not yet seen in a request, known by their content (found by the last
-	 * block, the command's output, then every other text block), with their tokens without the output.
+	 * Fused calls' results not yet seen in a request, known by their whole content (found by the
+	 * last block, the command's output, then every other text block); each is reported once.
 	 */
-	private fusedResults = new TextSet<{ texts: string[]; tokens: number }>();
+	private fusedResults = new TextSet<{ texts: string[]; id: number }>();
 	/** SoL-Pi's own tools (`update_plan`, `obs_recall`), by name: plain Pi has none of their calls. */
 	private readonly ownTools = new Map<string, MechanismKey>();
 	/** The last system message's content and tool count, with its shares from Rust (they change rarely). */
@@ -144,28 +148,26 @@ export class SavingsTracker {
 		}
 	}
 
-	/** A mechanism is about to change `message` of `beforeTokens` in this request's copy (ObservationPack's placeholder). */
-	replacing(message: object, mechanism: MechanismKey, beforeTokens: number): void {
+	/** ObservationPack is about to replace `message` of `beforeTokens` with its placeholder in this request's copy. */
+	replacing(message: object, beforeTokens: number): void {
 		this.guard(undefined, () => {
-			const receipt = this.receiptMark(message as Message);
-			const marks = this.marks.get(message) ?? (receipt ? [receipt] : []);
-			marks.push({ mechanism, beforeTokens });
-			this.marks.set(message, marks);
+			if (this.marks.has(message)) return;
+			this.marks.set(message, { beforeTokens, under: this.receiptId(message as Message) });
 			this.marked = true;
 		});
 	}
 
-	/** The reducer replaced a tool result's content with `content`, removing `account.tokensRemoved`. */
-	receipt(content: ReadonlyArray<{ type: string; text?: string }>, account: NativeAddon.StepAccount | undefined): void {
+	/** The reducer replaced a tool result's content with `content`, which the book registered as `id`. */
+	receipt(content: ReadonlyArray<{ type: string; text?: string }>, id: number | undefined): void {
 		this.guard(undefined, () => {
 			const text = firstText(content);
-			if (text !== undefined) this.receipts.add(text, account?.tokensRemoved ?? 0);
+			if (text !== undefined && id !== undefined) this.receipts.add(text, id);
 		});
 	}
 
-	/** Online Context Compact's compaction wrote `summary`. */
-	summary(summary: string | undefined): void {
-		if (summary) this.summaries.add(summary, true);
+	/** Online Context Compact's compaction wrote `summary`, which the book registered as `id`. */
+	summary(summary: string, id: number): void {
+		this.summaries.add(summary, id);
 	}
 
 	/** The entry of `model` (`provider/model`) in Pi's model registry, if it has one. */
@@ -184,25 +186,23 @@ export class SavingsTracker {
 		return this.registered(model)?.cost;
 	}
 
-	/** Action Fusion returns `mutation` (the edit or write's own result) with its command's output appended as `append`. */
-	fusedResult(mutation: unknown, append: readonly string[]): void {
+	/** Action Fusion returns `mutation` (the edit or write's own result) with `append` after it, which the book registered as `id` (none: nothing to look for). */
+	fusedResult(mutation: unknown, append: readonly string[], id: number | undefined): void {
 		this.guard(undefined, () => {
 			const content = (mutation as { content?: unknown } | undefined)?.content;
-			const blocks = Array.isArray(content) ? content : [];
-			const texts = [...blocks.map((block) => (block as { text?: unknown })?.text), ...append];
-			if (append.length === 0 || texts.some((text) => typeof text !== "string")) return;
-			const tokens = messageTokens({ role: "toolResult", content: blocks });
-			this.fusedResults.add(append[append.length - 1], { texts: texts as string[], tokens });
+			const texts = [...(Array.isArray(content) ? content : []).map((block) => (block as { text?: unknown })?.text), ...append];
+			if (id === undefined || append.length === 0 || texts.some((text) => typeof text !== "string")) return;
+			this.fusedResults.add(append[append.length - 1], { texts: texts as string[], id });
 		});
 	}
 
-	/** The tokens without the command's output of a fused result with exactly this content, taken from the ones waiting. */
+	/** The id of a fused result with exactly this content, taken from the ones waiting. */
 	private takeFused(message: Message): number | undefined {
 		const content = Array.isArray(message.content) ? (message.content as Array<{ text?: unknown }>) : [];
 		const last = content[content.length - 1]?.text;
 		if (typeof last !== "string") return undefined;
 		const same = ({ texts }: { texts: string[] }) => texts.length === content.length && texts.every((text, i) => content[i]?.text === text);
-		return this.fusedResults.take(last, same)?.tokens;
+		return this.fusedResults.take(last, same)?.id;
 	}
 
 	/**
@@ -241,9 +241,9 @@ export class SavingsTracker {
 		return { index, calls: toolCallsOf(message.content).map((call) => ({ mechanism: this.ownTools.get(String(call.name)), tokens: toolCallTokens(call) })), result: false };
 	}
 
-	/** Online Context Compact sent a continuation of this custom type. */
-	continuation(customType: string): void {
-		this.continuations.add(customType);
+	/** Online Context Compact sent a continuation of this custom type, which the book registered as `id`. */
+	continuation(customType: string, id: number): void {
+		this.continuations.set(customType, id);
 	}
 
 	/** The model recalled `bytes` from the archive. */
@@ -251,18 +251,17 @@ export class SavingsTracker {
 		this.guard(undefined, () => this.engine.recordRecall(bytes));
 	}
 
-	/** The reducer's mark for a receipt message (a tool result), if it is one. */
-	private receiptMark(message: Message): Mark | undefined {
-		const removed = this.receipts.empty ? undefined : this.receipts.get(firstText(message.content));
-		return removed === undefined ? undefined : { mechanism: "evidencePreservingReducer", beforeTokens: messageTokens(message) + removed };
+	/** The id of the receipt a tool result holds, if it holds one. */
+	private receiptId(message: Message): number | undefined {
+		return this.receipts.empty ? undefined : this.receipts.get(firstText(message.content));
 	}
 
 	/**
 	 * The request as sent: the messages after every mechanism's `context` handler, with the system
 	 * prompt where Pi keeps it apart. One walk, led by the frame's role codes: each message is asked
 	 * only what its role can be (a tool result: a receipt, a fused result, SoL-Pi's own tool's; an
-	 * assistant message: calls of SoL-Pi's tools; a summary or a custom message: Online Context
-	 * Compact's), and nothing is allocated for a message that is none of these.
+	 * assistant message: calls of SoL-Pi's tools; a summary or a custom message: registered
+	 * content), and nothing is allocated for a message that is none of these.
 	 */
 	private request(listed: readonly unknown[], systemPrompt?: string): void {
 		const messages = systemPrompt === undefined ? listed : [{ role: "system", content: systemPrompt }, ...listed];
@@ -277,10 +276,10 @@ export class SavingsTracker {
 		const code = (this.codes ??= { system: roleCode("system"), toolResult: roleCode("toolResult"), assistant: roleCode("assistant"), summary: roleCode("compactionSummary"), custom: roleCode("custom") });
 		const marked = this.marked;
 		let unstamped: unknown[] | undefined;
-		const changes: NativeAddon.SavingsChange[] = [];
+		let seen: NativeAddon.SavingsSeen[] | undefined;
+		let placeholders: NativeAddon.SavingsPlaceholder[] | undefined;
 		let toolUses: NativeAddon.SavingsToolUse[] | undefined;
-		let fused: NativeAddon.SavingsFused[] | undefined;
-		const change = (index: number, mark: Mark) => changes.push({ index, mechanism: mark.mechanism, beforeTokens: mark.beforeTokens });
+		const saw = (index: number, id: number | undefined | false) => id && (seen ??= []).push({ index, id });
 		for (let index = 0; index < count; index++) {
 			const message = (messages[index] ?? {}) as Message;
 			if (index < shift) {
@@ -301,26 +300,24 @@ export class SavingsTracker {
 			}
 			// Any other message without a timestamp is known by its string timestamp, else its content.
 			if (Number.isNaN(stamps[index])) (unstamped ??= new Array<unknown>(count).fill(null))[index] = textStamp(message) ?? message;
-			// The changes made to this request's copy (a placeholder, over a receipt it replaced).
-			const marks = marked ? this.marks.get(message) : undefined;
-			if (marks) for (const mark of marks) change(index, mark);
+			// ObservationPack's placeholder in this request's copy (its content is no longer what was registered).
+			const placeholder = marked ? this.marks.get(message) : undefined;
+			if (placeholder) (placeholders ??= []).push({ index, ...placeholder });
 			if (role === code.toolResult) {
-				const receipt = marks ? undefined : this.receiptMark(message);
-				if (receipt) change(index, receipt);
+				if (!placeholder) saw(index, this.receiptId(message) ?? (!this.fusedResults.empty && this.takeFused(message)));
 				const owner = this.ownTools.get(String((message as { toolName?: unknown }).toolName));
 				if (owner) (toolUses ??= []).push({ index, calls: [{ mechanism: owner, tokens: 0 }], result: true });
-				const without = this.fusedResults.empty ? undefined : this.takeFused(message);
-				if (without !== undefined) (fused ??= []).push({ index, tokens: without });
 			} else if (role === code.assistant) {
 				const used = this.toolUse(index, message);
 				if (used) (toolUses ??= []).push(used);
-			} else if (!marks && ((role === code.summary && typeof message.summary === "string" && this.summaries.get(message.summary)) || (role === code.custom && typeof message.customType === "string" && this.continuations.has(message.customType)))) {
-				// Online Context Compact's summary or continuation.
-				change(index, { mechanism: "onlineContextCompact" });
+			} else if (role === code.summary) {
+				saw(index, typeof message.summary === "string" && this.summaries.get(message.summary));
+			} else if (role === code.custom) {
+				saw(index, typeof message.customType === "string" && this.continuations.get(message.customType));
 			}
 		}
 		if (marked) [this.marks, this.marked] = [new WeakMap(), false];
-		this.sent = { roles, tokens, stamps, unstamped, changes, toolUses, fused, cacheRetention: process.env.PI_CACHE_RETENTION, promptCache: this.promptCacheOf(this.lastModel) };
+		this.sent = { roles, tokens, stamps, unstamped, seen, placeholders, toolUses, cacheRetention: process.env.PI_CACHE_RETENTION, promptCache: this.promptCacheOf(this.lastModel) };
 	}
 
 	/** Shows the running total in the TUI's status line (nowhere else). */

@@ -167,7 +167,6 @@ export function registerSession(
 					customInstructions,
 					// The usage Pi reports for the summary's model call, where it reports one (Rust reads it).
 					onComplete: (result) => {
-						tracker.summary(result.summary);
 						finish({ kind: "completed", summary: result.summary, usage: (result as { usage?: unknown }).usage });
 					},
 					onError: (error) => finish(failed(error)),
@@ -192,12 +191,12 @@ export function registerSession(
 	const carrying = (c: ExtensionContext, run: (context: NativeAddon.OccContextSeen | undefined) => Step): Step => warnings.guard<Step>(c, internalError, undefined, () => run(seen()));
 
 	/** Sends the continuation and carries out what Rust answers to Pi's state right after. */
-	async function send(c: ExtensionContext, continuation: NativeAddon.OccContinuation, dispatch: Dispatch): Promise<void> {
+	async function send(c: ExtensionContext, continuation: NativeAddon.OccContinuation, watch: number, dispatch: Dispatch): Promise<void> {
 		const next = waiter();
 		// Set before sending: the continuation's own agent_settled takes it.
 		parent = next;
 		dispatch.sent = next;
-		tracker.continuation(continuation.customType);
+		tracker.continuation(continuation.customType, watch);
 		try {
 			pi.sendMessage({ customType: continuation.customType, content: continuation.content, display: continuation.display }, { triggerTurn: continuation.triggerTurn });
 			await apply(c, step(c, () => engine.continuationSent(c.isIdle())), dispatch);
@@ -235,7 +234,9 @@ export function registerSession(
 			case "compact":
 				return compact(c, effect.customInstructions).then((result) => apply(c, step(c, () => engine.compactionFinished(result)), dispatch));
 			case "sendMessage":
-				return send(c, effect.continuation, dispatch);
+				return send(c, effect.continuation, effect.watch, dispatch);
+			case "watchSummary":
+				return call(c, () => tracker.summary(effect.summary, effect.id));
 			case "waitForContinuation":
 				return dispatch.sent?.promise ?? true;
 			case "keepWaiting":

@@ -97,6 +97,17 @@ pub enum EngineEffect {
     SendMessage {
         /// The message.
         continuation: OccContinuation,
+        /// The id the book registered it under: a request that carries a custom message of
+        /// its `customType` is reported with it.
+        watch: u32,
+    },
+    /// Online Context Compact's compaction wrote `summary`: a request that carries a
+    /// compaction summary of exactly this text is reported with `id`.
+    WatchSummary {
+        /// The id the book registered the summary under.
+        id: u32,
+        /// The summary's text.
+        summary: String,
     },
     /// Keep this `agent_settled` dispatch open until the continuation's own settlement.
     WaitForContinuation,
@@ -238,7 +249,7 @@ impl Engine {
             let mut effects = self
                 .occ
                 .as_ref()
-                .map(|occ| effects_of(occ.turn_end(turn, context), None))
+                .map(|occ| effects_of(occ.turn_end(turn, context), None, &occ.book))
                 .unwrap_or_default();
             let measuring = effects
                 .iter()
@@ -274,7 +285,11 @@ impl Engine {
 
     /// Online Context Compact's step `run` (booked), as the engine's step; none with it off.
     pub(crate) fn occ_step(&self, run: impl FnOnce(&mut OccSession) -> Step) -> EngineStep {
-        EngineStep::of(self.occ.as_ref().map(|occ| effects_of(occ.step(run), None)))
+        EngineStep::of(
+            self.occ
+                .as_ref()
+                .map(|occ| effects_of(occ.step(run), None, &occ.book)),
+        )
     }
 
     /// The totals entry as an effect, when the totals changed since it was last given out.

@@ -11,6 +11,7 @@ use napi::bindgen_prelude::{AsyncTask, Env, Task};
 use napi_derive::napi;
 use serde_json::Value;
 use sol_core::Mechanism;
+use sol_core::message::AgentMessage;
 use sol_fusion::fused::{self, Capabilities, CommandResult, Effect, Finish, Input, MutationResult};
 use sol_fusion::guard::{self, TargetLook, Unguarded};
 use sol_fusion::path::{PathContext, Platform};
@@ -18,7 +19,7 @@ use sol_fusion::text::{self, MutationTool};
 
 use crate::boundary::quiet;
 use crate::engine::Engine;
-use crate::savings::SharedBook;
+use crate::savings::{SharedBook, Watched};
 use crate::storage::canonical_prefix;
 
 /// The description of `then_run` on each tool.
@@ -160,11 +161,18 @@ pub enum FusedEffect {
         append: Vec<String>,
         /// The savings notice to show, if any.
         notice: Option<FusedNotice>,
+        /// The id the session's book registered this result under (see `watch` below).
+        watch: Option<u32>,
     },
     /// Return the mutation's result with `append` after its blocks and `isError: true`.
     ReturnError {
         /// Text blocks to append.
         append: Vec<String>,
+        /// The id the session's book registered the result under: the first request that
+        /// carries a tool result of exactly its text blocks is reported with it. Absent for a
+        /// script's call (its result goes to the script), a call made without the engine, or a
+        /// result that is not all text.
+        watch: Option<u32>,
     },
     /// Throw an error with `message`.
     Throw {
@@ -198,6 +206,7 @@ impl From<Effect> for FusedEffect {
             Effect::Finish(Finish::RethrowMutationError) => FusedEffect::RethrowMutationError,
             Effect::Finish(Finish::Return { append, notice, .. }) => FusedEffect::Return {
                 append,
+                watch: None,
                 notice: notice.then(|| FusedNotice {
                     notice: text::savings_notice(),
                     status_key: text::STATUS_KEY.to_owned(),
@@ -205,9 +214,10 @@ impl From<Effect> for FusedEffect {
                     status_clear_ms: text::STATUS_CLEAR_MS,
                 }),
             },
-            Effect::Finish(Finish::ReturnError { append, .. }) => {
-                FusedEffect::ReturnError { append }
-            }
+            Effect::Finish(Finish::ReturnError { append, .. }) => FusedEffect::ReturnError {
+                append,
+                watch: None,
+            },
             Effect::Finish(Finish::Throw { message, .. }) => FusedEffect::Throw { message },
         }
     }
@@ -296,11 +306,15 @@ pub struct FusedCall {
     machine: Mutex<Machine>,
     /// The session's savings book, where the call's finishing step records its account.
     book: Option<SharedBook>,
+    /// A script's call (codemode): its result goes to the script, no request carries it.
+    nested: bool,
 }
 
 struct Machine {
     call: fused::FusedCall,
     first: Option<Effect>,
+    /// The tokens of the mutation's own result, when it returned one of text blocks only.
+    mutation_tokens: Option<u64>,
 }
 
 #[napi]
@@ -332,8 +346,10 @@ impl FusedCall {
             machine: Mutex::new(Machine {
                 call,
                 first: Some(first),
+                mutation_tokens: None,
             }),
             book: engine.map(|engine| engine.book.clone()),
+            nested: request.parent_tool_call_id.is_some(),
         }
     }
 
@@ -357,13 +373,46 @@ impl FusedCall {
             if machine.first.is_some() {
                 return internal_error("step() was called before start()");
             }
+            if let FusedInput::MutationReturned { result } = &input {
+                machine.mutation_tokens = text_result_tokens(result);
+            }
             let effect = machine.call.step(input.into());
-            if let (Effect::Finish(finish), Some(book)) = (&effect, &self.book) {
+            let Some(book) = &self.book else {
+                return effect.into();
+            };
+            if let Effect::Finish(finish) = &effect {
                 book.record_step(Mechanism::ActionFusion, finish.account());
             }
-            effect.into()
+            let mut effect = FusedEffect::from(effect);
+            if let FusedEffect::Return { append, watch, .. }
+            | FusedEffect::ReturnError { append, watch } = &mut effect
+                && !self.nested
+                && !append.is_empty()
+                && let Some(tokens) = machine.mutation_tokens
+            {
+                *watch = Some(book.watch(Watched::Fused { tokens }));
+            }
+            effect
         })
     }
+}
+
+/// A tool result's tokens by the estimate, when each of its blocks has a text (no content
+/// counts as none); `None` otherwise.
+fn text_result_tokens(result: &Value) -> Option<u64> {
+    let blocks = result
+        .get("content")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if !blocks
+        .iter()
+        .all(|block| block.get("text").is_some_and(Value::is_string))
+    {
+        return None;
+    }
+    let message = serde_json::json!({ "role": "toolResult", "content": blocks });
+    Some(AgentMessage::from_value(message).estimated_tokens())
 }
 
 impl FusedCall {
@@ -604,6 +653,18 @@ mod tests {
             look(&dir.path().join("missing")),
             TargetLook::Unreadable(_)
         ));
+    }
+
+    #[test]
+    fn a_result_is_sized_for_the_book_only_when_each_block_has_a_text() {
+        let text = |text: &str| serde_json::json!({ "type": "text", "text": text });
+        // Pi's estimate: the characters of the text blocks, four to a token, rounded up.
+        let two_blocks =
+            serde_json::json!({ "content": [text("Successfully wrote 12 bytes"), text("ok")] });
+        assert_eq!(text_result_tokens(&two_blocks), Some(8));
+        assert_eq!(text_result_tokens(&serde_json::json!({})), Some(0));
+        let image = serde_json::json!({ "content": [text("a"), { "type": "image", "data": "", "mimeType": "image/png" }] });
+        assert_eq!(text_result_tokens(&image), None);
     }
 
     #[test]

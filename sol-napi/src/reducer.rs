@@ -19,7 +19,7 @@ use sol_reducer::{ENTRY_TYPE, Policy, ReasonCode, ReceiptCache, ReducerReply, Ro
 
 use crate::boundary::quiet;
 use crate::engine::Engine;
-use crate::savings::{SharedBook, price_table};
+use crate::savings::{SharedBook, Watched, price_table};
 use crate::{JsStepAccount, NativeFileSystem};
 
 /// One tool result, as the `tool_result` event gives it.
@@ -191,6 +191,10 @@ pub enum ReducerDone {
         notice: ReducerNotice,
         /// What the step saved and cost; absent when nothing (`crossing`).
         account: Option<JsStepAccount>,
+        /// The id the session's book registered the receipt under: a request that carries a
+        /// tool result whose first text is the receipt's is reported with it. Absent for a
+        /// reducer made without the engine.
+        watch: Option<u32>,
     },
 }
 
@@ -221,6 +225,7 @@ impl From<Done> for ReducerDone {
                     details: replacement.details,
                     notice,
                     account,
+                    watch: None,
                 }
             }
         }
@@ -283,12 +288,21 @@ impl Default for Reducer {
     }
 }
 
-/// Records a finished reduction's account in the book, when there is one.
+/// Records a finished reduction's account in the book, when there is one, and registers its
+/// receipt there.
 fn booked(book: Option<&SharedBook>, done: Done) -> ReducerDone {
-    if let Some(book) = book {
-        book.record_step(Mechanism::EvidencePreservingReducer, done.account);
+    let Some(book) = book else {
+        return done.into();
+    };
+    let account = done.account;
+    book.record_step(Mechanism::EvidencePreservingReducer, account);
+    let mut done = ReducerDone::from(done);
+    if let ReducerDone::Replaced { watch, .. } = &mut done {
+        *watch = Some(book.watch(Watched::Receipt {
+            removed: account.tokens_removed,
+        }));
     }
-    done.into()
+    done
 }
 
 /// A reduction waiting for the reducer model's answer.

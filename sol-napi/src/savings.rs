@@ -48,16 +48,46 @@ impl From<PriceTable> for SavingsPrices {
     }
 }
 
-/// One change SoL-Pi made to a message of the request.
+/// What content SoL-Pi wrote means to the book once a request carries it: registered by the
+/// step that wrote it ([`SharedBook::watch`]), which gives the host the id to recognise the
+/// content by. The host only matches content; every change it stands for is decided here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Watched {
+    /// A reducer receipt, which removed `removed` tokens from the result it replaced.
+    Receipt {
+        /// Tokens removed, by the estimate.
+        removed: u64,
+    },
+    /// A message Online Context Compact added: a compaction summary, a continuation.
+    Added,
+    /// A fused call's result, of `tokens` without the command's output.
+    Fused {
+        /// The edit or write's own result, by the estimate.
+        tokens: u64,
+    },
+}
+
+/// A message of the request whose content is the content registered under `id`: a receipt,
+/// a summary or continuation Online Context Compact added, a fused call's result.
 #[napi(object)]
-pub struct SavingsChange {
+#[derive(Debug, Clone, Copy)]
+pub struct SavingsSeen {
     /// The message's index in the request.
     pub index: u32,
-    /// The mechanism's `sol-pi.json` key (`observationPack`, ...).
-    pub mechanism: String,
-    /// The message's tokens before the change; absent when the mechanism added the message
-    /// (a compaction summary, a continuation).
-    pub before_tokens: Option<f64>,
+    /// The id its content was registered under.
+    pub id: u32,
+}
+
+/// A message ObservationPack replaced with its placeholder in this request's copy.
+#[napi(object)]
+#[derive(Debug, Clone, Copy)]
+pub struct SavingsPlaceholder {
+    /// The message's index in the request.
+    pub index: u32,
+    /// Its tokens before the placeholder.
+    pub before_tokens: f64,
+    /// The id of the content it replaced, when that was registered (a receipt).
+    pub under: Option<u32>,
 }
 
 /// A message of the request that calls SoL-Pi's tools or holds a result of one: an
@@ -71,15 +101,6 @@ pub struct SavingsToolUse {
     pub calls: Vec<SavingsToolCall>,
     /// A tool result (else an assistant message's calls).
     pub result: bool,
-}
-
-/// The result of a fused call (an edit or write that ran a command) in the request.
-#[napi(object)]
-pub struct SavingsFused {
-    /// The result's index in the request.
-    pub index: u32,
-    /// Its tokens without the command's output (the edit or write's own result).
-    pub tokens: f64,
 }
 
 /// One tool call (or tool result) of a message.
@@ -105,12 +126,13 @@ pub struct SavingsRequest {
     /// message (its identity comes from its content); absent when every message has one.
     #[napi(ts_type = "Array<unknown>")]
     pub unstamped: Option<Vec<Value>>,
-    /// SoL-Pi's changes.
-    pub changes: Vec<SavingsChange>,
+    /// The messages that hold content SoL-Pi registered (absent: none); a fused call's result
+    /// only in the first request that carries it.
+    pub seen: Option<Vec<SavingsSeen>>,
+    /// ObservationPack's placeholders in this request (absent: none).
+    pub placeholders: Option<Vec<SavingsPlaceholder>>,
     /// The messages that call SoL-Pi's tools or hold their results (absent: none).
     pub tool_uses: Option<Vec<SavingsToolUse>>,
-    /// The results of fused calls first seen in this request (absent: none).
-    pub fused: Option<Vec<SavingsFused>>,
     /// The cache retention the request asked for (Pi's `PI_CACHE_RETENTION`), if any.
     pub cache_retention: Option<String>,
     /// The answering model's `promptCache` in Pi's model registry, as the registry has it.
@@ -199,6 +221,8 @@ struct BookState {
     changed: bool,
     /// The accounting stopped after an internal error: no more totals are given out.
     stopped: bool,
+    /// The content SoL-Pi registered, by id - 1.
+    watched: Vec<Watched>,
 }
 
 impl SharedBook {
@@ -271,6 +295,14 @@ impl SharedBook {
         self.lock().callers.summary = Some(usage);
     }
 
+    /// Registers content a step wrote (`what` it means once a request carries it); the id the
+    /// host recognises it by.
+    pub(crate) fn watch(&self, what: Watched) -> u32 {
+        let mut state = self.lock();
+        state.watched.push(what);
+        u32::try_from(state.watched.len()).unwrap_or(u32::MAX)
+    }
+
     /// Goes on from restored totals (nothing changed since they were written).
     pub(crate) fn resume(&self, savings: sol_core::savings::Savings) {
         let mut state = self.lock();
@@ -312,7 +344,8 @@ impl SharedBook {
     pub(crate) fn record_response(&self, usage: &SavingsUsage, request: Option<&SavingsRequest>) {
         let mut state = self.lock();
         if let Some(request) = request {
-            begin(&mut state.book, request);
+            let BookState { book, watched, .. } = &mut *state;
+            begin(book, request, watched);
         }
         let reported = usage
             .usage
@@ -445,7 +478,9 @@ fn part_of(request: &SavingsRequest, index: usize, tokens: u64) -> Part {
     }
 }
 
-fn sent_parts(request: &SavingsRequest) -> Vec<SentPart> {
+/// The request's parts, each with SoL-Pi's changes to it, earliest first (what its own tools'
+/// traffic was in plain Pi, then what `watched` says the content it carries stands for).
+fn sent_parts(request: &SavingsRequest, watched: &[Watched]) -> Vec<SentPart> {
     let part_at = |index: usize, tokens: u64| part_of(request, index, tokens);
     let mut parts: Vec<SentPart> = (0..request.roles.len())
         .map(|index| {
@@ -480,23 +515,55 @@ fn sent_parts(request: &SavingsRequest) -> Vec<SentPart> {
         });
         sent.changes.splice(0..0, earlier);
     }
-    for change in &request.changes {
-        let index = change.index as usize;
-        let (Some(by), true) = (mechanism(&change.mechanism), index < parts.len()) else {
+    let meaning = |id: u32| {
+        id.checked_sub(1)
+            .and_then(|at| watched.get(at as usize))
+            .copied()
+    };
+    // A placeholder over a receipt: the receipt's change, then the placeholder's.
+    for placeholder in request.placeholders.iter().flatten() {
+        let index = placeholder.index as usize;
+        let Some(sent) = parts.get_mut(index) else {
             continue;
         };
-        let before = change
-            .before_tokens
-            .map(|tokens| part_at(index, count(tokens)));
-        parts[index].changes.push(Change { by, before });
+        let before = count(placeholder.before_tokens);
+        if let Some(Watched::Receipt { removed }) = placeholder.under.and_then(meaning) {
+            sent.changes.push(Change {
+                by: Mechanism::EvidencePreservingReducer,
+                before: Some(part_at(index, before.saturating_add(removed))),
+            });
+        }
+        sent.changes.push(Change {
+            by: Mechanism::ObservationPack,
+            before: Some(part_at(index, before)),
+        });
+    }
+    for seen in request.seen.iter().flatten() {
+        let index = seen.index as usize;
+        let Some(sent) = parts.get_mut(index) else {
+            continue;
+        };
+        let change = match meaning(seen.id) {
+            // Before the receipt, the request carried the result it replaced.
+            Some(Watched::Receipt { removed }) => Change {
+                by: Mechanism::EvidencePreservingReducer,
+                before: Some(part_at(index, sent.part.tokens.saturating_add(removed))),
+            },
+            Some(Watched::Added) => Change {
+                by: Mechanism::OnlineContextCompact,
+                before: None,
+            },
+            Some(Watched::Fused { .. }) | None => continue,
+        };
+        sent.changes.push(change);
     }
     parts
 }
 
 /// Begins `request` as sent in `book`: its parts, whether it starts with a new prompt and
 /// whether that came after the cache lifetime, and the fused results it holds.
-fn begin(book: &mut Book, request: &SavingsRequest) {
-    book.begin_request(sent_parts(request));
+fn begin(book: &mut Book, request: &SavingsRequest, watched: &[Watched]) {
+    book.begin_request(sent_parts(request, watched));
     let prompt = ends_with_prompt(&request.roles);
     if prompt {
         book.starts_with_prompt();
@@ -508,10 +575,15 @@ fn begin(book: &mut Book, request: &SavingsRequest) {
     if after_cache_lifetime(&request.stamps, prompt, retention, cache) {
         book.after_cache_lifetime();
     }
-    let fused = request.fused.iter().flatten().filter_map(|result| {
-        let index = result.index as usize;
-        (index < request.roles.len())
-            .then(|| (index, part_of(request, index, count(result.tokens))))
+    let fused = request.seen.iter().flatten().filter_map(|seen| {
+        let index = seen.index as usize;
+        let at = seen.id.checked_sub(1)? as usize;
+        match watched.get(at) {
+            Some(&Watched::Fused { tokens }) if index < request.roles.len() => {
+                Some((index, part_of(request, index, tokens)))
+            }
+            _ => None,
+        }
     });
     book.fused_results(fused.collect());
 }
@@ -544,4 +616,136 @@ pub fn savings_view_of_entry(
             status_line: report.status_line(),
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    //! What the content a step registered stands for in a request as sent: the changes
+    //! `sent_parts` derives from the host's reports (`seen`, `placeholders`).
+
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A request of `tokens.len()` tool results (role code 3), stamped 1, 2, ...
+    fn request(
+        tokens: &[f64],
+        seen: Vec<SavingsSeen>,
+        placeholders: Vec<SavingsPlaceholder>,
+    ) -> SavingsRequest {
+        SavingsRequest {
+            roles: Uint8Array::new(vec![3; tokens.len()]),
+            tokens: Float64Array::new(tokens.to_vec()),
+            stamps: Float64Array::new((1..=tokens.len()).map(|n| n as f64).collect()),
+            unstamped: None,
+            seen: Some(seen),
+            placeholders: Some(placeholders),
+            tool_uses: None,
+            cache_retention: None,
+            prompt_cache: None,
+        }
+    }
+
+    /// Each part's changes as (mechanism, tokens before).
+    fn changes(parts: &[SentPart]) -> Vec<Vec<(Mechanism, Option<u64>)>> {
+        parts
+            .iter()
+            .map(|sent| {
+                sent.changes
+                    .iter()
+                    .map(|change| (change.by, change.before.map(|part| part.tokens)))
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_registered_content_stands_for_its_change() {
+        let watched = [
+            Watched::Receipt { removed: 900 },
+            Watched::Added,
+            Watched::Fused { tokens: 40 },
+        ];
+        let seen = |index, id| SavingsSeen { index, id };
+        let sent = request(
+            &[100.0, 200.0, 300.0, 400.0, 500.0],
+            // A receipt, a summary, a fused result (no change: the book's fused list), an id
+            // never given and an index past the end.
+            vec![seen(0, 1), seen(1, 2), seen(2, 3), seen(3, 9), seen(7, 1)],
+            vec![SavingsPlaceholder {
+                index: 4,
+                before_tokens: 120.0,
+                under: Some(1),
+            }],
+        );
+        let reducer = Mechanism::EvidencePreservingReducer;
+        assert_eq!(
+            changes(&sent_parts(&sent, &watched)),
+            vec![
+                vec![(reducer, Some(1_000))],
+                vec![(Mechanism::OnlineContextCompact, None)],
+                vec![],
+                vec![],
+                // The receipt it replaced first, then the placeholder.
+                vec![
+                    (reducer, Some(1_020)),
+                    (Mechanism::ObservationPack, Some(120))
+                ],
+            ]
+        );
+    }
+
+    fn watched() -> impl Strategy<Value = Watched> {
+        prop_oneof![
+            (0u64..10_000).prop_map(|removed| Watched::Receipt { removed }),
+            Just(Watched::Added),
+            (0u64..10_000).prop_map(|tokens| Watched::Fused { tokens }),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn every_report_gives_the_change_its_content_stands_for(
+            tokens in prop::collection::vec(0.0f64..5_000.0, 0..8),
+            watched in prop::collection::vec(watched(), 0..6),
+            seen in prop::collection::vec((0u32..10, 0u32..8), 0..8),
+            placeholders in prop::collection::vec((0u32..10, 0.0f64..5_000.0, prop::option::of(0u32..8)), 0..4),
+        ) {
+            // One report per message, as the host makes them.
+            let mut taken = std::collections::BTreeSet::new();
+            let placeholders: Vec<SavingsPlaceholder> = placeholders
+                .into_iter()
+                .filter(|&(index, ..)| taken.insert(index))
+                .map(|(index, before_tokens, under)| SavingsPlaceholder { index, before_tokens, under })
+                .collect();
+            let seen: Vec<SavingsSeen> = seen
+                .into_iter()
+                .filter(|&(index, _)| taken.insert(index))
+                .map(|(index, id)| SavingsSeen { index, id })
+                .collect();
+            let meaning = |id: u32| id.checked_sub(1).and_then(|at| watched.get(at as usize)).copied();
+            let valid = |index: u32| (index as usize) < tokens.len();
+            let sent = request(&tokens, seen.clone(), placeholders.clone());
+            let parts = sent_parts(&sent, &watched);
+            prop_assert_eq!(parts.len(), tokens.len());
+            let mut expected: Vec<Vec<(Mechanism, Option<u64>)>> = vec![Vec::new(); tokens.len()];
+            for placeholder in placeholders.iter().filter(|p| valid(p.index)) {
+                let before = count(placeholder.before_tokens);
+                let changes = &mut expected[placeholder.index as usize];
+                if let Some(Watched::Receipt { removed }) = placeholder.under.and_then(meaning) {
+                    changes.push((Mechanism::EvidencePreservingReducer, Some(before + removed)));
+                }
+                changes.push((Mechanism::ObservationPack, Some(before)));
+            }
+            for report in seen.iter().filter(|s| valid(s.index)) {
+                let own = count(tokens[report.index as usize]);
+                let change = match meaning(report.id) {
+                    Some(Watched::Receipt { removed }) => (Mechanism::EvidencePreservingReducer, Some(own + removed)),
+                    Some(Watched::Added) => (Mechanism::OnlineContextCompact, None),
+                    _ => continue,
+                };
+                expected[report.index as usize].push(change);
+            }
+            prop_assert_eq!(changes(&parts), expected);
+        }
+    }
 }

@@ -19,6 +19,7 @@ use crate::occ::{
     OccCompactionResult, OccContextSeen, OccContinuation, OccEvaluation, OccMeasurement,
     OccSavingsNotice, seen_first,
 };
+use crate::savings::{SharedBook, Watched};
 
 /// The outcome of an `update_plan` call: `text` and `details` on success,
 /// `error` (the tool's error text) otherwise, with the step's effects (the state snapshot).
@@ -56,7 +57,13 @@ fn evaluation_of(
     }
 }
 
-fn effect_of(effect: Effect, settings: Option<&CompactionSettings>) -> EngineEffect {
+/// One effect as the host carries it out; a continuation is registered in `book` as content
+/// Online Context Compact added.
+fn effect_of(
+    effect: Effect,
+    settings: Option<&CompactionSettings>,
+    book: &SharedBook,
+) -> EngineEffect {
     match effect {
         Effect::AppendEntry(entry) => EngineEffect::AppendEntry {
             custom_type: entry.custom_type.to_owned(),
@@ -89,6 +96,7 @@ fn effect_of(effect: Effect, settings: Option<&CompactionSettings>) -> EngineEff
                 display: continuation.display,
                 trigger_turn: continuation.trigger_turn,
             },
+            watch: book.watch(Watched::Added),
         },
         Effect::WaitForContinuation => EngineEffect::WaitForContinuation,
         Effect::KeepWaiting => EngineEffect::KeepWaiting,
@@ -99,10 +107,11 @@ fn effect_of(effect: Effect, settings: Option<&CompactionSettings>) -> EngineEff
 pub(crate) fn effects_of(
     effects: Vec<Effect>,
     settings: Option<&CompactionSettings>,
+    book: &SharedBook,
 ) -> Vec<EngineEffect> {
     effects
         .into_iter()
-        .map(|effect| effect_of(effect, settings))
+        .map(|effect| effect_of(effect, settings, book))
         .collect()
 }
 
@@ -194,7 +203,7 @@ impl Engine {
             })?;
             let (result, effects) =
                 occ.step_with(|session| session.on_update_plan(&tool_call_id, &args, aborted));
-            let effects = effects_of(effects, None);
+            let effects = effects_of(effects, None, &occ.book);
             Ok(match result {
                 Ok(output) => OccPlanResult {
                     ok: true,
@@ -228,7 +237,7 @@ impl Engine {
                 .as_ref()
                 .map(|occ| {
                     let (effects, settings) = occ.decide_boundary(measurement);
-                    effects_of(effects, Some(&settings))
+                    effects_of(effects, Some(&settings), &occ.book)
                 })
                 .unwrap_or_default();
             effects.extend(self.totals());
@@ -272,14 +281,21 @@ impl Engine {
     pub fn compaction_finished(&self, result: OccCompactionResult) -> EngineStep {
         quiet(|| {
             EngineStep::of(self.occ.as_ref().map(|occ| {
+                let mut watched = None;
                 let result = match result {
                     OccCompactionResult::Completed { summary, usage } => {
                         if let Some(usage) = usage {
                             occ.book.summary_usage(ReportedUsage::from_pi_usage(&usage));
                         }
-                        CompactionResult::Completed {
-                            summary: summary.unwrap_or_default(),
+                        let summary = summary.unwrap_or_default();
+                        // A later request that carries it is reported with the id.
+                        if !summary.is_empty() {
+                            watched = Some(EngineEffect::WatchSummary {
+                                id: occ.book.watch(Watched::Added),
+                                summary: summary.clone(),
+                            });
                         }
+                        CompactionResult::Completed { summary }
                     }
                     OccCompactionResult::Failed { name, message } => CompactionResult::Failed {
                         name,
@@ -287,10 +303,11 @@ impl Engine {
                     },
                     OccCompactionResult::Abandoned => CompactionResult::Abandoned,
                 };
-                effects_of(
-                    occ.step(|session| session.on_compaction_finished(&result)),
-                    None,
-                )
+                let effects = occ.step(|session| session.on_compaction_finished(&result));
+                watched
+                    .into_iter()
+                    .chain(effects_of(effects, None, &occ.book))
+                    .collect()
             }))
         })
     }
