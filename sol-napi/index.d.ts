@@ -17,11 +17,6 @@ export declare class Engine {
    * Pi's (`sol_core::savings::OwnPrompt`).
    */
   ownTool(name: string, mechanismKey: string, snippet?: string | undefined | null, guidelines?: Array<string> | undefined | null): void
-  /**
-   * Each mechanism's share of a system message (`OwnPrompt::system_shares`), as the
-   * calls of a `SavingsToolUse`; empty when SoL-Pi added nothing to it.
-   */
-  systemShares(message: unknown): Array<SavingsToolCall>
   /** The `customType` of the totals entries. */
   get entryType(): string
   /** The status key of the running total. */
@@ -1181,16 +1176,19 @@ export interface SavingsSeen {
 
 /** One tool call (or tool result) of a message. */
 export interface SavingsToolCall {
-  /** The `sol-pi.json` key of the mechanism whose tool it is; absent for any other tool. */
-  mechanism?: string
-  /** The call's tokens in its message (Pi's estimate of its name and arguments). */
+  /** The tool's name. */
+  name: string
+  /**
+   * The call's tokens in its message (Pi's estimate of its name and arguments; 0 for a
+   * result).
+   */
   tokens: number
 }
 
 /**
- * A message of the request that calls SoL-Pi's tools or holds a result of one: an
- * assistant message lists all its tool calls (`mechanism` absent for another tool's), a
- * tool result gives its one tool's mechanism.
+ * A message of the request that calls one of SoL-Pi's tools (`ownTool`) or holds a result
+ * of one: an assistant message lists all its tool calls, a tool result its one tool. Which
+ * tool is whose is the book's.
  */
 export interface SavingsToolUse {
   /** The message's index in the request. */

@@ -96,10 +96,8 @@ export class SavingsTracker {
 	 * last block, the command's output, then every other text block); each is reported once.
 	 */
 	private fusedResults = new TextSet<{ texts: string[]; id: number }>();
-	/** SoL-Pi's own tools (`update_plan`, `obs_recall`), by name: plain Pi has none of their calls. */
-	private readonly ownTools = new Map<string, MechanismKey>();
-	/** The last system message's content and tool count, with its shares from Rust (they change rarely). */
-	private systemShares: { content: unknown; tools: number; calls: NativeAddon.SavingsToolCall[] } | undefined;
+	/** The names of SoL-Pi's own tools (`update_plan`, `obs_recall`): messages with their calls or results are reported (whose tool each is, is the book's). */
+	private readonly ownTools = new Set<string>();
 	/** The request as sent, kept until its reply: the book takes the two in one crossing. */
 	private sent: NativeAddon.SavingsRequest | undefined;
 	private broken = false;
@@ -211,34 +209,17 @@ export class SavingsTracker {
 	 * and each of its guidelines (`- guideline`).
 	 */
 	ownTool(name: string, mechanism: MechanismKey, snippet?: string, guidelines: readonly string[] = []): void {
-		this.ownTools.set(name, mechanism);
+		this.ownTools.add(name);
 		this.engine.ownTool(name, mechanism, snippet, [...guidelines]);
-		this.systemShares = undefined;
 	}
 
-	/**
-	 * What SoL-Pi added to a system message (its tools' snippets and guidelines, their declarations,
-	 * Action Fusion's `then_run` parameter), per mechanism, as the book takes it; undefined when nothing.
-	 */
-	private systemUse(index: number, message: Message): NativeAddon.SavingsToolUse | undefined {
-		const m = message as Message & { toolsAdded?: unknown };
-		const tools = Array.isArray(m.toolsAdded) ? m.toolsAdded.length : 0;
-		// The shares are Rust's (`OwnPrompt::system_shares`); the message crosses only when it changed.
-		let known = this.systemShares;
-		if (!known || known.content !== m.content || known.tools !== tools) {
-			known = { content: m.content, tools, calls: this.engine.systemShares(message) };
-			this.systemShares = known;
-		}
-		return known.calls.length > 0 ? { index, calls: known.calls, result: false } : undefined;
-	}
-
-	/** An assistant message's calls of SoL-Pi's tools, as the book takes them (with its other calls, which plain Pi has too); undefined without one. */
+	/** An assistant message's tool calls with their sizes, when one calls SoL-Pi's tools (its other calls, which plain Pi has too, come along); undefined otherwise. */
 	private toolUse(index: number, message: Message): NativeAddon.SavingsToolUse | undefined {
 		if (this.ownTools.size === 0 || !Array.isArray(message.content)) return undefined;
 		let own = false;
 		for (const block of message.content as ToolCallBlock[]) own ||= block?.type === "toolCall" && this.ownTools.has(String(block.name));
 		if (!own) return undefined;
-		return { index, calls: toolCallsOf(message.content).map((call) => ({ mechanism: this.ownTools.get(String(call.name)), tokens: toolCallTokens(call) })), result: false };
+		return { index, calls: toolCallsOf(message.content).map((call) => ({ name: String(call.name), tokens: toolCallTokens(call) })), result: false };
 	}
 
 	/** Online Context Compact sent a continuation of this custom type, which the book registered as `id`. */
@@ -293,9 +274,8 @@ export class SavingsTracker {
 				// A system message is known by what it tells the model: Pi 1.x renews its timestamp when
 				// it copies the prompt into a compaction, and the same prompt must stay the same cached prefix.
 				stamps[index] = Number.NaN;
+				// The book works out SoL-Pi's lines and tools in it from the same identity.
 				(unstamped ??= new Array<unknown>(count).fill(null))[index] = systemIdentity(message);
-				const used = this.systemUse(index, message);
-				if (used) (toolUses ??= []).push(used);
 				continue;
 			}
 			// Any other message without a timestamp is known by its string timestamp, else its content.
@@ -305,8 +285,8 @@ export class SavingsTracker {
 			if (placeholder) (placeholders ??= []).push({ index, ...placeholder });
 			if (role === code.toolResult) {
 				if (!placeholder) saw(index, this.receiptId(message) ?? (!this.fusedResults.empty && this.takeFused(message)));
-				const owner = this.ownTools.get(String((message as { toolName?: unknown }).toolName));
-				if (owner) (toolUses ??= []).push({ index, calls: [{ mechanism: owner, tokens: 0 }], result: true });
+				const name = String((message as { toolName?: unknown }).toolName);
+				if (this.ownTools.has(name)) (toolUses ??= []).push({ index, calls: [{ name, tokens: 0 }], result: true });
 			} else if (role === code.assistant) {
 				const used = this.toolUse(index, message);
 				if (used) (toolUses ??= []).push(used);

@@ -90,9 +90,9 @@ pub struct SavingsPlaceholder {
     pub under: Option<u32>,
 }
 
-/// A message of the request that calls SoL-Pi's tools or holds a result of one: an
-/// assistant message lists all its tool calls (`mechanism` absent for another tool's), a
-/// tool result gives its one tool's mechanism.
+/// A message of the request that calls one of SoL-Pi's tools (`ownTool`) or holds a result
+/// of one: an assistant message lists all its tool calls, a tool result its one tool. Which
+/// tool is whose is the book's.
 #[napi(object)]
 pub struct SavingsToolUse {
     /// The message's index in the request.
@@ -106,9 +106,10 @@ pub struct SavingsToolUse {
 /// One tool call (or tool result) of a message.
 #[napi(object)]
 pub struct SavingsToolCall {
-    /// The `sol-pi.json` key of the mechanism whose tool it is; absent for any other tool.
-    pub mechanism: Option<String>,
-    /// The call's tokens in its message (Pi's estimate of its name and arguments).
+    /// The tool's name.
+    pub name: String,
+    /// The call's tokens in its message (Pi's estimate of its name and arguments; 0 for a
+    /// result).
     pub tokens: f64,
 }
 
@@ -223,6 +224,9 @@ struct BookState {
     stopped: bool,
     /// The content SoL-Pi registered, by id - 1.
     watched: Vec<Watched>,
+    /// The last system message's identity with each mechanism's share of it (it changes
+    /// rarely).
+    system: Option<(Value, Vec<ToolCall>)>,
 }
 
 impl SharedBook {
@@ -322,30 +326,24 @@ impl SharedBook {
         self.lock().own.add_tool(name, by, snippet, guidelines);
     }
 
-    /// Each mechanism's share of a system message (`OwnPrompt::system_shares`).
-    pub(crate) fn system_shares(&self, message: &Value) -> Vec<SavingsToolCall> {
-        self.lock()
-            .own
-            .system_shares(message)
-            .into_iter()
-            .map(|call| SavingsToolCall {
-                mechanism: call.owner.map(|owner| owner.config_key().to_owned()),
-                #[allow(
-                    clippy::cast_precision_loss,
-                    reason = "token counts are far below 2^52"
-                )]
-                tokens: call.tokens as f64,
-            })
-            .collect()
-    }
-
     /// A provider's response, with the `request` as it was sent; an abort or an error that
     /// was not billed is dropped with its request. Without a request, the one begun last.
     pub(crate) fn record_response(&self, usage: &SavingsUsage, request: Option<&SavingsRequest>) {
         let mut state = self.lock();
         if let Some(request) = request {
-            let BookState { book, watched, .. } = &mut *state;
-            begin(book, request, watched);
+            let BookState {
+                book,
+                watched,
+                own,
+                system,
+                ..
+            } = &mut *state;
+            let known = Known {
+                watched,
+                own,
+                system,
+            };
+            begin(book, request, known);
         }
         let reported = usage
             .usage
@@ -478,9 +476,43 @@ fn part_of(request: &SavingsRequest, index: usize, tokens: u64) -> Part {
     }
 }
 
+/// What the book knows of SoL-Pi's content when a request arrives.
+struct Known<'a> {
+    /// The content steps registered, by id - 1.
+    watched: &'a [Watched],
+    /// SoL-Pi's tools and the lines they add to the system prompt.
+    own: &'a OwnPrompt,
+    /// The last system message's identity and shares.
+    system: &'a mut Option<(Value, Vec<ToolCall>)>,
+}
+
+impl Known<'_> {
+    /// Each mechanism's share of the system message whose identity (Pi's `content`,
+    /// `sections` and `toolsAdded`, as the host sends it) is `identity`
+    /// (`OwnPrompt::system_shares`), worked out again only when it changed.
+    fn system_shares(&mut self, identity: &Value) -> Vec<ToolCall> {
+        if let Some((known, shares)) = self.system.as_ref()
+            && known == identity
+        {
+            return shares.clone();
+        }
+        let field = |at: usize| identity.get(at).cloned().unwrap_or(Value::Null);
+        let message = serde_json::json!({
+            "content": field(0),
+            "sections": field(1),
+            "toolsAdded": field(2),
+        });
+        let shares = self.own.system_shares(&message);
+        *self.system = Some((identity.clone(), shares.clone()));
+        shares
+    }
+}
+
 /// The request's parts, each with SoL-Pi's changes to it, earliest first (what its own tools'
-/// traffic was in plain Pi, then what `watched` says the content it carries stands for).
-fn sent_parts(request: &SavingsRequest, watched: &[Watched]) -> Vec<SentPart> {
+/// traffic and its lines in the system message were in plain Pi, then what the content it
+/// carries stands for).
+fn sent_parts(request: &SavingsRequest, mut known: Known<'_>) -> Vec<SentPart> {
+    let watched = known.watched;
     let part_at = |index: usize, tokens: u64| part_of(request, index, tokens);
     let mut parts: Vec<SentPart> = (0..request.roles.len())
         .map(|index| {
@@ -488,21 +520,35 @@ fn sent_parts(request: &SavingsRequest, watched: &[Watched]) -> Vec<SentPart> {
             SentPart::unchanged(part_at(index, tokens))
         })
         .collect();
-    // SoL-Pi's own tool traffic: what each such message was in plain Pi, first.
-    for used in request.tool_uses.iter().flatten() {
-        let index = used.index as usize;
-        let Some(sent) = parts.get_mut(index) else {
-            continue;
-        };
+    // SoL-Pi's own tool traffic and system prompt lines: what each such message was in
+    // plain Pi, first.
+    let uses = request.tool_uses.iter().flatten().map(|used| {
         let calls: Vec<ToolCall> = used
             .calls
             .iter()
             .map(|call| ToolCall {
-                owner: call.mechanism.as_deref().and_then(mechanism),
+                owner: known.own.owner(&call.name),
                 tokens: count(call.tokens),
             })
             .collect();
-        let own = if used.result {
+        (used.index as usize, calls, used.result)
+    });
+    let uses: Vec<(usize, Vec<ToolCall>, bool)> = uses.collect();
+    let systems: Vec<(usize, Vec<ToolCall>)> = (0..request.roles.len())
+        .filter(|&index| role_of(request.roles[index]) == "system")
+        .filter_map(|index| {
+            let identity = request.unstamped.as_ref()?.get(index)?;
+            Some((index, known.system_shares(identity)))
+        })
+        .collect();
+    let systems = systems
+        .into_iter()
+        .map(|(index, calls)| (index, calls, false));
+    for (index, calls, result) in systems.chain(uses) {
+        let Some(sent) = parts.get_mut(index) else {
+            continue;
+        };
+        let own = if result {
             request_cause(calls.iter().map(|call| call.owner))
                 .map(|owner| vec![(owner, None)])
                 .unwrap_or_default()
@@ -562,8 +608,9 @@ fn sent_parts(request: &SavingsRequest, watched: &[Watched]) -> Vec<SentPart> {
 
 /// Begins `request` as sent in `book`: its parts, whether it starts with a new prompt and
 /// whether that came after the cache lifetime, and the fused results it holds.
-fn begin(book: &mut Book, request: &SavingsRequest, watched: &[Watched]) {
-    book.begin_request(sent_parts(request, watched));
+fn begin(book: &mut Book, request: &SavingsRequest, known: Known<'_>) {
+    let watched = known.watched;
+    book.begin_request(sent_parts(request, known));
     let prompt = ends_with_prompt(&request.roles);
     if prompt {
         book.starts_with_prompt();
@@ -645,6 +692,19 @@ mod tests {
         }
     }
 
+    /// The parts of `request` with the content `watched` registered and no tools of SoL-Pi's.
+    fn parts(request: &SavingsRequest, watched: &[Watched]) -> Vec<SentPart> {
+        let (own, mut system) = (OwnPrompt::default(), None);
+        sent_parts(
+            request,
+            Known {
+                watched,
+                own: &own,
+                system: &mut system,
+            },
+        )
+    }
+
     /// Each part's changes as (mechanism, tokens before).
     fn changes(parts: &[SentPart]) -> Vec<Vec<(Mechanism, Option<u64>)>> {
         parts
@@ -679,7 +739,7 @@ mod tests {
         );
         let reducer = Mechanism::EvidencePreservingReducer;
         assert_eq!(
-            changes(&sent_parts(&sent, &watched)),
+            changes(&parts(&sent, &watched)),
             vec![
                 vec![(reducer, Some(1_000))],
                 vec![(Mechanism::OnlineContextCompact, None)],
@@ -691,6 +751,78 @@ mod tests {
                     (Mechanism::ObservationPack, Some(120))
                 ],
             ]
+        );
+    }
+
+    #[test]
+    fn the_book_attributes_its_tools_and_its_lines_in_the_system_message() {
+        let mut own = OwnPrompt::default();
+        own.add_tool(
+            "obs_recall",
+            Mechanism::ObservationPack,
+            Some("Recall an archived output"),
+            &[],
+        );
+        let prompt = "Tools:\n- bash: Run a command\n- obs_recall: Recall an archived output\n";
+        let call = |name: &str, tokens| SavingsToolCall {
+            name: name.to_owned(),
+            tokens,
+        };
+        let sent = SavingsRequest {
+            // The system message, an assistant message that recalls and runs a command, the
+            // recall's result.
+            roles: Uint8Array::new(vec![4, 2, 3]),
+            tokens: Float64Array::new(vec![1_000.0, 50.0, 20.0]),
+            stamps: Float64Array::new(vec![f64::NAN, 2.0, 3.0]),
+            unstamped: Some(vec![
+                serde_json::json!([prompt, null, null]),
+                Value::Null,
+                Value::Null,
+            ]),
+            seen: None,
+            placeholders: None,
+            tool_uses: Some(vec![
+                SavingsToolUse {
+                    index: 1,
+                    calls: vec![call("obs_recall", 30.0), call("bash", 20.0)],
+                    result: false,
+                },
+                SavingsToolUse {
+                    index: 2,
+                    calls: vec![call("obs_recall", 0.0)],
+                    result: true,
+                },
+            ]),
+            cache_retention: None,
+            prompt_cache: None,
+        };
+        let mut system = None;
+        fn known<'a>(
+            own: &'a OwnPrompt,
+            system: &'a mut Option<(Value, Vec<ToolCall>)>,
+        ) -> Known<'a> {
+            Known {
+                watched: &[],
+                own,
+                system,
+            }
+        }
+        let pack = Mechanism::ObservationPack;
+        // Its line (`- obs_recall: ` and the snippet, 40 units) is 10 tokens of plain Pi's less.
+        let expected = vec![
+            vec![(pack, Some(990))],
+            vec![(pack, Some(20))],
+            vec![(pack, None)],
+        ];
+        assert_eq!(
+            changes(&sent_parts(&sent, known(&own, &mut system))),
+            expected
+        );
+        // Worked out once for this system message, and the same the next time.
+        assert!(system.is_some());
+        assert_eq!(
+            changes(&sent_parts(&sent, known(&own, &mut system))),
+            expected
         );
     }
 
@@ -725,7 +857,7 @@ mod tests {
             let meaning = |id: u32| id.checked_sub(1).and_then(|at| watched.get(at as usize)).copied();
             let valid = |index: u32| (index as usize) < tokens.len();
             let sent = request(&tokens, seen.clone(), placeholders.clone());
-            let parts = sent_parts(&sent, &watched);
+            let parts = parts(&sent, &watched);
             prop_assert_eq!(parts.len(), tokens.len());
             let mut expected: Vec<Vec<(Mechanism, Option<u64>)>> = vec![Vec::new(); tokens.len()];
             for placeholder in placeholders.iter().filter(|p| valid(p.index)) {

@@ -7,7 +7,7 @@ use sol_core::savings::SAVINGS_ENTRY_TYPE;
 use super::Engine;
 use crate::account::count;
 use crate::boundary::quiet;
-use crate::savings::{SavingsRequest, SavingsToolCall, SavingsUsage, SavingsView, mechanism};
+use crate::savings::{SavingsRequest, SavingsUsage, SavingsView, mechanism};
 
 #[napi]
 impl Engine {
@@ -30,13 +30,6 @@ impl Engine {
             self.book
                 .own_tool(&name, by, snippet.as_deref(), &guidelines);
         });
-    }
-
-    /// Each mechanism's share of a system message (`OwnPrompt::system_shares`), as the
-    /// calls of a `SavingsToolUse`; empty when SoL-Pi added nothing to it.
-    #[napi(catch_unwind, ts_args_type = "message: unknown")]
-    pub fn system_shares(&self, message: Value) -> Vec<SavingsToolCall> {
-        quiet(|| self.book.system_shares(&message))
     }
 
     /// The `customType` of the totals entries.
