@@ -8,12 +8,12 @@ import type { BashToolOptions, ExtensionAPI } from "@earendil-works/pi-coding-ag
 import { registerActionFusion } from "./action-fusion.ts";
 import { loadNative, type NativeLoad } from "./native.ts";
 import { type ContextStep, registerObservationPack } from "./observation-pack.ts";
-import { piMajor, registerPlanTool } from "./online-context-compact.ts";
+import { registerPlanTool } from "./online-context-compact.ts";
 import { registerReducer } from "./reducer.ts";
 import { frameWith } from "./request-frame.ts";
 import { SavingsTracker } from "./savings.ts";
 import { registerSession, type SessionDriver } from "./session.ts";
-import { messageOf } from "./tui.ts";
+import { messageOf, piMajor } from "./tui.ts";
 
 export interface SolPiExtensionOptions {
 	/** Pi's agent directory; defaults to Pi's own `getAgentDir()`. */

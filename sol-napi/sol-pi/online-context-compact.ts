@@ -1,7 +1,6 @@
 // Online Context Compact in Pi: the `update_plan` tool. Its calls and every other step of
 // Online Context Compact are the session engine's (`Engine.updatePlan`; the lifecycle handlers
 // in session.ts carry out the effects).
-import { VERSION } from "@earendil-works/pi-coding-agent";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
 import type { TSchema } from "typebox";
@@ -9,10 +8,7 @@ import type { TSchema } from "typebox";
 import type { NativeAddon } from "./native.ts";
 import type { SavingsTracker } from "./savings.ts";
 import type { SessionDriver } from "./session.ts";
-import { badge, messageOf } from "./tui.ts";
-
-/** Pi 1.x: tool exposure, and Pi refuses tree navigation during a compaction itself. */
-export const piMajor = Number(VERSION.split(".")[0]);
+import { badge, messageOf, piMajor } from "./tui.ts";
 
 /** Registers `update_plan` over `engine`'s plan steps, carried out by `session`; its calls are SoL-Pi's in the savings `tracker`. */
 export function registerPlanTool(pi: ExtensionAPI, addon: typeof NativeAddon, engine: NativeAddon.Engine, session: SessionDriver, tracker: SavingsTracker): void {

@@ -14,15 +14,14 @@
 // engine's lifecycle steps (session.ts). The mechanisms' steps need nothing from here: they
 // record their accounts in the engine's book inside Rust.
 // Nothing here can touch the session: a failure is reported once and the figures stop.
-import { VERSION } from "@earendil-works/pi-coding-agent";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 
 import type { NativeAddon } from "./native.ts";
 import { frameAt, frameOf, messageTokens, roleCode, textStamp, toolCallTokens } from "./request-frame.ts";
-import { OnceWarnings, SavingsStatus } from "./tui.ts";
+import { OnceWarnings, piMajor, SavingsStatus } from "./tui.ts";
 
 /** Pi 1.x shows each request with its system message after every `context` handler (`context_with_system`). */
-const withSystem = Number(VERSION.split(".")[0]) >= 1;
+const withSystem = piMajor >= 1;
 
 /** A mechanism's `sol-pi.json` key, as Rust names it. */
 export type MechanismKey = "actionFusion" | "observationPack" | "evidencePreservingReducer" | "onlineContextCompact";

@@ -1,5 +1,7 @@
 // What the mechanisms share: the savings treatment in the TUI (a notice, a self-clearing keyed
-// status, the tool badge; texts from Rust), warnings shown once, and the guard of a step.
+// status, the tool badge; texts from Rust), warnings shown once, the guard of a step, and Pi's
+// major version.
+import { VERSION } from "@earendil-works/pi-coding-agent";
 import type { ExtensionContext, Theme } from "@earendil-works/pi-coding-agent";
 import { type Component, Container, Text } from "@earendil-works/pi-tui";
 
@@ -8,6 +10,13 @@ export type SavingsNotice = { notice: string; statusKey: string; status: string;
 
 /** The message of anything thrown. */
 export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Pi's major version, for what only its version tells: Pi 1.x shows each request with its system
+ * message (`context_with_system`), takes a tool's exposure, and refuses tree navigation during a
+ * compaction itself.
+ */
+export const piMajor = Number(VERSION.split(".")[0]);
 
 /** Now, as the steps take the time (ISO 8601). */
 export const now = (): string => new Date().toISOString();
