@@ -7,15 +7,20 @@
 //! - `fusionPlanCall`: the first step of a fused call alone (its `then_run` check and path
 //!   resolution), to test those against the shared fixtures without running a tool;
 //! - `occSizeMessages`, `occObservedMessages`: how `sol-occ` sizes and identifies messages
-//!   from the whole messages and from the extension's sizes, which must agree.
+//!   from the whole messages and from the extension's sizes, which must agree;
+//! - `frameInPlace`: the request frame taken from Rust, reading Pi's messages where they are,
+//!   for the benchmark that weighs it against the extension's walk.
 
+use napi::bindgen_prelude::{Array, Either, Float64Array, Object, Uint8Array};
+use napi::{Env, JsString};
 use napi_derive::napi;
 use serde_json::Value;
-use sol_core::message::AgentMessage;
+use sol_core::message::{AgentMessage, IMAGE_CHARS, js_json_length, tokens_from_chars};
 use sol_fusion::fused;
 use sol_occ::tokens::SizedMessage;
 
 use crate::boundary::quiet;
+use crate::frame::{ROLES, RequestFrame};
 use crate::fusion::path_context;
 use crate::occ::{OccObservedMessage, observed_list};
 
@@ -138,4 +143,76 @@ pub fn occ_observed_messages(observed: Vec<OccObservedMessage>) -> Vec<OccSizedM
             .map(OccSizedMessage::from)
             .collect()
     })
+}
+
+/// Pi's messages sized where they are, from Rust: each message's role code, Pi's estimate of
+/// its tokens (the UTF-16 length of its texts and thinking, a tool call's name and its
+/// arguments as JSON, an image's fixed size, four characters to a token) and its numeric
+/// timestamp, read property by property through Node-API; no message is converted whole.
+/// For the benchmark that weighs a walk from Rust against the extension's request frame
+/// (`scripts/bench-frame-walk.mjs`); the extension never calls it.
+#[napi(catch_unwind)]
+pub fn frame_in_place(env: Env, messages: Array<'_>) -> napi::Result<RequestFrame> {
+    let count = messages.len();
+    let (mut roles, mut tokens, mut stamps) = (Vec::new(), Vec::new(), Vec::new());
+    for index in 0..count {
+        // One handle scope per message: the handles it reads are released after it.
+        let (code, size, stamp) = env.run_in_scope(|| sized_in_place(&messages, index))?;
+        roles.push(code);
+        tokens.push(size);
+        stamps.push(stamp);
+    }
+    Ok(RequestFrame {
+        roles: Uint8Array::new(roles),
+        tokens: Float64Array::new(tokens),
+        stamps: Float64Array::new(stamps),
+    })
+}
+
+/// The role code, the estimate and the numeric timestamp (NaN without one) of the message at
+/// `index`, read where it is.
+fn sized_in_place(messages: &Array<'_>, index: u32) -> napi::Result<(u8, f64, f64)> {
+    let Some(message) = messages.get::<Object<'_>>(index)? else {
+        return Ok((0, 0.0, f64::NAN));
+    };
+    let role: Option<String> = message.get("role")?;
+    let code = role
+        .as_deref()
+        .and_then(|role| ROLES.iter().position(|known| *known == role))
+        .map_or(0, |code| u8::try_from(code).unwrap_or(0));
+    let stamp = message.get::<f64>("timestamp")?.unwrap_or(f64::NAN);
+    let mut chars = 0u64;
+    match message.get::<Either<JsString<'_>, Array<'_>>>("content")? {
+        Some(Either::A(text)) => chars += text.utf16_len()? as u64,
+        Some(Either::B(blocks)) => {
+            for at in 0..blocks.len() {
+                let Some(block) = blocks.get::<Object<'_>>(at)? else {
+                    continue;
+                };
+                let kind: Option<String> = block.get("type")?;
+                chars += match kind.as_deref() {
+                    Some("text") => utf16_len(block.get::<JsString<'_>>("text")?)?,
+                    Some("thinking") => utf16_len(block.get::<JsString<'_>>("thinking")?)?,
+                    Some("image") => IMAGE_CHARS,
+                    Some("toolCall") => {
+                        let name = utf16_len(block.get::<JsString<'_>>("name")?)?;
+                        let arguments: Option<Value> = block.get("arguments")?;
+                        name + arguments.as_ref().map_or(0, js_json_length)
+                    }
+                    _ => 0,
+                };
+            }
+        }
+        None => {}
+    }
+    #[allow(
+        clippy::cast_precision_loss,
+        reason = "token counts are far below 2^52"
+    )]
+    Ok((code, tokens_from_chars(chars) as f64, stamp))
+}
+
+/// The UTF-16 length of a string property, 0 without one.
+fn utf16_len(text: Option<JsString<'_>>) -> napi::Result<u64> {
+    Ok(text.map(|text| text.utf16_len()).transpose()?.unwrap_or(0) as u64)
 }

@@ -86,7 +86,7 @@ test("a symlinked config is read through the link; a directory in its place is a
 });
 
 test("the addon the packages ship has no test-only export, and its typings declare none", () => {
-	const hooks = ["__panicForTests", "fusionPlanCall", "occSizeMessages", "occObservedMessages"];
+	const hooks = ["__panicForTests", "fusionPlanCall", "occSizeMessages", "occObservedMessages", "frameInPlace"];
 	for (const name of hooks) assert.ok(typeof testHooks()[name] === "function", `the test-hooks build has ${name}`);
 	for (const name of hooks) assert.equal(addon[name], undefined, name);
 	const typings = fs.readFileSync(path.join(repoRoot, "sol-napi", "index.d.ts"), "utf8");

@@ -1,5 +1,5 @@
 // The addon's test-only exports (sol-napi/src/test_hooks.rs): `__panicForTests`,
-// `fusionPlanCall`, `occSizeMessages`, `occObservedMessages`. The addon `npm run build` makes,
+// `fusionPlanCall`, `occSizeMessages`, `occObservedMessages`, `frameInPlace`. The addon `npm run build` makes,
 // which the packages ship and the other tests load, has none of them; these come from cargo's
 // debug build of sol-napi with the `test-hooks` feature (in CARGO_TARGET_DIR when set, as
 // scripts/test.sh sets it for the suites), brought up to date here: a no-op when it is current.

@@ -120,6 +120,15 @@ function randomMessage(random, i) {
 	return message;
 }
 
+test("the benchmark's walk from Rust takes the frame the extension takes of the benchmark's conversation", async () => {
+	const { conversation } = await import("../../scripts/bench-conversation.mjs");
+	const messages = conversation(300, 11);
+	const [ours, fromRust] = [frameOf(structuredClone(messages)), testHooks().frameInPlace(structuredClone(messages))];
+	assert.deepEqual([...fromRust.roles], [...ours.roles]);
+	assert.deepEqual([...fromRust.tokens], [...ours.tokens]);
+	assert.deepEqual([...fromRust.stamps], [...ours.stamps]);
+});
+
 test("a lone surrogate in a tool call's arguments counts as Pi counts it, the one place Rust differs", () => {
 	const call = (text) => ({ role: "assistant", timestamp: 1, content: [{ type: "toolCall", id: "c1", name: "bash", arguments: { command: text } }] });
 	const lone = call(`echo ${"\ud800".repeat(8)}`);
