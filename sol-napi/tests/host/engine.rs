@@ -1,11 +1,12 @@
 //! The session engine's lifecycle, driven from Rust as the extension drives it: the totals
 //! entry comes out of `turnEnd` exactly when the book changed since the last one and the
-//! accounting has not stopped, and a session start goes on from the newest entry written.
+//! accounting has not stopped, a session start goes on from the newest entry written, and a
+//! compaction's summary is registered with the book (its own id) before the step goes on.
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use sol_napi::engine::{Engine, EngineEffect, EngineOptions, EngineStep};
-use sol_napi::occ::{OccCreateOptions, OccTurnEndInput};
+use sol_napi::occ::{OccCompactionResult, OccCreateOptions, OccTurnEndInput};
 
 /// One thing that happens in a session, as far as the book's totals go.
 #[derive(Debug, Clone)]
@@ -147,4 +148,42 @@ fn without_online_context_compact_its_steps_have_no_effects_and_ask_nothing() {
             .update_plan("c1".to_owned(), json!({}), false)
             .is_err()
     );
+}
+
+#[test]
+fn a_compaction_summary_is_registered_with_the_book_before_the_step_goes_on() {
+    let engine = engine(true);
+    engine.session_start(Vec::new(), 0.0);
+    let finished = |summary: &str| {
+        engine.compaction_finished(OccCompactionResult::Completed {
+            summary: Some(summary.to_owned()),
+            usage: None,
+        })
+    };
+    let watched = |step: &EngineStep| -> Vec<(u32, String)> {
+        step.effects
+            .iter()
+            .filter_map(|effect| match effect {
+                EngineEffect::WatchSummary { id, summary } => Some((*id, summary.clone())),
+                _ => None,
+            })
+            .collect()
+    };
+    let first = finished("the task so far");
+    assert!(matches!(
+        first.effects.first(),
+        Some(EngineEffect::WatchSummary { .. })
+    ));
+    let second = finished("and after that");
+    let [(one, text)] = watched(&first).try_into().expect("one summary");
+    let [(two, _)] = watched(&second).try_into().expect("one summary");
+    assert_eq!(text, "the task so far");
+    assert_ne!(one, two, "each summary has an id of its own");
+    // Nothing to look for: no summary, or a failed compaction.
+    assert!(watched(&finished("")).is_empty());
+    let failed = engine.compaction_finished(OccCompactionResult::Failed {
+        name: None,
+        message: Some("no model".to_owned()),
+    });
+    assert!(watched(&failed).is_empty());
 }
