@@ -6,14 +6,13 @@ use napi_derive::napi;
 use serde_json::Value;
 use sol_core::savings::ReportedUsage;
 use sol_occ::session::{
-    BoundaryEvaluation, CompactionResult, CompactionTrigger, ContextEvent, Effect, InputEvent,
+    BoundaryEvaluation, CompactionResult, CompactionTrigger, Effect, InputEvent,
     system_prompt_tokens,
 };
 use sol_occ::settings::CompactionSettings;
 use sol_occ::text;
 
 use super::{Engine, EngineEffect, EngineStep, branch_entries};
-use crate::account::count;
 use crate::boundary::quiet;
 use crate::occ::{
     OccCompactionResult, OccContextSeen, OccContinuation, OccEvaluation, OccMeasurement,
@@ -146,8 +145,11 @@ impl Engine {
         quiet(|| {
             if let Some(occ) = &self.occ {
                 // The step never has effects: an observation is not saved.
-                occ.session()
-                    .on_context(ContextEvent::total(aborted, count(observed_tokens)));
+                let seen = OccContextSeen {
+                    aborted,
+                    observed_tokens,
+                };
+                seen_first(&mut occ.session(), Some(seen));
             }
         });
     }
