@@ -67,6 +67,12 @@ pub(crate) enum Watched {
     },
 }
 
+/// What the content registered under `id` means (ids start at 1); `None` for an id never given.
+fn meaning(watched: &[Watched], id: u32) -> Option<Watched> {
+    let at = id.checked_sub(1)?;
+    watched.get(at as usize).copied()
+}
+
 /// A message of the request whose content is the content registered under `id`: a receipt,
 /// a summary or continuation Online Context Compact added, a fused call's result.
 #[napi(object)]
@@ -520,31 +526,23 @@ fn sent_parts(request: &SavingsRequest, mut known: Known<'_>) -> Vec<SentPart> {
             SentPart::unchanged(part_at(index, tokens))
         })
         .collect();
-    // SoL-Pi's own tool traffic and system prompt lines: what each such message was in
-    // plain Pi, first.
-    let uses = request.tool_uses.iter().flatten().map(|used| {
-        let calls: Vec<ToolCall> = used
-            .calls
-            .iter()
-            .map(|call| ToolCall {
-                owner: known.own.owner(&call.name),
-                tokens: count(call.tokens),
-            })
-            .collect();
-        (used.index as usize, calls, used.result)
-    });
-    let uses: Vec<(usize, Vec<ToolCall>, bool)> = uses.collect();
-    let systems: Vec<(usize, Vec<ToolCall>)> = (0..request.roles.len())
+    // SoL-Pi's own lines in the system message and its tools' traffic, as calls (a tool
+    // result's one call): what each such message was in plain Pi, first.
+    let mut traffic: Vec<(usize, Vec<ToolCall>, bool)> = (0..request.roles.len())
         .filter(|&index| role_of(request.roles[index]) == "system")
         .filter_map(|index| {
             let identity = request.unstamped.as_ref()?.get(index)?;
-            Some((index, known.system_shares(identity)))
+            Some((index, known.system_shares(identity), false))
         })
         .collect();
-    let systems = systems
-        .into_iter()
-        .map(|(index, calls)| (index, calls, false));
-    for (index, calls, result) in systems.chain(uses) {
+    traffic.extend(request.tool_uses.iter().flatten().map(|used| {
+        let calls = used.calls.iter().map(|call| ToolCall {
+            owner: known.own.owner(&call.name),
+            tokens: count(call.tokens),
+        });
+        (used.index as usize, calls.collect(), used.result)
+    }));
+    for (index, calls, result) in traffic {
         let Some(sent) = parts.get_mut(index) else {
             continue;
         };
@@ -561,11 +559,6 @@ fn sent_parts(request: &SavingsRequest, mut known: Known<'_>) -> Vec<SentPart> {
         });
         sent.changes.splice(0..0, earlier);
     }
-    let meaning = |id: u32| {
-        id.checked_sub(1)
-            .and_then(|at| watched.get(at as usize))
-            .copied()
-    };
     // A placeholder over a receipt: the receipt's change, then the placeholder's.
     for placeholder in request.placeholders.iter().flatten() {
         let index = placeholder.index as usize;
@@ -573,7 +566,9 @@ fn sent_parts(request: &SavingsRequest, mut known: Known<'_>) -> Vec<SentPart> {
             continue;
         };
         let before = count(placeholder.before_tokens);
-        if let Some(Watched::Receipt { removed }) = placeholder.under.and_then(meaning) {
+        if let Some(Watched::Receipt { removed }) =
+            placeholder.under.and_then(|id| meaning(watched, id))
+        {
             sent.changes.push(Change {
                 by: Mechanism::EvidencePreservingReducer,
                 before: Some(part_at(index, before.saturating_add(removed))),
@@ -589,7 +584,7 @@ fn sent_parts(request: &SavingsRequest, mut known: Known<'_>) -> Vec<SentPart> {
         let Some(sent) = parts.get_mut(index) else {
             continue;
         };
-        let change = match meaning(seen.id) {
+        let change = match meaning(watched, seen.id) {
             // Before the receipt, the request carried the result it replaced.
             Some(Watched::Receipt { removed }) => Change {
                 by: Mechanism::EvidencePreservingReducer,
@@ -624,9 +619,8 @@ fn begin(book: &mut Book, request: &SavingsRequest, known: Known<'_>) {
     }
     let fused = request.seen.iter().flatten().filter_map(|seen| {
         let index = seen.index as usize;
-        let at = seen.id.checked_sub(1)? as usize;
-        match watched.get(at) {
-            Some(&Watched::Fused { tokens }) if index < request.roles.len() => {
+        match meaning(watched, seen.id) {
+            Some(Watched::Fused { tokens }) if index < request.roles.len() => {
                 Some((index, part_of(request, index, tokens)))
             }
             _ => None,
