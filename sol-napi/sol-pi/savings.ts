@@ -183,13 +183,17 @@ export class SavingsTracker {
 		return this.registered(model)?.cost;
 	}
 
-	/** Action Fusion returns `mutation` (the edit or write's own result) with `append` after it, which the book registered as `id` (none: nothing to look for). */
+	/**
+	 * Action Fusion returns `mutation` (the edit or write's own result) with `append` after it,
+	 * which the book registered as `id`. Rust registers only a result whose blocks all have a
+	 * text, with an output after them; without an id there is nothing to look for.
+	 */
 	fusedResult(mutation: unknown, append: readonly string[], id: number | undefined): void {
+		if (id === undefined) return;
 		this.guard(undefined, () => {
 			const content = (mutation as { content?: unknown } | undefined)?.content;
-			const texts = [...(Array.isArray(content) ? content : []).map((block) => (block as { text?: unknown })?.text), ...append];
-			if (id === undefined || append.length === 0 || texts.some((text) => typeof text !== "string")) return;
-			this.fusedResults.add(append[append.length - 1], { texts: texts as string[], id });
+			const texts = [...(Array.isArray(content) ? content : []).map((block) => (block as { text: string }).text), ...append];
+			this.fusedResults.add(append[append.length - 1], { texts, id });
 		});
 	}
 

@@ -313,7 +313,8 @@ pub struct FusedCall {
 struct Machine {
     call: fused::FusedCall,
     first: Option<Effect>,
-    /// The tokens of the mutation's own result, when it returned one of text blocks only.
+    /// The tokens of the mutation's own result, when it returned one of text blocks only and
+    /// the book may look for it (a call made with the engine, not a script's).
     mutation_tokens: Option<u64>,
 }
 
@@ -373,7 +374,11 @@ impl FusedCall {
             if machine.first.is_some() {
                 return internal_error("step() was called before start()");
             }
-            if let FusedInput::MutationReturned { result } = &input {
+            // Sized only for a result the book may look for (not a script's, not without it).
+            if let FusedInput::MutationReturned { result } = &input
+                && self.book.is_some()
+                && !self.nested
+            {
                 machine.mutation_tokens = text_result_tokens(result);
             }
             let effect = machine.call.step(input.into());
@@ -384,9 +389,9 @@ impl FusedCall {
                 book.record_step(Mechanism::ActionFusion, finish.account());
             }
             let mut effect = FusedEffect::from(effect);
+            // A result sized above (never a script's) with the command's output after it.
             if let FusedEffect::Return { append, watch, .. }
             | FusedEffect::ReturnError { append, watch } = &mut effect
-                && !self.nested
                 && !append.is_empty()
                 && let Some(tokens) = machine.mutation_tokens
             {
