@@ -292,25 +292,23 @@ impl ObsPack {
     /// found on the way is rebuilt from the candidate's text and recorded in the ledger
     /// (`repaired`, stamped `timestamp`).
     pub(crate) fn admit(&self, candidates: &[ObsCandidate], timestamp: &str) -> Vec<ObsAdmission> {
-        {
-            let store = store(self.dir.as_str());
-            let mut pack = self.pack.lock().unwrap_or_else(PoisonError::into_inner);
-            let mut repaired = Vec::new();
-            let mut archived = 0u64;
-            let admitted = candidates
-                .iter()
-                .map(|candidate| {
-                    let (admission, bytes) =
-                        admit_one(&store, &mut pack, &candidate.into(), &mut repaired);
-                    archived = archived.saturating_add(bytes);
-                    admission
-                })
-                .collect();
-            self.book.record_archived(archived);
-            // The objects are sound now; a ledger failure shows on the next step's append.
-            let _ = store.append_ledger(&repaired, timestamp);
-            admitted
-        }
+        let store = store(self.dir.as_str());
+        let mut pack = self.pack.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut repaired = Vec::new();
+        let mut archived = 0u64;
+        let admitted = candidates
+            .iter()
+            .map(|candidate| {
+                let (admission, bytes) =
+                    admit_one(&store, &mut pack, &candidate.into(), &mut repaired);
+                archived = archived.saturating_add(bytes);
+                admission
+            })
+            .collect();
+        self.book.record_archived(archived);
+        // The objects are sound now; a ledger failure shows on the next step's append.
+        let _ = store.append_ledger(&repaired, timestamp);
+        admitted
     }
 
     /// The step for the request `frame` describes, which carries the admitted results
@@ -327,79 +325,76 @@ impl ObsPack {
         facts: Option<ObsRequestFacts>,
         rewritten: bool,
     ) -> ObsContextStep {
-        {
-            let tokens: Vec<u64> = frame.tokens.iter().map(|&tokens| count(tokens)).collect();
-            let results: Vec<(usize, Handle)> = at
-                .iter()
-                .zip(handles.iter())
-                .map(|(&index, &handle)| (index as usize, Handle::from_number(handle)))
-                .collect();
-            let located = locate(&frame.kinds(), &tokens, &results);
-            let request = located.assistants.saturating_add(1);
-            let mut pack = self.pack.lock().unwrap_or_else(PoisonError::into_inner);
-            let step = match (self.cache_aware, facts) {
-                (Some(ratio), Some(facts)) => {
-                    let request_shape = Shape {
-                        new_tokens: located.new_tokens,
-                        rewritten,
-                        carried_requests: located.assistants,
-                        ..Shape::default()
-                    };
-                    for earlier in facts.earlier_replies.iter().flatten() {
-                        let blocks = earlier.as_array().map(Vec::as_slice).unwrap_or_default();
-                        pack.on_reply(&reply_quotes(blocks), None);
-                    }
-                    if let Some(reply) = &facts.reply {
-                        let (quotes, reported, identity) = reply.read();
-                        pack.on_newest_reply(identity, &quotes, reported);
-                    }
-                    // Only the recent-outputs placement reads a new prompt's timing, as the
-                    // book reads it: the prompt against the newest timestamped message before it.
-                    let prompt = match pack.recent_outputs() {
-                        Some(_) if ends_with_prompt(&frame.roles) => PromptFacts {
-                            starts_prompt: true,
-                            expired: after_cache_lifetime(
-                                &frame.stamps,
-                                true,
-                                facts.cache_retention.as_deref(),
-                                facts.prompt_cache.as_ref(),
-                            ),
-                        },
-                        _ => PromptFacts::default(),
-                    };
-                    pack.on_context_recent(request, &located.carried, request_shape, prompt, ratio)
+        let tokens: Vec<u64> = frame.tokens.iter().map(|&tokens| count(tokens)).collect();
+        let results: Vec<(usize, Handle)> = at
+            .iter()
+            .zip(handles.iter())
+            .map(|(&index, &handle)| (index as usize, Handle::from_number(handle)))
+            .collect();
+        let located = locate(&frame.kinds(), &tokens, &results);
+        let request = located.assistants.saturating_add(1);
+        let mut pack = self.pack.lock().unwrap_or_else(PoisonError::into_inner);
+        let step = match (self.cache_aware, facts) {
+            (Some(ratio), Some(facts)) => {
+                let request_shape = Shape {
+                    new_tokens: located.new_tokens,
+                    rewritten,
+                    carried_requests: located.assistants,
+                    ..Shape::default()
+                };
+                for earlier in facts.earlier_replies.iter().flatten() {
+                    let blocks = earlier.as_array().map(Vec::as_slice).unwrap_or_default();
+                    pack.on_reply(&reply_quotes(blocks), None);
                 }
-                _ => {
-                    let seen: Vec<Seen> =
-                        located.carried.iter().map(|carried| carried.seen).collect();
-                    pack.on_context(request, &seen)
+                if let Some(reply) = &facts.reply {
+                    let (quotes, reported, identity) = reply.read();
+                    pack.on_newest_reply(identity, &quotes, reported);
                 }
-            };
-            drop(pack);
-            // It counts with the request it changed, once that is answered.
-            self.book
-                .record_request_step(Mechanism::ObservationPack, step.account);
-            let error = if step.ledger.is_empty() {
-                None
-            } else {
-                store(self.dir.as_str())
-                    .append_ledger(&step.ledger, timestamp)
-                    .err()
-                    .map(|error| text::fail_open(&error.to_string()))
-            };
-            ObsContextStep {
-                replace: Uint8Array::new(step.replace.iter().map(|&r| u8::from(r)).collect()),
-                notice: (step.first_replacement_tokens > 0)
-                    .then(|| savings_notice(step.first_replacement_tokens)),
-                error,
-                placement: step.placement.map(|placement| {
-                    placement
-                        .reasons
-                        .iter()
-                        .map(|reason| reason.code().to_owned())
-                        .collect()
-                }),
+                // Only the recent-outputs placement reads a new prompt's timing, as the
+                // book reads it: the prompt against the newest timestamped message before it.
+                let prompt = match pack.recent_outputs() {
+                    Some(_) if ends_with_prompt(&frame.roles) => PromptFacts {
+                        starts_prompt: true,
+                        expired: after_cache_lifetime(
+                            &frame.stamps,
+                            true,
+                            facts.cache_retention.as_deref(),
+                            facts.prompt_cache.as_ref(),
+                        ),
+                    },
+                    _ => PromptFacts::default(),
+                };
+                pack.on_context_recent(request, &located.carried, request_shape, prompt, ratio)
             }
+            _ => {
+                let seen: Vec<Seen> = located.carried.iter().map(|carried| carried.seen).collect();
+                pack.on_context(request, &seen)
+            }
+        };
+        drop(pack);
+        // It counts with the request it changed, once that is answered.
+        self.book
+            .record_request_step(Mechanism::ObservationPack, step.account);
+        let error = if step.ledger.is_empty() {
+            None
+        } else {
+            store(self.dir.as_str())
+                .append_ledger(&step.ledger, timestamp)
+                .err()
+                .map(|error| text::fail_open(&error.to_string()))
+        };
+        ObsContextStep {
+            replace: Uint8Array::new(step.replace.iter().map(|&r| u8::from(r)).collect()),
+            notice: (step.first_replacement_tokens > 0)
+                .then(|| savings_notice(step.first_replacement_tokens)),
+            error,
+            placement: step.placement.map(|placement| {
+                placement
+                    .reasons
+                    .iter()
+                    .map(|reason| reason.code().to_owned())
+                    .collect()
+            }),
         }
     }
 }
