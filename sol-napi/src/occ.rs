@@ -324,7 +324,9 @@ pub struct OccSavingsNotice {
     pub status_clear_ms: u32,
 }
 
-/// Pi's branch entries as `sol_core` reads them (whole numbers as the integers Rust wrote).
+/// Pi's branch entries as `sol_core` reads them, numbers as they crossed (a boundary's
+/// measurement; the restores read the branch through `engine::branch_entries`, which turns
+/// whole-number floats into integers).
 fn entries(branch: Vec<Value>) -> Vec<SessionEntry> {
     SessionEntry::from_values(branch)
 }
