@@ -23,6 +23,10 @@
 //   alone, which the Online Context Compact handler calls on every counted request; `own` is
 //   the handler given that same answer at once; before_req is their sum; `Pi prompt` is Pi's
 //   ctx.getSystemPrompt() alone, which `own` includes (the handler reads it on every request)
+// With `--steady N`, a fourth line (`100@N`): 100 messages after N untimed requests at that size (each
+// request's newest reply is a new assistant turn that takes the place of the one before), the
+// handlers as V8 has optimized them once they ran N times; the growing sizes above run them
+// only a few times each, as at the start of a session.
 // Then the start cost: a fresh process per run, alternating with and without SoL-Pi, times
 // loading the extensions and creating and binding the session (the factory and the first
 // `session_start`); without SoL-Pi, an empty extension takes its place. One untimed pair of
@@ -80,6 +84,8 @@ if (process.argv[2] === "--start") {
 }
 
 const requests = Number(process.argv[2] ?? 9);
+const steadyAt = process.argv.indexOf("--steady");
+const steady = steadyAt > 0 ? Number(process.argv[steadyAt + 1]) : 0;
 
 /** SoL-Pi's handlers by event, in registration order, as Pi would dispatch them. */
 function handlersOf(solPi) {
@@ -104,7 +110,8 @@ async function dispatch(handlers, event, ctx, each) {
 	return ms(start, now());
 }
 
-async function measure(count, seed) {
+/** The figures of `count` messages; `warm` untimed requests first, at that size when `fixed`. */
+async function measure(count, seed, warm = 1, fixed = false) {
 	const workspace = makeWorkspace();
 	writeJson(path.join(workspace.agentDir, "sol-pi.json"), ALL_FOUR);
 	const run = await startSession({ cwd: workspace.cwd, agentDir: workspace.agentDir });
@@ -144,6 +151,8 @@ async function measure(count, seed) {
 		ctx.getSystemPrompt();
 		const prompt = ms(promptStart, now());
 		const turn = assistantTurn(messages.length, timestamp++);
+		// At a fixed size the new turn takes the place of the one the request before appended.
+		if (fixed && messages.length > count) messages.pop();
 		messages.push(turn);
 		session.sessionManager.appendMessage(turn);
 		session.agent.state.messages = messages;
@@ -177,6 +186,7 @@ async function measure(count, seed) {
 	const first = now();
 	await request(false);
 	const firstMs = ms(first, now());
+	for (let i = 1; i < warm; i++) await request(false);
 	for (let i = 0; i < requests; i++) await request(true);
 	const rss = process.memoryUsage().rss;
 	const megabytes = messages.reduce((sum, m) => sum + bareWalk([m]), 0) / 1e6;
@@ -193,13 +203,15 @@ console.log(`SoL-Pi handlers, all four mechanisms on, Pi ${piVersion}; median of
 console.log("messages  text M  first req  walk     context  (w/system)  ctx/walk  before_req  (Pi usage)  (own)  (Pi prompt)  message_end  turn_end  tool_result");
 let peak = 0;
 const breakdown = [];
-for (const [count, seed] of [[100, 1], [1_000, 2], [5_000, 3]]) {
-	const r = await measure(count, seed);
+const sizes = [[100, 1, "100"], [1_000, 2, "1000"], [5_000, 3, "5000"]];
+if (steady > 0) sizes.push([100, 1, `100@${steady}`]);
+for (const [count, seed, label] of sizes) {
+	const r = label === "100" || count !== 100 ? await measure(count, seed) : await measure(count, seed, steady, true);
 	peak = Math.max(peak, r.rss);
 	console.log(
-		`${pad(String(count), 8)}  ${pad(r.megabytes, 6, 2)}  ${pad(r.firstMs, 9, 1)}  ${pad(r.walk, 7)}  ${pad(r.context, 7)}  ${pad(r.withSystem, 10)}  ${pad(r.context / r.walk, 8, 2)}  ${pad(r.before, 10)}  ${pad(r.usage, 10)}  ${pad(r.own, 5)}  ${pad(r.prompt, 11)}  ${pad(r.messageEnd, 11)}  ${pad(r.turnEnd, 8)}  ${pad(r.toolResult, 11)}`,
+		`${pad(label, 8)}  ${pad(r.megabytes, 6, 2)}  ${pad(r.firstMs, 9, 1)}  ${pad(r.walk, 7)}  ${pad(r.context, 7)}  ${pad(r.withSystem, 10)}  ${pad(r.context / r.walk, 8, 2)}  ${pad(r.before, 10)}  ${pad(r.usage, 10)}  ${pad(r.own, 5)}  ${pad(r.prompt, 11)}  ${pad(r.messageEnd, 11)}  ${pad(r.turnEnd, 8)}  ${pad(r.toolResult, 11)}`,
 	);
-	breakdown.push(`${count}: ${r.contextEach.map((value) => value.toFixed(3)).join(" + ")}`);
+	breakdown.push(`${label}: ${r.contextEach.map((value) => value.toFixed(3)).join(" + ")}`);
 }
 console.log(`context by handler, in registration order (ms): ${breakdown.join("; ")}`);
 console.log(`peak RSS ${(peak / 1024 / 1024).toFixed(0)} MiB (includes the synthetic conversations and their copies)`);
@@ -220,7 +232,7 @@ for (let i = -1; i < runs; i++) {
 		}
 	}
 }
-for (const [label, figures] of [["wall", starts], ["cpu", cpus]]) {
+for (const [label, figures] of runs > 0 ? [["wall", starts], ["cpu", cpus]] : []) {
 	const [withSolPi, without] = [median(figures.with), median(figures.without)];
 	console.log(`start ${label} time (load extensions, create and bind the session), median of ${runs} processes each: ` +
 		`without SoL-Pi ${without.toFixed(1)} ms, with ${withSolPi.toFixed(1)} ms, SoL-Pi adds ${(withSolPi - without).toFixed(1)} ms`);

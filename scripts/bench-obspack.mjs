@@ -22,9 +22,12 @@ import * as os from "node:os";
 import * as path from "node:path";
 
 import { registerObservationPack } from "../sol-napi/sol-pi/observation-pack.ts";
+import { frameWith } from "../sol-napi/sol-pi/request-frame.ts";
+import { SavingsTracker } from "../sol-napi/sol-pi/savings.ts";
 import { conversation, median } from "./bench-conversation.mjs";
 
 const addon = createRequire(import.meta.url)("../sol-napi/index.js");
+frameWith(addon);
 const iterations = Number(process.argv[2] ?? 15);
 
 function time(fn) {
@@ -83,16 +86,27 @@ function rehashEveryRequest(messages) {
 	return hashed;
 }
 
+/** The default configuration, as the extension reads it from an agent folder without `sol-pi.json`. */
+const defaults = (() => {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sol-pi-bench-config-"));
+	const outcome = addon.loadConfig({ cwd: dir, agentDir: dir, projectTrusted: false });
+	fs.rmSync(dir, { recursive: true, force: true });
+	if (outcome.kind === "invalid") throw new Error(outcome.error.message);
+	return outcome.config;
+})();
+
+/** ObservationPack's `context` step over a session engine of its own, with the default placement as the extension makes it. */
 function handlerFor(sessionDir) {
-	const handlers = {};
-	const pi = { on: (name, handler) => (handlers[name] = handler), registerTool() {} };
-	registerObservationPack(pi, addon);
+	const pi = { on() {}, registerTool() {} };
+	const ratio = defaults.cacheAware || defaults.keepRecentOutputs ? defaults.cacheWriteReadRatio : undefined;
+	const engine = new addon.Engine({ observationPack: { cacheAwareRatio: ratio, keepRecentOutputs: defaults.keepRecentOutputs } });
+	const step = registerObservationPack(pi, addon, engine, new SavingsTracker(addon, engine), defaults.keepRecentOutputs);
 	const ctx = {
 		mode: "print",
 		ui: { notify() {}, setStatus() {} },
 		sessionManager: { getSessionId: () => "bench-session", getSessionDir: () => sessionDir, getBranch: () => [] },
 	};
-	return (messages) => handlers.context({ type: "context", messages }, ctx);
+	return (messages) => step(messages, ctx);
 }
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "sol-pi-bench-"));

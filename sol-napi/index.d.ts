@@ -553,11 +553,6 @@ export interface ObsContextStep {
   notice?: ObsSavingsNotice
   /** The ledger could not be written (fail open: the request is unchanged otherwise). */
   error?: string
-  /**
-   * Under the cache-aware placement: each result's reason code, parallel to the handles
-   * given (a handle the pack never gave out is left out).
-   */
-  placement?: Array<string>
 }
 
 /** The settings of ObservationPack's placement, from `sol-pi.json`. */

@@ -168,9 +168,6 @@ pub struct ObsContextStep {
     pub notice: Option<ObsSavingsNotice>,
     /// The ledger could not be written (fail open: the request is unchanged otherwise).
     pub error: Option<String>,
-    /// Under the cache-aware placement: each result's reason code, parallel to the handles
-    /// given (a handle the pack never gave out is left out).
-    pub placement: Option<Vec<String>>,
 }
 
 /// What the host knows of a request beyond its frame, for the cache-aware and recent-outputs
@@ -388,13 +385,6 @@ impl ObsPack {
             notice: (step.first_replacement_tokens > 0)
                 .then(|| savings_notice(step.first_replacement_tokens)),
             error,
-            placement: step.placement.map(|placement| {
-                placement
-                    .reasons
-                    .iter()
-                    .map(|reason| reason.code().to_owned())
-                    .collect()
-            }),
         }
     }
 }
