@@ -100,7 +100,7 @@ function handlerFor(sessionDir) {
 	const pi = { on() {}, registerTool() {} };
 	const ratio = defaults.cacheAware || defaults.keepRecentOutputs ? defaults.cacheWriteReadRatio : undefined;
 	const engine = new addon.Engine({ observationPack: { cacheAwareRatio: ratio, keepRecentOutputs: defaults.keepRecentOutputs } });
-	const step = registerObservationPack(pi, addon, engine, new SavingsTracker(addon, engine), defaults.keepRecentOutputs);
+	const step = registerObservationPack(pi, addon, engine, new SavingsTracker(addon, engine));
 	const ctx = {
 		mode: "print",
 		ui: { notify() {}, setStatus() {} },

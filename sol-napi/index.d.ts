@@ -99,6 +99,17 @@ export declare class Engine {
    */
   get obsPlacesBySize(): boolean
   /**
+   * The fewest UTF-16 units a text result's joined texts need for ObservationPack to
+   * consider it (a unit is at most 3 UTF-8 bytes): the host's walk looks up and sends no
+   * shorter one. 0 with ObservationPack off.
+   */
+  get obsMinCandidateUnits(): number
+  /**
+   * Whether `obsContext` takes the request's newest assistant message (`facts.reply`), and
+   * for a pack made after a resume or a fork every earlier one (`facts.earlierReplies`).
+   */
+  get obsReadsReplies(): boolean
+  /**
    * Decides, archives and admits new candidates of the session whose runtime root is
    * `root`, in order. A damaged object or record found on the way is rebuilt from the
    * candidate's text and recorded in the ledger (`repaired`, stamped `timestamp`).
@@ -567,27 +578,6 @@ export interface ObsPlacement {
    * 256 bytes that its compact placeholder halves.
    */
   keepRecentOutputs?: number
-}
-
-/** The policy numbers. */
-export declare function obsPolicy(): ObsPolicy
-
-/** The numbers the host's walk needs. */
-export interface ObsPolicy {
-  /** Results over this many UTF-8 bytes are packed. */
-  thresholdBytes: number
-  /** Requests that carry a result in full before it is replaced. */
-  fullSends: number
-  /**
-   * A result whose joined text has fewer UTF-16 units than this cannot be packed (a unit
-   * is at most 3 UTF-8 bytes), so the walk need not look it up or send it.
-   */
-  minCandidateUnits: number
-  /**
-   * The same for the recent-outputs placement (`keepRecentOutputs`), which packs results
-   * over 256 bytes (and only those its compact placeholder halves).
-   */
-  recentMinCandidateUnits: number
 }
 
 /**

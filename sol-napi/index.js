@@ -850,7 +850,6 @@ module.exports.internalErrorNotice = nativeBinding.internalErrorNotice
 module.exports.loadConfig = nativeBinding.loadConfig
 module.exports.messageRoles = nativeBinding.messageRoles
 module.exports.messageTokens = nativeBinding.messageTokens
-module.exports.obsPolicy = nativeBinding.obsPolicy
 module.exports.obsRecall = nativeBinding.obsRecall
 module.exports.obsRecallCallLabel = nativeBinding.obsRecallCallLabel
 module.exports.obsRecallResultLabel = nativeBinding.obsRecallResultLabel

@@ -71,7 +71,7 @@ export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
 			let pack: ContextStep | undefined;
 			const register: Record<string, () => void> = {
 				actionFusion: () => registerActionFusion(pi, ctx, addon, { agentDir, bashOptions: options.bashOptions, engine, savings }),
-				observationPack: () => void (pack = registerObservationPack(pi, addon, engine, savings, config.keepRecentOutputs)),
+				observationPack: () => void (pack = registerObservationPack(pi, addon, engine, savings)),
 				evidencePreservingReducer: () => registerReducer(pi, addon, reducerRoute, engine, savings, economy),
 			};
 			for (const key of enabled) attempt(() => register[key]?.());

@@ -68,17 +68,13 @@ export type ContextStep = (messages: unknown[], ctx: ExtensionContext) => void;
 /**
  * Registers ObservationPack's tool and returns its `context` step, which the session's one
  * `context` handler calls first; both run over `engine`, made with ObservationPack's placement
- * (the `keepRecentOutputs` given here, not 0, is the recent-outputs placement's, whose
- * candidates are smaller).
+ * (which says how short a result it skips, and whether it reads the replies).
  */
-export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAddon, engine: NativeAddon.Engine, tracker: SavingsTracker, keepRecentOutputs?: number): ContextStep {
-	const keep = keepRecentOutputs ? keepRecentOutputs : undefined;
-	const policy = addon.obsPolicy();
-	const minCandidateUnits = keep ? policy.recentMinCandidateUnits : policy.minCandidateUnits;
+export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAddon, engine: NativeAddon.Engine, tracker: SavingsTracker): ContextStep {
+	// Fixed for the session, read once.
+	const [minCandidateUnits, replies, sized] = [engine.obsMinCandidateUnits, engine.obsReadsReplies, engine.obsPlacesBySize];
 	const texts = addon.obsTexts();
 	const [toolResultCode, assistantCode] = [roleCode("toolResult"), roleCode("assistant")];
-	// Whether Rust places by size and position: fixed for the session, read once.
-	const sized = engine.obsPlacesBySize;
 	// What Rust made of each result, per runtime root (Rust keeps a pack per root).
 	const packs = new Map<string, Map<number, Known[]>>();
 	const savings = tracker.status();
@@ -123,10 +119,10 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 				seen.sort((a, b) => a[0] - b[0]);
 			}
 			// Rust counts where each sits; under the recent-outputs placement it also reads the newest reply.
-			const newest = keep ? messages[frame.roles.lastIndexOf(assistantCode)] : undefined;
+			const newest = replies ? messages[frame.roles.lastIndexOf(assistantCode)] : undefined;
 			const reply = newest && { content: newest.content, stopReason: typeof newest.stopReason === "string" ? newest.stopReason : undefined, usage: newest.usage };
 			// For a pack made after a resume or a fork, every earlier reply's quotes too.
-			const earlierReplies = keep && created ? messages.filter((message) => message.role === "assistant" && message !== newest).map((message) => message.content) : undefined;
+			const earlierReplies = replies && created ? messages.filter((message) => message.role === "assistant" && message !== newest).map((message) => message.content) : undefined;
 			const facts = sized ? { cacheRetention: process.env.PI_CACHE_RETENTION, promptCache: (ctx.model as { promptCache?: unknown } | undefined)?.promptCache, reply, earlierReplies } : undefined;
 			const step = engine.obsContext(root.root, frame, Uint32Array.from(seen, ([i]) => i), Uint32Array.from(seen, ([, entry]) => entry.packed!.handle), now(), facts);
 			seen.forEach(([i, entry], index) => {

@@ -13,7 +13,7 @@ use serde_json::Value;
 use sol_core::Mechanism;
 use sol_core::savings::ReportedUsage;
 use sol_obspack::{
-    ContentDigest, FULL_SENDS, Handle, LedgerRecord, MEDIUM_THRESHOLD_BYTES, Names, ObservationId,
+    ContentDigest, Handle, LedgerRecord, MEDIUM_THRESHOLD_BYTES, Names, ObservationId,
     ObservationStore, Pack, PromptFacts, RecallError, ReportedInput, Seen, Shape, StoreOutcome,
     THRESHOLD_BYTES, locate, parse_offset, recall_page, reply_quotes, search_page, text,
 };
@@ -23,37 +23,6 @@ use crate::account::count;
 use crate::boundary::quiet;
 use crate::frame::{RequestFrame, ends_with_prompt};
 use crate::savings::{SharedBook, after_cache_lifetime};
-
-/// The numbers the host's walk needs.
-#[napi(object)]
-pub struct ObsPolicy {
-    /// Results over this many UTF-8 bytes are packed.
-    pub threshold_bytes: u32,
-    /// Requests that carry a result in full before it is replaced.
-    pub full_sends: u32,
-    /// A result whose joined text has fewer UTF-16 units than this cannot be packed (a unit
-    /// is at most 3 UTF-8 bytes), so the walk need not look it up or send it.
-    pub min_candidate_units: u32,
-    /// The same for the recent-outputs placement (`keepRecentOutputs`), which packs results
-    /// over 256 bytes (and only those its compact placeholder halves).
-    pub recent_min_candidate_units: u32,
-}
-
-/// The policy numbers.
-#[napi(catch_unwind)]
-pub fn obs_policy() -> ObsPolicy {
-    quiet(|| {
-        let threshold_bytes = u32::try_from(THRESHOLD_BYTES).unwrap_or(u32::MAX);
-        ObsPolicy {
-            threshold_bytes,
-            full_sends: FULL_SENDS,
-            min_candidate_units: min_candidate_units(threshold_bytes),
-            recent_min_candidate_units: min_candidate_units(
-                u32::try_from(MEDIUM_THRESHOLD_BYTES).unwrap_or(u32::MAX),
-            ),
-        }
-    })
-}
 
 /// The fewest UTF-16 units a text needs to possibly exceed `threshold_bytes` UTF-8 bytes.
 pub fn min_candidate_units(threshold_bytes: u32) -> u32 {
@@ -245,10 +214,32 @@ pub struct ObsPlacement {
 }
 
 impl ObsPlacement {
+    /// The recent-outputs placement's number of outputs kept, when it is on (`keepRecentOutputs`
+    /// not 0).
+    fn recent_outputs(self) -> Option<u32> {
+        self.keep_recent_outputs.filter(|keep| *keep > 0)
+    }
+
+    /// The fewest UTF-16 units a text result needs for this placement to pack it: the
+    /// recent-outputs placement packs results over 256 bytes, the others over 10 KiB.
+    pub(crate) fn min_candidate_units(self) -> u32 {
+        let threshold = match self.recent_outputs() {
+            Some(_) => MEDIUM_THRESHOLD_BYTES,
+            None => THRESHOLD_BYTES,
+        };
+        min_candidate_units(u32::try_from(threshold).unwrap_or(u32::MAX))
+    }
+
+    /// Whether the step reads the request's newest reply (the recent-outputs placement: the
+    /// lines it quotes, the usage its provider reported).
+    pub(crate) fn reads_replies(self) -> bool {
+        self.recent_outputs().is_some()
+    }
+
     /// The ratio the packs place by, when they place by size and position (the recent-outputs
     /// placement always does, at the default ratio when none is given).
     pub(crate) fn ratio(self) -> Option<f64> {
-        match self.keep_recent_outputs.filter(|keep| *keep > 0) {
+        match self.recent_outputs() {
             Some(_) => Some(
                 self.cache_aware_ratio
                     .unwrap_or(sol_core::config::DEFAULT_CACHE_WRITE_READ_RATIO),
@@ -273,7 +264,7 @@ pub(crate) struct ObsPack {
 impl ObsPack {
     /// A pack over the session's runtime root (its files go in `observation-pack` there).
     pub(crate) fn new(root: &str, placement: ObsPlacement, book: SharedBook) -> ObsPack {
-        let pack = match placement.keep_recent_outputs.filter(|keep| *keep > 0) {
+        let pack = match placement.recent_outputs() {
             Some(keep) => Pack::with_recent_outputs(Names::default(), keep),
             None => Pack::new(),
         };

@@ -10,7 +10,9 @@ use napi_derive::napi;
 use super::Engine;
 use crate::boundary::quiet;
 use crate::frame::RequestFrame;
-use crate::obspack::{ObsAdmission, ObsCandidate, ObsContextStep, ObsPack, ObsRequestFacts};
+use crate::obspack::{
+    ObsAdmission, ObsCandidate, ObsContextStep, ObsPack, ObsPlacement, ObsRequestFacts,
+};
 
 /// ObservationPack's steps as the engine's entries; a session with ObservationPack off
 /// refuses them.
@@ -22,6 +24,23 @@ impl Engine {
     pub fn obs_places_by_size(&self) -> bool {
         self.observation_pack
             .is_some_and(|placement| placement.ratio().is_some())
+    }
+
+    /// The fewest UTF-16 units a text result's joined texts need for ObservationPack to
+    /// consider it (a unit is at most 3 UTF-8 bytes): the host's walk looks up and sends no
+    /// shorter one. 0 with ObservationPack off.
+    #[napi(getter)]
+    pub fn obs_min_candidate_units(&self) -> u32 {
+        self.observation_pack
+            .map_or(0, ObsPlacement::min_candidate_units)
+    }
+
+    /// Whether `obsContext` takes the request's newest assistant message (`facts.reply`), and
+    /// for a pack made after a resume or a fork every earlier one (`facts.earlierReplies`).
+    #[napi(getter)]
+    pub fn obs_reads_replies(&self) -> bool {
+        self.observation_pack
+            .is_some_and(ObsPlacement::reads_replies)
     }
 
     /// Decides, archives and admits new candidates of the session whose runtime root is

@@ -187,3 +187,44 @@ fn a_compaction_summary_is_registered_with_the_book_before_the_step_goes_on() {
     });
     assert!(watched(&failed).is_empty());
 }
+
+/// ObservationPack's placement says how short a text result the host's walk may skip (none
+/// the placement could pack) and whether its step reads the replies; with it off, neither.
+#[test]
+fn the_placement_says_what_the_walk_skips_and_whether_replies_cross() {
+    use sol_napi::obspack::{ObsPlacement, min_candidate_units};
+    use sol_obspack::{MEDIUM_THRESHOLD_BYTES, THRESHOLD_BYTES};
+
+    let engine = |placement: Option<ObsPlacement>| {
+        Engine::new(Some(EngineOptions {
+            observation_pack: placement,
+            ..EngineOptions::default()
+        }))
+        .expect("valid options")
+    };
+    let units = |bytes: u64| min_candidate_units(u32::try_from(bytes).expect("small"));
+    let recent = |keep| ObsPlacement {
+        cache_aware_ratio: None,
+        keep_recent_outputs: Some(keep),
+    };
+    let cache_aware = ObsPlacement {
+        cache_aware_ratio: Some(12.5),
+        keep_recent_outputs: None,
+    };
+    for (placement, bound, replies) in [
+        (ObsPlacement::default(), units(THRESHOLD_BYTES), false),
+        (cache_aware, units(THRESHOLD_BYTES), false),
+        // keepRecentOutputs 0 is the placement off.
+        (recent(0), units(THRESHOLD_BYTES), false),
+        (recent(10), units(MEDIUM_THRESHOLD_BYTES), true),
+    ] {
+        let engine = engine(Some(placement));
+        assert_eq!(engine.obs_min_candidate_units(), bound, "{placement:?}");
+        assert_eq!(engine.obs_reads_replies(), replies, "{placement:?}");
+    }
+    let off = engine(None);
+    assert_eq!(
+        (off.obs_min_candidate_units(), off.obs_reads_replies()),
+        (0, false)
+    );
+}
