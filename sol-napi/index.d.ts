@@ -1130,7 +1130,9 @@ export interface SavingsRequest {
   stamps: Float64Array
   /**
    * Where a message has no numeric timestamp: its string timestamp, else the whole
-   * message (its identity comes from its content); absent when every message has one.
+   * message (its identity comes from its content); and every system message whole (the
+   * book reads its identity from it, [`SavingsRequest::identify_systems`]); absent when
+   * every message has a timestamp and none is a system message.
    */
   unstamped?: Array<unknown>
   /**

@@ -62,12 +62,6 @@ class TextSet<T> {
 	}
 }
 
-/** What a system message tells the model (Pi 1.x: content, sections, tools added), never its timestamp. */
-const systemIdentity = (message: Message): unknown[] => {
-	const m = message as Message & { sections?: unknown; toolsAdded?: unknown };
-	return [m.content ?? null, m.sections ?? null, m.toolsAdded ?? null];
-};
-
 type ToolCallBlock = { type?: unknown; name?: unknown; arguments?: unknown };
 
 /** The tool-call blocks of an assistant message's content. */
@@ -274,11 +268,8 @@ export class SavingsTracker {
 			}
 			const role = roles[index];
 			if (role === code.system) {
-				// A system message is known by what it tells the model: Pi 1.x renews its timestamp when
-				// it copies the prompt into a compaction, and the same prompt must stay the same cached prefix.
-				stamps[index] = Number.NaN;
-				// The book works out SoL-Pi's lines and tools in it from the same identity.
-				(unstamped ??= new Array<unknown>(count).fill(null))[index] = systemIdentity(message);
+				// Sent whole: the book knows it by what it tells the model, and finds SoL-Pi's lines and tools in it.
+				(unstamped ??= new Array<unknown>(count).fill(null))[index] = message;
 				continue;
 			}
 			// Any other message without a timestamp is known by its string timestamp, else its content.

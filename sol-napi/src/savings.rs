@@ -130,7 +130,9 @@ pub struct SavingsRequest {
     /// Each message's numeric `timestamp`, NaN where it has none.
     pub stamps: Float64Array,
     /// Where a message has no numeric timestamp: its string timestamp, else the whole
-    /// message (its identity comes from its content); absent when every message has one.
+    /// message (its identity comes from its content); and every system message whole (the
+    /// book reads its identity from it, [`SavingsRequest::identify_systems`]); absent when
+    /// every message has a timestamp and none is a system message.
     #[napi(ts_type = "Array<unknown>")]
     pub unstamped: Option<Vec<Value>>,
     /// The messages that hold content SoL-Pi registered (absent: none); a fused call's result
@@ -145,6 +147,43 @@ pub struct SavingsRequest {
     /// The answering model's `promptCache` in Pi's model registry, as the registry has it.
     #[napi(ts_type = "unknown")]
     pub prompt_cache: Option<Value>,
+}
+
+impl SavingsRequest {
+    /// Each system message as the book knows it: by what it tells the model (Pi's `content`,
+    /// `sections` and `toolsAdded`), never by its timestamp, which Pi 1.x renews when it
+    /// copies the prompt into a compaction; the same prompt must stay the same cached prefix.
+    /// The host sends the message whole; its timestamp is dropped here.
+    pub(crate) fn identify_systems(&mut self) {
+        let Some(unstamped) = self.unstamped.as_mut() else {
+            return;
+        };
+        let mut stamps: Option<Vec<f64>> = None;
+        for (index, &code) in self.roles.iter().enumerate() {
+            if role_of(code) != "system" {
+                continue;
+            }
+            if self.stamps.get(index).is_some_and(|stamp| !stamp.is_nan()) {
+                stamps.get_or_insert_with(|| self.stamps.to_vec())[index] = f64::NAN;
+            }
+            if let Some(message) = unstamped.get_mut(index) {
+                *message = system_identity(std::mem::take(message));
+            }
+        }
+        if let Some(stamps) = stamps {
+            self.stamps = Float64Array::new(stamps);
+        }
+    }
+}
+
+/// A system message's identity: its `content`, `sections` and `toolsAdded`, in that order.
+fn system_identity(message: Value) -> Value {
+    let mut fields = match message {
+        Value::Object(fields) => fields,
+        _ => serde_json::Map::new(),
+    };
+    let mut take = |name: &str| fields.remove(name).unwrap_or(Value::Null);
+    Value::Array(vec![take("content"), take("sections"), take("toolsAdded")])
 }
 
 /// Whether a request of these timestamps (every message's, NaN without one) that starts a
@@ -762,14 +801,14 @@ mod tests {
             name: name.to_owned(),
             tokens,
         };
-        let sent = SavingsRequest {
-            // The system message, an assistant message that recalls and runs a command, the
-            // recall's result.
+        let mut sent = SavingsRequest {
+            // The system message (sent whole, with its timestamp), an assistant message that
+            // recalls and runs a command, the recall's result.
             roles: Uint8Array::new(vec![4, 2, 3]),
             tokens: Float64Array::new(vec![1_000.0, 50.0, 20.0]),
-            stamps: Float64Array::new(vec![f64::NAN, 2.0, 3.0]),
+            stamps: Float64Array::new(vec![1.0, 2.0, 3.0]),
             unstamped: Some(vec![
-                serde_json::json!([prompt, null, null]),
+                serde_json::json!({"role": "system", "content": prompt, "timestamp": 1}),
                 Value::Null,
                 Value::Null,
             ]),
@@ -790,6 +829,7 @@ mod tests {
             cache_retention: None,
             prompt_cache: None,
         };
+        sent.identify_systems();
         let mut system = None;
         fn known<'a>(
             own: &'a OwnPrompt,
@@ -818,6 +858,43 @@ mod tests {
             changes(&sent_parts(&sent, known(&own, &mut system))),
             expected
         );
+    }
+
+    /// A system message is the same part of the request whatever its timestamp (Pi 1.x renews
+    /// it when it copies the prompt into a compaction), and another part when what it tells
+    /// the model changed.
+    #[test]
+    fn a_system_message_is_known_by_what_it_tells_the_model() {
+        let system = |message: Value| {
+            let mut request = SavingsRequest {
+                roles: Uint8Array::new(vec![4]),
+                tokens: Float64Array::new(vec![100.0]),
+                stamps: Float64Array::new(vec![message["timestamp"].as_f64().unwrap_or(f64::NAN)]),
+                unstamped: Some(vec![message]),
+                seen: None,
+                placeholders: None,
+                tool_uses: None,
+                cache_retention: None,
+                prompt_cache: None,
+            };
+            request.identify_systems();
+            assert!(request.stamps[0].is_nan());
+            part_of(&request, 0, 100).key
+        };
+        let prompt = |content: &str, timestamp: f64| serde_json::json!({"role": "system", "content": content, "sections": {"tools": "- bash"}, "timestamp": timestamp});
+        let first = system(prompt("You are an agent.", 1.0));
+        assert_eq!(first, system(prompt("You are an agent.", 9_000.0)));
+        // Pi 0.84.2's prompt, prepended by the host without a timestamp.
+        assert_eq!(
+            system(serde_json::json!({"role": "system", "content": "You are an agent."})),
+            system(
+                serde_json::json!({"role": "system", "content": "You are an agent.", "timestamp": 5})
+            )
+        );
+        assert_ne!(first, system(prompt("You are another agent.", 1.0)));
+        let mut other_sections = prompt("You are an agent.", 1.0);
+        other_sections["sections"] = serde_json::json!({"tools": "- bash\n- obs_recall"});
+        assert_ne!(first, system(other_sections));
     }
 
     fn watched() -> impl Strategy<Value = Watched> {
