@@ -306,7 +306,11 @@ export type EngineEffect =
   | { kind: 'compact'; /** `customInstructions` for `ctx.compact()`. */
   customInstructions: string }
   | { kind: 'warn'; /** The warning. */
-  text: string }
+    text: string; /**
+     * Shown in every mode, once per text (a restore's warning); else the interactive
+     * terminal only.
+     */
+  everywhere: boolean }
   | { kind: 'savingsNotice'; /** The notice. */
   notice: OccSavingsNotice }
   | { kind: 'status'; /** `ctx.ui.setStatus` key. */

@@ -45,8 +45,8 @@ function waiter(): Waiter {
 	return { promise, release: () => setImmediate(resolve) };
 }
 
-/** One `agent_settled` dispatch: the continuation it found waiting, and the one it sent; `restoring` for a restore's step. */
-type Dispatch = { held?: Waiter; sent?: Waiter; restoring?: boolean };
+/** One `agent_settled` dispatch: the continuation it found waiting, and the one it sent. */
+type Dispatch = { held?: Waiter; sent?: Waiter };
 
 /**
  * The session's handlers as the rest of the extension calls them: a later `session_start`
@@ -124,7 +124,7 @@ export function registerSession(
 	function ensureRestored(c: ExtensionContext) {
 		if (restoredKnown) return;
 		handOver();
-		if (engine.needsRestore()) apply(c, engine.restoreState(saved(c)), { restoring: true });
+		if (engine.needsRestore()) apply(c, engine.restoreState(saved(c)));
 		restoredKnown = true;
 	}
 
@@ -225,8 +225,7 @@ export function registerSession(
 			case "measure":
 				return apply(c, step(c, () => engine.decideBoundary(measure(c))), dispatch) ?? true;
 			case "warn":
-				// A restore's warning is shown once (the terminal, else stderr); any other in the terminal only.
-				return call(c, () => (dispatch.restoring ? warnings.warn(c, effect.text) : c.mode === "tui" && c.ui.notify(effect.text, "warning")));
+				return call(c, () => (effect.everywhere ? warnings.warn(c, effect.text) : c.mode === "tui" && c.ui.notify(effect.text, "warning")));
 			case "status":
 				return call(c, () => c.mode === "tui" && c.ui.setStatus(effect.key, effect.text));
 			case "savingsNotice":
@@ -276,7 +275,7 @@ export function registerSession(
 
 	const start = (c: ExtensionContext, run: (messages: () => readonly unknown[]) => Step) => {
 		tracker.reset();
-		apply(c, step(c, () => run(sessionMessages(c))), { restoring: true });
+		apply(c, step(c, () => run(sessionMessages(c))));
 	};
 	const sessionStart = (c: ExtensionContext) => start(c, (messages) => engine.sessionStart(saved(c), observe(messages)));
 	sessionStart(ctx);

@@ -76,10 +76,14 @@ pub enum EngineEffect {
         /// `customInstructions` for `ctx.compact()`.
         custom_instructions: String,
     },
-    /// A warning for the person.
+    /// A warning for the person: in the interactive terminal; `everywhere`, once per text
+    /// also in print and JSON runs (on stderr), for what a restore could not read.
     Warn {
         /// The warning.
         text: String,
+        /// Shown in every mode, once per text (a restore's warning); else the interactive
+        /// terminal only.
+        everywhere: bool,
     },
     /// The savings notice and its self-clearing status.
     SavingsNotice {
@@ -273,10 +277,11 @@ impl Engine {
     ) -> EngineStep {
         self.rewritten.store(true, Ordering::Relaxed);
         let branch = branch_entries(branch);
-        let mut effects = self.occ_step(|session| start(session, &branch)).effects;
+        let mut effects = restoring(self.occ_step(|session| start(session, &branch))).effects;
         let restored = restore_savings(&branch);
         effects.extend(restored.rejected.iter().map(|error| EngineEffect::Warn {
             text: format!("SoL-Pi: savings totals not restored from one entry: {error}"),
+            everywhere: true,
         }));
         self.book.resume(restored.savings);
         effects.push(self.status());
@@ -309,6 +314,16 @@ impl Engine {
             text: self.book.view(&self.prices).status_line,
         }
     }
+}
+
+/// A restore's step: its warnings (what could not be read back) are shown in every mode.
+pub(crate) fn restoring(mut step: EngineStep) -> EngineStep {
+    for effect in &mut step.effects {
+        if let EngineEffect::Warn { everywhere, .. } = effect {
+            *everywhere = true;
+        }
+    }
+    step
 }
 
 /// Pi's branch entries as `sol_core` reads them, whole numbers as the integers Rust wrote.

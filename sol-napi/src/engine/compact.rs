@@ -12,7 +12,7 @@ use sol_occ::session::{
 use sol_occ::settings::CompactionSettings;
 use sol_occ::text;
 
-use super::{Engine, EngineEffect, EngineStep, branch_entries};
+use super::{Engine, EngineEffect, EngineStep, branch_entries, restoring};
 use crate::boundary::quiet;
 use crate::occ::{
     OccCompactionResult, OccContextSeen, OccContinuation, OccEvaluation, OccMeasurement,
@@ -78,7 +78,10 @@ fn effect_of(
         } => EngineEffect::Compact {
             custom_instructions,
         },
-        Effect::Warn { text } => EngineEffect::Warn { text },
+        Effect::Warn { text } => EngineEffect::Warn {
+            text,
+            everywhere: false,
+        },
         Effect::SavingsNotice(notice) => EngineEffect::SavingsNotice {
             notice: OccSavingsNotice {
                 removed_tokens: notice.removed_tokens as f64,
@@ -134,7 +137,7 @@ impl Engine {
     pub fn restore_state(&self, branch: Vec<Value>) -> EngineStep {
         quiet(|| {
             let branch = branch_entries(branch);
-            self.occ_step(|session| session.on_restore(&branch))
+            restoring(self.occ_step(|session| session.on_restore(&branch)))
         })
     }
 

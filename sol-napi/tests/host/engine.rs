@@ -126,7 +126,13 @@ fn a_refused_totals_entry_is_one_warning_and_the_book_starts_empty() {
         .effects
         .iter()
         .filter_map(|effect| match effect {
-            EngineEffect::Warn { text } => Some(text.as_str()),
+            EngineEffect::Warn { text, everywhere } => {
+                assert!(
+                    everywhere,
+                    "a restore's warning reaches print and JSON runs too"
+                );
+                Some(text.as_str())
+            }
             _ => None,
         })
         .collect();
