@@ -1,7 +1,7 @@
 // Every SoL-Pi handler, all four mechanisms on, dispatched directly inside a real Pi
 // AgentSession: prints figures and ratios, asserts nothing.
 //
-//   SOL_PI_TEST_PI_ROOT="$(pi_root_for 1.6.0)" node scripts/bench-handlers.mjs [requests]
+//   SOL_PI_TEST_PI_ROOT="$(pi_root_for 1.6.0)" node scripts/bench-handlers.mjs [requests] [--sizes 100,1000] [--steady N]
 //
 // SoL-Pi is loaded by Pi's own resource loader from this checkout (the release addon:
 // `npm run build` first), with a sol-pi.json that enables all four mechanisms. The session is
@@ -23,7 +23,7 @@
 //   alone, which the Online Context Compact handler calls on every counted request; `own` is
 //   the handler given that same answer at once; before_req is their sum; `Pi prompt` is Pi's
 //   ctx.getSystemPrompt() alone, which `own` includes (the handler reads it on every request)
-// With `--steady N`, a fourth line (`100@N`): 100 messages after N untimed requests at that size (each
+// `--sizes 100` runs only the sizes listed. With `--steady N`, a fourth line (`100@N`): 100 messages after N untimed requests at that size (each
 // request's newest reply is a new assistant turn that takes the place of the one before), the
 // handlers as V8 has optimized them once they ran N times; the growing sizes above run them
 // only a few times each, as at the start of a session.
@@ -86,6 +86,9 @@ if (process.argv[2] === "--start") {
 const requests = Number(process.argv[2] ?? 9);
 const steadyAt = process.argv.indexOf("--steady");
 const steady = steadyAt > 0 ? Number(process.argv[steadyAt + 1]) : 0;
+// `--sizes 100,1000`: only these conversation sizes (a quick run; the tests use it).
+const sizesAt = process.argv.indexOf("--sizes");
+const only = sizesAt > 0 ? process.argv[sizesAt + 1].split(",").map(Number) : undefined;
 
 /** SoL-Pi's handlers by event, in registration order, as Pi would dispatch them. */
 function handlersOf(solPi) {
@@ -203,7 +206,7 @@ console.log(`SoL-Pi handlers, all four mechanisms on, Pi ${piVersion}; median of
 console.log("messages  text M  first req  walk     context  (w/system)  ctx/walk  before_req  (Pi usage)  (own)  (Pi prompt)  message_end  turn_end  tool_result");
 let peak = 0;
 const breakdown = [];
-const sizes = [[100, 1, "100"], [1_000, 2, "1000"], [5_000, 3, "5000"]];
+const sizes = [[100, 1, "100"], [1_000, 2, "1000"], [5_000, 3, "5000"]].filter(([count]) => !only || only.includes(count));
 if (steady > 0) sizes.push([100, 1, `100@${steady}`]);
 for (const [count, seed, label] of sizes) {
 	const r = label === "100" || count !== 100 ? await measure(count, seed) : await measure(count, seed, steady, true);

@@ -14,7 +14,7 @@
 //   rehash      a handler that SHA-256-hashes every large result on every request, as the
 //               original did at the least (it also re-verified objects and wrote the ledger)
 // Median of the timed iterations; peak RSS at the end.
-//   node scripts/bench-obspack.mjs [iterations]
+//   node scripts/bench-obspack.mjs [iterations] [--sizes 100,1000]
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import { createRequire } from "node:module";
@@ -29,6 +29,9 @@ import { conversation, median } from "./bench-conversation.mjs";
 const addon = createRequire(import.meta.url)("../sol-napi/index.js");
 frameWith(addon);
 const iterations = Number(process.argv[2] ?? 15);
+// `--sizes 100,1000`: only these conversation sizes (a quick run; the tests use it).
+const sizesAt = process.argv.indexOf("--sizes");
+const only = sizesAt > 0 ? process.argv[sizesAt + 1].split(",").map(Number) : undefined;
 
 function time(fn) {
 	const start = process.hrtime.bigint();
@@ -113,7 +116,7 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), "sol-pi-bench-"));
 console.log(`ObservationPack context handler, median of ${iterations} requests per figure (ms)`);
 console.log("messages  text MB  large  walk    exact   first   steady  reused  rehash  steady/walk  steady/exact  rehash/steady");
 let peak = 0;
-for (const [count, seed] of [[100, 1], [1_000, 2], [5_000, 3]]) {
+for (const [count, seed] of [[100, 1], [1_000, 2], [5_000, 3]].filter(([size]) => !only || only.includes(size))) {
 	const base = conversation(count, seed);
 	const reusedBase = conversation(count, seed, true);
 	const kept = largeTexts(structuredClone(base));
