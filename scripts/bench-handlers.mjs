@@ -23,10 +23,11 @@
 //   alone, which the Online Context Compact handler calls on every counted request; `own` is
 //   the handler given that same answer at once; before_req is their sum; `Pi prompt` is Pi's
 //   ctx.getSystemPrompt() alone, which `own` includes (the handler reads it on every request)
-// `--sizes 100` runs only the sizes listed. With `--steady N`, a fourth line (`100@N`): 100 messages after N untimed requests at that size (each
-// request's newest reply is a new assistant turn that takes the place of the one before), the
-// handlers as V8 has optimized them once they ran N times; the growing sizes above run them
-// only a few times each, as at the start of a session.
+// `--sizes 100` runs only the sizes listed. With `--steady N`, a fourth line (`100@N`): the
+// same 100 messages reached over N untimed requests (the session starts N - 1 messages short,
+// and each of those requests brings the next message of the conversation), so the handlers
+// have run N times, as V8 has optimized them by then, and the results have aged request by
+// request; the lines above run them only a few times each, as at the start of a session.
 // Then the start cost: a fresh process per run, alternating with and without SoL-Pi, times
 // loading the extensions and creating and binding the session (the factory and the first
 // `session_start`); without SoL-Pi, an empty extension takes its place. One untimed pair of
@@ -113,14 +114,17 @@ async function dispatch(handlers, event, ctx, each) {
 	return ms(start, now());
 }
 
-/** The figures of `count` messages; `warm` untimed requests first, at that size when `fixed`. */
-async function measure(count, seed, warm = 1, fixed = false) {
+/** The figures of `count` messages, reached over `warm` untimed requests. */
+async function measure(count, seed, warm = 1) {
 	const workspace = makeWorkspace();
 	writeJson(path.join(workspace.agentDir, "sol-pi.json"), ALL_FOUR);
 	const run = await startSession({ cwd: workspace.cwd, agentDir: workspace.agentDir });
 	if (run.errors.length > 0) throw new Error(`SoL-Pi reported: ${JSON.stringify(run.errors)}`);
 	const { session, solPi } = run;
-	const messages = conversation(count, seed);
+	const whole = conversation(count, seed);
+	// The messages the warm-up requests bring, one each.
+	const upcoming = whole.splice(count - (warm - 1));
+	const messages = whole;
 	for (const message of messages) session.sessionManager.appendMessage(message);
 	session.agent.state.messages = messages;
 	const handlers = handlersOf(solPi);
@@ -153,9 +157,7 @@ async function measure(count, seed, warm = 1, fixed = false) {
 		const promptStart = now();
 		ctx.getSystemPrompt();
 		const prompt = ms(promptStart, now());
-		const turn = assistantTurn(messages.length, timestamp++);
-		// At a fixed size the new turn takes the place of the one the request before appended.
-		if (fixed && messages.length > count) messages.pop();
+		const turn = (!timed && upcoming.shift()) || assistantTurn(messages.length, timestamp++);
 		messages.push(turn);
 		session.sessionManager.appendMessage(turn);
 		session.agent.state.messages = messages;
@@ -209,7 +211,7 @@ const breakdown = [];
 const sizes = [[100, 1, "100"], [1_000, 2, "1000"], [5_000, 3, "5000"]].filter(([count]) => !only || only.includes(count));
 if (steady > 0) sizes.push([100, 1, `100@${steady}`]);
 for (const [count, seed, label] of sizes) {
-	const r = label === "100" || count !== 100 ? await measure(count, seed) : await measure(count, seed, steady, true);
+	const r = label === "100" || count !== 100 ? await measure(count, seed) : await measure(count, seed, steady);
 	peak = Math.max(peak, r.rss);
 	console.log(
 		`${pad(label, 8)}  ${pad(r.megabytes, 6, 2)}  ${pad(r.firstMs, 9, 1)}  ${pad(r.walk, 7)}  ${pad(r.context, 7)}  ${pad(r.withSystem, 10)}  ${pad(r.context / r.walk, 8, 2)}  ${pad(r.before, 10)}  ${pad(r.usage, 10)}  ${pad(r.own, 5)}  ${pad(r.prompt, 11)}  ${pad(r.messageEnd, 11)}  ${pad(r.turnEnd, 8)}  ${pad(r.toolResult, 11)}`,
