@@ -1135,7 +1135,7 @@ export interface SavingsRequest {
   /**
    * Where a message has no numeric timestamp: its string timestamp, else the whole
    * message (its identity comes from its content); and every system message whole (the
-   * book reads its identity from it, [`SavingsRequest::identify_systems`]); absent when
+   * book reads its identity from it, `sol_core::savings::SentRequest`); absent when
    * every message has a timestamp and none is a system message.
    */
   unstamped?: Array<unknown>

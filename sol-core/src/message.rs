@@ -8,6 +8,8 @@
 //! fails and never loses data.
 
 mod blocks;
+mod codes;
+mod identity;
 mod size;
 
 use serde::de::Deserializer;
@@ -15,6 +17,8 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 pub use blocks::{AssistantBlock, ContentBlock, UserContent};
+pub use codes::{ROLE_CODES, ends_with_prompt, role_of_code};
+pub use identity::content_key;
 pub use size::{IMAGE_CHARS, js_json_length, js_length, tokens_from_chars, tool_call_tokens};
 
 use crate::ids::ToolCallId;

@@ -63,6 +63,7 @@ mod entry;
 mod ledger;
 mod own;
 mod report;
+pub mod session;
 
 pub use crate::price::{MAX_PRICE, Money, PriceError, PriceTable};
 pub use book::{Book, ReportedUsage, ResponseUsage, SentPart};
@@ -79,3 +80,4 @@ pub use ledger::{
 };
 pub use own::{OwnPrompt, ToolCall, own_changes, request_cause};
 pub use report::{Report, Row};
+pub use session::{Response, SentRequest, SessionBook, Watched, after_cache_lifetime};

@@ -5,30 +5,13 @@
 
 use napi::bindgen_prelude::{Float64Array, Uint8Array};
 use napi_derive::napi;
+use sol_core::message::{ROLE_CODES, role_of_code};
 use sol_obspack::MessageKind;
-
-/// The roles a request's messages are told apart by; a frame's `roles` index this list.
-pub(crate) const ROLES: [&str; 9] = [
-    "",
-    "user",
-    "assistant",
-    "toolResult",
-    "system",
-    "custom",
-    "bashExecution",
-    "compactionSummary",
-    "branchSummary",
-];
 
 /// The list a frame's role codes index (`""` at 0, for a role not in it).
 #[napi]
 pub fn message_roles() -> Vec<String> {
-    ROLES.map(str::to_owned).to_vec()
-}
-
-/// The role at `code`, `""` for an unknown code.
-pub(crate) fn role_of(code: u8) -> &'static str {
-    ROLES.get(usize::from(code)).copied().unwrap_or("")
+    ROLE_CODES.map(str::to_owned).to_vec()
 }
 
 /// A provider request as the extension sized it, one entry per message in order.
@@ -47,16 +30,11 @@ impl RequestFrame {
     pub(crate) fn kinds(&self) -> Vec<MessageKind> {
         self.roles
             .iter()
-            .map(|&code| match role_of(code) {
+            .map(|&code| match role_of_code(code) {
                 "assistant" => MessageKind::Assistant,
                 "toolResult" => MessageKind::ToolResult,
                 _ => MessageKind::Other,
             })
             .collect()
     }
-}
-
-/// Whether messages of these role codes end with a user prompt: the request starts one.
-pub(crate) fn ends_with_prompt(roles: &[u8]) -> bool {
-    roles.last().is_some_and(|&code| role_of(code) == "user")
 }

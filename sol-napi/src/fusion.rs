@@ -12,6 +12,7 @@ use napi_derive::napi;
 use serde_json::Value;
 use sol_core::Mechanism;
 use sol_core::message::AgentMessage;
+use sol_core::savings::Watched;
 use sol_fusion::fused::{self, Capabilities, CommandResult, Effect, Finish, Input, MutationResult};
 use sol_fusion::guard::{self, TargetLook, Unguarded};
 use sol_fusion::path::{PathContext, Platform};
@@ -19,7 +20,7 @@ use sol_fusion::text::{self, MutationTool};
 
 use crate::boundary::quiet;
 use crate::engine::Engine;
-use crate::savings::{SharedBook, Watched};
+use crate::savings::SharedBook;
 use crate::storage::canonical_prefix;
 
 /// The description of `then_run` on each tool.

@@ -11,7 +11,8 @@ use napi::bindgen_prelude::Uint8Array;
 use napi_derive::napi;
 use serde_json::Value;
 use sol_core::Mechanism;
-use sol_core::savings::ReportedUsage;
+use sol_core::message::ends_with_prompt;
+use sol_core::savings::{ReportedUsage, after_cache_lifetime};
 use sol_obspack::{
     ContentDigest, Handle, LedgerRecord, MEDIUM_THRESHOLD_BYTES, Names, ObservationId,
     ObservationStore, Pack, PromptFacts, RecallError, ReportedInput, Seen, Shape, StoreOutcome,
@@ -21,8 +22,8 @@ use sol_obspack::{
 use crate::NativeFileSystem;
 use crate::account::count;
 use crate::boundary::quiet;
-use crate::frame::{RequestFrame, ends_with_prompt};
-use crate::savings::{SharedBook, after_cache_lifetime};
+use crate::frame::RequestFrame;
+use crate::savings::SharedBook;
 
 /// The fewest UTF-16 units a text needs to possibly exceed `threshold_bytes` UTF-8 bytes.
 pub fn min_candidate_units(threshold_bytes: u32) -> u32 {

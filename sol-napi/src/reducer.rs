@@ -10,6 +10,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use napi_derive::napi;
 use serde_json::Value;
 use sol_core::message::ContentBlock;
+use sol_core::savings::Watched;
 use sol_core::{Mechanism, ModelError};
 use sol_reducer::economics::Economy;
 use sol_reducer::notice::{STATUS_CLEAR_MS, STATUS_KEY, savings_status};
@@ -19,7 +20,7 @@ use sol_reducer::{ENTRY_TYPE, Policy, ReasonCode, ReceiptCache, ReducerReply, Ro
 
 use crate::boundary::quiet;
 use crate::engine::Engine;
-use crate::savings::{SharedBook, Watched, price_table};
+use crate::savings::{SharedBook, price_table};
 use crate::{JsStepAccount, NativeFileSystem};
 
 /// One tool result, as the `tool_result` event gives it.

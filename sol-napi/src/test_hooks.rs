@@ -15,12 +15,12 @@ use napi::bindgen_prelude::{Array, Either, Float64Array, Object, Uint8Array};
 use napi::{Env, JsString};
 use napi_derive::napi;
 use serde_json::Value;
-use sol_core::message::{AgentMessage, IMAGE_CHARS, js_json_length, tokens_from_chars};
+use sol_core::message::{AgentMessage, IMAGE_CHARS, ROLE_CODES, js_json_length, tokens_from_chars};
 use sol_fusion::fused;
 use sol_occ::tokens::SizedMessage;
 
 use crate::boundary::quiet;
-use crate::frame::{ROLES, RequestFrame};
+use crate::frame::RequestFrame;
 use crate::fusion::path_context;
 use crate::occ::{OccObservedMessage, observed_list};
 
@@ -178,7 +178,7 @@ fn sized_in_place(messages: &Array<'_>, index: u32) -> napi::Result<(u8, f64, f6
     let role: Option<String> = message.get("role")?;
     let code = role
         .as_deref()
-        .and_then(|role| ROLES.iter().position(|known| *known == role))
+        .and_then(|role| ROLE_CODES.iter().position(|known| *known == role))
         .map_or(0, |code| u8::try_from(code).unwrap_or(0));
     let stamp = message.get::<f64>("timestamp")?.unwrap_or(f64::NAN);
     let mut chars = 0u64;

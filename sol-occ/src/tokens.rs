@@ -27,7 +27,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sol_core::message::AgentMessage;
-pub use sol_core::message::{IMAGE_CHARS, js_length, tokens_from_chars};
+pub use sol_core::message::{IMAGE_CHARS, content_key, js_length, tokens_from_chars};
 
 /// `ceil(UTF-8 bytes / 4)`: the estimate for the system prompt and for summaries.
 pub fn estimate_utf8_tokens(text: &str) -> u64 {
@@ -224,75 +224,6 @@ pub fn message_key(message: &AgentMessage) -> String {
 /// The suffix of the key [`SizedMessage::from_parts`] gives a message it has neither a
 /// timestamp nor the content of: no message of the other view has it.
 pub const UNIDENTIFIED_KEY: &str = "#unidentified";
-
-/// The identity of a message without a timestamp: its role and a 64-bit FNV-1a digest of its
-/// JSON value, object keys in sorted order (so that the order a writer chose does not
-/// matter), as 16 hex digits.
-///
-/// ```
-/// use serde_json::json;
-/// use sol_occ::tokens::content_key;
-///
-/// let a = content_key("user", &json!({"role": "user", "content": "hi"}));
-/// let b = content_key("user", &json!({"content": "hi", "role": "user"}));
-/// assert_eq!(a, b);
-/// assert_ne!(a, content_key("user", &json!({"role": "user", "content": "ho"})));
-/// assert_eq!(a.len(), "user#".len() + 16);
-/// ```
-pub fn content_key(role: &str, message: &Value) -> String {
-    let mut digest = Fnv1a::default();
-    digest.value(message);
-    format!("{role}#{:016x}", digest.0)
-}
-
-/// FNV-1a, 64 bits, over a canonical encoding of a JSON value.
-struct Fnv1a(u64);
-
-impl Default for Fnv1a {
-    fn default() -> Fnv1a {
-        Fnv1a(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv1a {
-    fn bytes(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 ^= u64::from(*byte);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-
-    /// A tag byte, then a length-prefixed text: no two values encode alike.
-    fn text(&mut self, tag: u8, text: &str) {
-        self.bytes(&[tag]);
-        self.bytes(&(text.len() as u64).to_le_bytes());
-        self.bytes(text.as_bytes());
-    }
-
-    fn value(&mut self, value: &Value) {
-        match value {
-            Value::Null => self.bytes(b"n"),
-            Value::Bool(flag) => self.bytes(if *flag { b"t" } else { b"f" }),
-            Value::Number(number) => self.text(b'#', &number.to_string()),
-            Value::String(text) => self.text(b's', text),
-            Value::Array(items) => {
-                self.bytes(b"[");
-                self.bytes(&(items.len() as u64).to_le_bytes());
-                items.iter().for_each(|item| self.value(item));
-            }
-            Value::Object(fields) => {
-                let mut sorted: Vec<_> = fields.iter().collect();
-                sorted.sort_by(|a, b| a.0.cmp(b.0));
-                self.bytes(b"{");
-                self.bytes(&(sorted.len() as u64).to_le_bytes());
-                for (key, field) in sorted {
-                    self.text(b'k', key);
-                    self.value(field);
-                }
-            }
-        }
-    }
-}
 
 fn key_of(role: &str, timestamp: &Value) -> Option<String> {
     let timestamp = match timestamp {

@@ -48,13 +48,8 @@ impl Engine {
     /// the request's own event until the reply, so both cross once); an abort or an error
     /// that was not billed is dropped with its request. Without a request, the one begun last.
     #[napi(catch_unwind)]
-    pub fn record_response(&self, usage: SavingsUsage, mut request: Option<SavingsRequest>) {
-        quiet(|| {
-            if let Some(request) = request.as_mut() {
-                request.identify_systems();
-            }
-            self.book.record_response(&usage, request.as_ref());
-        });
+    pub fn record_response(&self, usage: SavingsUsage, request: Option<SavingsRequest>) {
+        quiet(|| self.book.record_response(usage, request));
     }
 
     /// The reducer's model calls go to `model` (`provider/model`, named in `sol-pi.json`), at

@@ -4,7 +4,7 @@
 use napi::{Error, Result};
 use napi_derive::napi;
 use serde_json::Value;
-use sol_core::savings::ReportedUsage;
+use sol_core::savings::{ReportedUsage, Watched};
 use sol_occ::session::{
     BoundaryEvaluation, CompactionResult, CompactionTrigger, Effect, InputEvent,
     system_prompt_tokens,
@@ -18,7 +18,7 @@ use crate::occ::{
     OccCompactionResult, OccContextSeen, OccContinuation, OccEvaluation, OccMeasurement,
     OccSavingsNotice, seen_first,
 };
-use crate::savings::{SharedBook, Watched};
+use crate::savings::SharedBook;
 
 /// The outcome of an `update_plan` call: `text` and `details` on success,
 /// `error` (the tool's error text) otherwise, with the step's effects (the state snapshot).
