@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 
 use napi_derive::napi;
 use serde_json::Value;
-use sol_core::savings::{PriceTable, restore_savings};
+use sol_core::savings::PriceTable;
 use sol_core::session::SessionEntry;
 use sol_occ::OccSession;
 use sol_occ::session::{Observation, Step};
@@ -278,12 +278,11 @@ impl Engine {
         self.rewritten.store(true, Ordering::Relaxed);
         let branch = branch_entries(branch);
         let mut effects = restoring(self.occ_step(|session| start(session, &branch))).effects;
-        let restored = restore_savings(&branch);
-        effects.extend(restored.rejected.iter().map(|error| EngineEffect::Warn {
-            text: format!("SoL-Pi: savings totals not restored from one entry: {error}"),
+        let warnings = self.book.restore(&branch);
+        effects.extend(warnings.into_iter().map(|text| EngineEffect::Warn {
+            text,
             everywhere: true,
         }));
-        self.book.resume(restored.savings);
         effects.push(self.status());
         EngineStep { effects }
     }

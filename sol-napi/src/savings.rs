@@ -15,6 +15,7 @@ use sol_core::savings::{
     ModelPrices, PriceTable, ReportedUsage, Response, SAVINGS_ENTRY_TYPE, SentRequest, SessionBook,
     Watched,
 };
+use sol_core::session::SessionEntry;
 use sol_core::{Mechanism, StepAccount};
 
 use crate::account::count;
@@ -245,9 +246,10 @@ impl SharedBook {
         self.lock().watch(what)
     }
 
-    /// Goes on from restored totals (nothing changed since they were written).
-    pub(crate) fn resume(&self, savings: sol_core::savings::Savings) {
-        self.lock().resume(savings);
+    /// Goes on from the newest readable totals entry of `branch`; a warning per newer entry
+    /// it could not read (`SessionBook::restore`).
+    pub(crate) fn restore(&self, branch: &[SessionEntry]) -> Vec<String> {
+        self.lock().restore(branch)
     }
 
     /// `by` registered the tool `name`, listed in the system prompt with `snippet` and

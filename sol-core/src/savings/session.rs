@@ -38,8 +38,10 @@ use serde_json::Value;
 use super::{
     Book, Change, ModelPrices, OwnPrompt, Part, PriceTable, Report, ReportedUsage, ResponseUsage,
     SentPart, ToolCall, cache_lifetime_ms, own_changes, prompt_after_lifetime, request_cause,
+    restore_savings,
 };
 use crate::message::{content_key, ends_with_prompt, role_of_code};
+use crate::session::SessionEntry;
 use crate::{Mechanism, StepAccount};
 
 /// What content SoL-Pi wrote means to the book once a request carries it: registered by the
@@ -324,6 +326,17 @@ impl SessionBook {
     pub fn resume(&mut self, savings: super::Savings) {
         self.book = Book::resume(savings);
         self.changed = false;
+    }
+
+    /// Goes on from the newest readable totals entry of `branch` (root first, as Pi lists
+    /// it; zero without one); a warning for the person per newer entry it could not read,
+    /// newest first.
+    pub fn restore(&mut self, branch: &[SessionEntry]) -> Vec<String> {
+        let restored = restore_savings(branch);
+        self.resume(restored.savings);
+        (restored.rejected.iter())
+            .map(|error| format!("SoL-Pi: savings totals not restored from one entry: {error}"))
+            .collect()
     }
 
     /// `by` registered the tool `name`, listed in the system prompt with `snippet` and

@@ -548,6 +548,20 @@ fn a_branch_restores_its_newest_readable_totals_and_names_the_rest() {
         sol_core::savings::restore_savings(&[]),
         sol_core::savings::RestoredSavings::default()
     );
+    // A live session's book goes on from the same totals and warns of each entry it skipped.
+    let mut book = sol_core::savings::SessionBook::default();
+    let warnings = book.restore(&branch);
+    assert_eq!(warnings.len(), rejected.len());
+    assert_text_snapshot!("savings_restore_warnings", warnings.join("\n"));
+    assert_eq!(
+        book.report(&PriceTable::default()).to_string(),
+        older.report_per_model(&PriceTable::default()).to_string()
+    );
+    assert_eq!(
+        book.take_totals(),
+        None,
+        "nothing changed since the entry was written"
+    );
 }
 
 #[test]
