@@ -638,8 +638,8 @@ export interface ObsReply {
   content: unknown
   /** Pi's `stopReason`: an aborted or failed reply's usage teaches nothing. */
   stopReason?: string
-  /** Its `usage` as Pi recorded it (`ReportedUsage::from_pi_usage` reads it). */
-  usage?: unknown
+  /** Its `usage` as Pi recorded it (only the fields Rust reads cross). */
+  usage?: PiUsage
 }
 
 /**
@@ -908,6 +908,22 @@ export interface OccTurnToolResult {
   toolName: string
   /** `isError`. */
   isError: boolean
+}
+
+/**
+ * The fields of a `usage` object Pi records that Rust reads (`input`, `output`, `cacheRead`,
+ * `cacheWrite`), each as the object has it; the rest of the object (its `cost`, its
+ * `totalTokens`) does not cross.
+ */
+export interface PiUsage {
+  /** Uncached input tokens. */
+  input?: unknown
+  /** Output tokens. */
+  output?: unknown
+  /** Tokens read from the provider's cache. */
+  cacheRead?: unknown
+  /** Tokens written to the provider's cache. */
+  cacheWrite?: unknown
 }
 
 /**
@@ -1194,8 +1210,8 @@ export interface SavingsToolUse {
 export interface SavingsUsage {
   /** The response's tokens by Pi's estimate. */
   estimatedOutput: number
-  /** The message's `usage` as Pi recorded it (`ReportedUsage::from_pi_usage` reads it). */
-  usage?: unknown
+  /** The message's `usage` as Pi recorded it (only the fields the book reads cross). */
+  usage?: PiUsage
   /** The message's `stopReason` (`sol_core::message::reply_failed` reads it). */
   stopReason?: string
   /**

@@ -17,7 +17,7 @@ import type { NativeAddon } from "./native.ts";
 import { frameOf, resized, roleCode } from "./request-frame.ts";
 import type { SavingsTracker } from "./savings.ts";
 import { runtimeRoot } from "./storage.ts";
-import { badge, now, OnceWarnings } from "./tui.ts";
+import { badge, now, OnceWarnings, usageOf } from "./tui.ts";
 
 type Candidate = NativeAddon.ObsCandidate;
 type Message = { role: string; toolCallId?: string; toolName?: string; isError?: boolean; content?: unknown; timestamp?: unknown; stopReason?: unknown; usage?: Record<string, unknown> };
@@ -120,7 +120,7 @@ export function registerObservationPack(pi: ExtensionAPI, addon: typeof NativeAd
 			}
 			// Rust counts where each sits; under the recent-outputs placement it also reads the newest reply.
 			const newest = replies ? messages[frame.roles.lastIndexOf(assistantCode)] : undefined;
-			const reply = newest && { content: newest.content, stopReason: typeof newest.stopReason === "string" ? newest.stopReason : undefined, usage: newest.usage };
+			const reply = newest && { content: newest.content, stopReason: typeof newest.stopReason === "string" ? newest.stopReason : undefined, usage: usageOf(newest) };
 			// For a pack made after a resume or a fork, every earlier reply's quotes too.
 			const earlierReplies = replies && created ? messages.filter((message) => message.role === "assistant" && message !== newest).map((message) => message.content) : undefined;
 			const facts = sized ? { cacheRetention: process.env.PI_CACHE_RETENTION, promptCache: (ctx.model as { promptCache?: unknown } | undefined)?.promptCache, reply, earlierReplies } : undefined;

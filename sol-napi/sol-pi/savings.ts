@@ -18,7 +18,7 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 
 import type { NativeAddon } from "./native.ts";
 import { frameAt, frameOf, messageTokens, roleCode, textStamp, toolCallTokens } from "./request-frame.ts";
-import { OnceWarnings, piMajor, SavingsStatus } from "./tui.ts";
+import { OnceWarnings, piMajor, SavingsStatus, usageOf } from "./tui.ts";
 
 /** Pi 1.x shows each request with its system message after every `context` handler (`context_with_system`). */
 const withSystem = piMajor >= 1;
@@ -347,7 +347,7 @@ export class SavingsTracker {
 						cost: this.costOf(model),
 						toolCalls: calls.length > 0 ? calls.map((call) => String(call.name)) : undefined,
 						estimatedOutput: messageTokens(message),
-						usage: message.usage,
+						usage: usageOf(message),
 						stopReason: typeof message.stopReason === "string" ? message.stopReason : undefined,
 					},
 					sent,

@@ -5,6 +5,8 @@ import { VERSION } from "@earendil-works/pi-coding-agent";
 import type { ExtensionContext, Theme } from "@earendil-works/pi-coding-agent";
 import { type Component, Container, Text } from "@earendil-works/pi-tui";
 
+import type { NativeAddon } from "./native.ts";
+
 /** A savings notice as the addon returns it (ObservationPack, the Reducer, Action Fusion). */
 export type SavingsNotice = { notice: string; statusKey: string; status: string; statusClearMs: number };
 
@@ -17,6 +19,10 @@ export const messageOf = (error: unknown): string => (error instanceof Error ? e
  * compaction itself.
  */
 export const piMajor = Number(VERSION.split(".")[0]);
+
+/** A message's `usage` when it is an object (the addon reads four of its fields; anything else counts as none). */
+export const usageOf = (message: { usage?: unknown }): NativeAddon.PiUsage | undefined =>
+	typeof message.usage === "object" && message.usage !== null ? (message.usage as NativeAddon.PiUsage) : undefined;
 
 /** Now, as the steps take the time (ISO 8601). */
 export const now = (): string => new Date().toISOString();

@@ -23,7 +23,7 @@ use crate::NativeFileSystem;
 use crate::account::count;
 use crate::boundary::quiet;
 use crate::frame::RequestFrame;
-use crate::savings::SharedBook;
+use crate::savings::{PiUsage, SharedBook};
 
 /// The fewest UTF-16 units a text needs to possibly exceed `threshold_bytes` UTF-8 bytes.
 pub fn min_candidate_units(threshold_bytes: u32) -> u32 {
@@ -168,9 +168,8 @@ pub struct ObsReply {
     pub content: Value,
     /// Pi's `stopReason`: an aborted or failed reply's usage teaches nothing.
     pub stop_reason: Option<String>,
-    /// Its `usage` as Pi recorded it (`ReportedUsage::from_pi_usage` reads it).
-    #[napi(ts_type = "unknown")]
-    pub usage: Option<Value>,
+    /// Its `usage` as Pi recorded it (only the fields Rust reads cross).
+    pub usage: Option<PiUsage>,
 }
 
 impl ObsReply {
@@ -185,7 +184,7 @@ impl ObsReply {
         let usage = self
             .usage
             .as_ref()
-            .map_or_else(ReportedUsage::default, ReportedUsage::from_pi_usage);
+            .map_or_else(ReportedUsage::default, PiUsage::reported);
         let (input, read, write) = (usage.input, usage.cache_read, usage.cache_write);
         let all_input = input.saturating_add(read).saturating_add(write);
         let failed = sol_core::message::reply_failed(self.stop_reason.as_deref());

@@ -164,9 +164,8 @@ impl SavingsRequest {
 pub struct SavingsUsage {
     /// The response's tokens by Pi's estimate.
     pub estimated_output: f64,
-    /// The message's `usage` as Pi recorded it (`ReportedUsage::from_pi_usage` reads it).
-    #[napi(ts_type = "unknown")]
-    pub usage: Option<Value>,
+    /// The message's `usage` as Pi recorded it (only the fields the book reads cross).
+    pub usage: Option<PiUsage>,
     /// The message's `stopReason` (`sol_core::message::reply_failed` reads it).
     pub stop_reason: Option<String>,
     /// The names of the tools the response called, in order (absent: none); Rust knows
@@ -177,6 +176,43 @@ pub struct SavingsUsage {
     /// Its `cost` in Pi's model registry, as the registry has it.
     #[napi(ts_type = "unknown")]
     pub cost: Option<Value>,
+}
+
+/// The fields of a `usage` object Pi records that Rust reads (`input`, `output`, `cacheRead`,
+/// `cacheWrite`), each as the object has it; the rest of the object (its `cost`, its
+/// `totalTokens`) does not cross.
+#[napi(object)]
+#[derive(Debug, Clone, Default)]
+pub struct PiUsage {
+    /// Uncached input tokens.
+    #[napi(ts_type = "unknown")]
+    pub input: Option<Value>,
+    /// Output tokens.
+    #[napi(ts_type = "unknown")]
+    pub output: Option<Value>,
+    /// Tokens read from the provider's cache.
+    #[napi(ts_type = "unknown")]
+    pub cache_read: Option<Value>,
+    /// Tokens written to the provider's cache.
+    #[napi(ts_type = "unknown")]
+    pub cache_write: Option<Value>,
+}
+
+impl PiUsage {
+    /// The report, as `ReportedUsage::from_pi_usage` reads the whole object (a field that is
+    /// missing or not a positive number counts 0).
+    pub fn reported(&self) -> ReportedUsage {
+        let fields = [
+            ("input", &self.input),
+            ("output", &self.output),
+            ("cacheRead", &self.cache_read),
+            ("cacheWrite", &self.cache_write),
+        ];
+        let object = (fields.into_iter())
+            .filter_map(|(key, value)| Some((key.to_owned(), value.clone()?)))
+            .collect();
+        ReportedUsage::from_pi_usage(&Value::Object(object))
+    }
 }
 
 /// A model's registry prices as the book keeps them (`ModelPrices::from_registry_cost`):
@@ -271,7 +307,7 @@ impl SharedBook {
             reported: usage
                 .usage
                 .as_ref()
-                .map_or_else(ReportedUsage::default, ReportedUsage::from_pi_usage),
+                .map_or_else(ReportedUsage::default, PiUsage::reported),
             stop_reason: usage.stop_reason,
             tool_calls: usage.tool_calls.unwrap_or_default(),
             prices: registry_prices(usage.cost.as_ref()),

@@ -4,10 +4,12 @@
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use sol_core::savings::ReportedUsage;
 use sol_napi::obspack::{
     Joined, ObsCandidate, min_candidate_units, obs_recall_call_label, obs_recall_result_label,
 };
 use sol_napi::reducer::{CANDIDATE_TOOLS, exit_code, output_cap, reply_from_message};
+use sol_napi::savings::PiUsage;
 use sol_napi::storage::{RuntimeRootOutcome, RuntimeRootRequest, runtime_root};
 use sol_napi::{ConfigRequest, LoadConfigOutcome, load_config_with};
 use sol_obspack::text::{RECALL_PARTIAL_LABEL, recall_call_label, recall_result_label};
@@ -15,7 +17,46 @@ use sol_reducer::{ReasonCode, Route, ToolResultView, select_candidate};
 
 use crate::support::{Sandbox, literal_pattern};
 
+/// A value a `usage` field may hold: a count, a fraction, a negative, a huge number, a text,
+/// null, a boolean or an object.
+fn usage_field() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        (0u64..2_000_000).prop_map(|n| json!(n)),
+        (-1e6f64..1e12).prop_map(|n| json!(n)),
+        Just(json!(1e300)),
+        "[0-9]{1,6}".prop_map(Value::String),
+        Just(Value::Null),
+        Just(json!(true)),
+        Just(json!({"total": 3})),
+    ]
+}
+
 proptest! {
+    /// Only four fields of a `usage` object cross (`PiUsage`), and they give the report the
+    /// whole object gives, whatever the fields hold and whatever else the object has.
+    #[test]
+    fn the_four_usage_fields_read_as_the_whole_object(
+        fields in prop::collection::vec(prop::option::of(usage_field()), 4),
+        cost in usage_field(),
+    ) {
+        let keys = ["input", "output", "cacheRead", "cacheWrite"];
+        let mut whole = serde_json::Map::new();
+        for (key, value) in keys.iter().zip(&fields) {
+            if let Some(value) = value {
+                whole.insert((*key).to_owned(), value.clone());
+            }
+        }
+        whole.insert("cost".to_owned(), cost);
+        whole.insert("totalTokens".to_owned(), json!(12));
+        let crossed = PiUsage {
+            input: fields[0].clone(),
+            output: fields[1].clone(),
+            cache_read: fields[2].clone(),
+            cache_write: fields[3].clone(),
+        };
+        prop_assert_eq!(crossed.reported(), ReportedUsage::from_pi_usage(&Value::Object(whole)));
+    }
+
     /// A text with fewer UTF-16 units than the bound can never exceed the threshold in
     /// UTF-8, and the bound is tight: that many 3-byte units do exceed it.
     #[test]
