@@ -202,16 +202,12 @@ impl PiUsage {
     /// The report, as `ReportedUsage::from_pi_usage` reads the whole object (a field that is
     /// missing or not a positive number counts 0).
     pub fn reported(&self) -> ReportedUsage {
-        let fields = [
-            ("input", &self.input),
-            ("output", &self.output),
-            ("cacheRead", &self.cache_read),
-            ("cacheWrite", &self.cache_write),
-        ];
-        let object = (fields.into_iter())
-            .filter_map(|(key, value)| Some((key.to_owned(), value.clone()?)))
-            .collect();
-        ReportedUsage::from_pi_usage(&Value::Object(object))
+        ReportedUsage::from_pi_fields(
+            self.input.as_ref(),
+            self.cache_read.as_ref(),
+            self.cache_write.as_ref(),
+            self.output.as_ref(),
+        )
     }
 }
 

@@ -75,11 +75,10 @@ pub struct ReportedUsage {
     pub output: u64,
 }
 
-/// A number of a Pi object's field as a count: a finite number above 0, truncated; anything
+/// A Pi object's field as a count: a finite number above 0, truncated; anything
 /// else (missing, negative, not a number) counts 0.
-fn count_at(object: &serde_json::Value, key: &str) -> u64 {
-    object
-        .get(key)
+fn count_of(value: Option<&serde_json::Value>) -> u64 {
+    value
         .and_then(serde_json::Value::as_f64)
         .filter(|n| n.is_finite() && *n > 0.0)
         .map_or(0, |n| n as u64)
@@ -90,12 +89,28 @@ impl ReportedUsage {
     /// compaction's): `input`, `cacheRead`, `cacheWrite` and `output`, each a count (a field
     /// that is missing or not a positive number counts 0), as one request's report.
     pub fn from_pi_usage(usage: &serde_json::Value) -> ReportedUsage {
+        ReportedUsage::from_pi_fields(
+            usage.get("input"),
+            usage.get("cacheRead"),
+            usage.get("cacheWrite"),
+            usage.get("output"),
+        )
+    }
+
+    /// [`from_pi_usage`](Self::from_pi_usage) from the four fields it reads, for a host that
+    /// takes only those of the object (each as the object holds it, `None` when missing).
+    pub fn from_pi_fields(
+        input: Option<&serde_json::Value>,
+        cache_read: Option<&serde_json::Value>,
+        cache_write: Option<&serde_json::Value>,
+        output: Option<&serde_json::Value>,
+    ) -> ReportedUsage {
         ReportedUsage {
             requests: 1,
-            input: count_at(usage, "input"),
-            cache_read: count_at(usage, "cacheRead"),
-            cache_write: count_at(usage, "cacheWrite"),
-            output: count_at(usage, "output"),
+            input: count_of(input),
+            cache_read: count_of(cache_read),
+            cache_write: count_of(cache_write),
+            output: count_of(output),
         }
     }
 
