@@ -157,14 +157,16 @@ impl SentRequest {
     }
 }
 
-/// A system message's identity: its `content`, `sections` and `toolsAdded`, in that order.
+/// A system message's identity: its `content`, `sections` and `toolsAdded` (null when it has
+/// none), and nothing else of it.
 fn system_identity(message: Value) -> Value {
     let mut fields = match message {
         Value::Object(fields) => fields,
         _ => serde_json::Map::new(),
     };
-    let mut take = |name: &str| fields.remove(name).unwrap_or(Value::Null);
-    Value::Array(vec![take("content"), take("sections"), take("toolsAdded")])
+    let identity = ["content", "sections", "toolsAdded"]
+        .map(|name| (name.to_owned(), fields.remove(name).unwrap_or(Value::Null)));
+    Value::Object(identity.into_iter().collect())
 }
 
 /// The identity of a message in one form: its role, Pi's timestamp (or its content) and
@@ -349,11 +351,8 @@ impl SessionBook {
         guidelines: &[&str],
     ) {
         self.own.add_tool(name, by, snippet, guidelines);
-    }
-
-    /// The mechanism that registered the tool `name`, if one did.
-    pub fn owner(&self, name: &str) -> Option<Mechanism> {
-        self.own.owner(name)
+        // The shares of a system message known so far did not count this tool.
+        self.system = None;
     }
 
     /// A provider's `response`, with the `request` as it was sent; an abort or an error that
@@ -441,13 +440,7 @@ impl Known<'_> {
         {
             return shares.clone();
         }
-        let field = |at: usize| identity.get(at).cloned().unwrap_or(Value::Null);
-        let message = serde_json::json!({
-            "content": field(0),
-            "sections": field(1),
-            "toolsAdded": field(2),
-        });
-        let shares = self.own.system_shares(&message);
+        let shares = self.own.system_shares(identity);
         *self.system = Some((identity.clone(), shares.clone()));
         shares
     }
@@ -720,6 +713,58 @@ mod tests {
     /// A system message is the same part of the request whatever its timestamp (Pi 1.x renews
     /// it when it copies the prompt into a compaction), and another part when what it tells
     /// the model changed.
+    /// A tool registered after a system message's shares were worked out counts in them the
+    /// next time that message is sent.
+    #[test]
+    fn a_tool_registered_later_counts_in_the_same_system_message() {
+        let prompt =
+            "Tools:\n- obs_recall: Recall an archived output\n- update_plan: Keep the plan\n";
+        let request = || SentRequest {
+            roles: vec![4],
+            tokens: vec![1_000],
+            stamps: vec![1.0],
+            unstamped: vec![serde_json::json!({"role": "system", "content": prompt})],
+            ..SentRequest::default()
+        };
+        let owners = |book: &SessionBook| -> Vec<Option<Mechanism>> {
+            let (_, shares) = book.system.as_ref().expect("worked out");
+            shares.iter().map(|share| share.owner).collect()
+        };
+        let mut book = SessionBook::default();
+        book.own_tool(
+            "obs_recall",
+            Mechanism::ObservationPack,
+            Some("Recall an archived output"),
+            &[],
+        );
+        book.record_response(&Response::default(), Some(request()));
+        let first = owners(&book);
+        assert!(
+            first.contains(&Some(Mechanism::ObservationPack)),
+            "{first:?}"
+        );
+        assert!(
+            !first.contains(&Some(Mechanism::OnlineContextCompact)),
+            "{first:?}"
+        );
+        book.own_tool(
+            "update_plan",
+            Mechanism::OnlineContextCompact,
+            Some("Keep the plan"),
+            &[],
+        );
+        book.record_response(&Response::default(), Some(request()));
+        let later = owners(&book);
+        assert!(
+            later.contains(&Some(Mechanism::OnlineContextCompact)),
+            "{later:?}"
+        );
+        assert!(
+            later.contains(&Some(Mechanism::ObservationPack)),
+            "{later:?}"
+        );
+    }
+
     #[test]
     fn a_system_message_is_known_by_what_it_tells_the_model() {
         let system = |message: Value| {
