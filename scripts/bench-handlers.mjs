@@ -209,9 +209,9 @@ console.log("messages  text M  first req  walk     context  (w/system)  ctx/walk
 let peak = 0;
 const breakdown = [];
 const sizes = [[100, 1, "100"], [1_000, 2, "1000"], [5_000, 3, "5000"]].filter(([count]) => !only || only.includes(count));
-if (steady > 0) sizes.push([100, 1, `100@${steady}`]);
-for (const [count, seed, label] of sizes) {
-	const r = label === "100" || count !== 100 ? await measure(count, seed) : await measure(count, seed, steady);
+if (steady > 0) sizes.push([100, 1, `100@${steady}`, steady]);
+for (const [count, seed, label, warm] of sizes) {
+	const r = await measure(count, seed, warm);
 	peak = Math.max(peak, r.rss);
 	console.log(
 		`${pad(label, 8)}  ${pad(r.megabytes, 6, 2)}  ${pad(r.firstMs, 9, 1)}  ${pad(r.walk, 7)}  ${pad(r.context, 7)}  ${pad(r.withSystem, 10)}  ${pad(r.context / r.walk, 8, 2)}  ${pad(r.before, 10)}  ${pad(r.usage, 10)}  ${pad(r.own, 5)}  ${pad(r.prompt, 11)}  ${pad(r.messageEnd, 11)}  ${pad(r.turnEnd, 8)}  ${pad(r.toolResult, 11)}`,
