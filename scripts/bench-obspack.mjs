@@ -21,6 +21,7 @@ import { createRequire } from "node:module";
 import * as os from "node:os";
 import * as path from "node:path";
 
+import { observationPackPlacement } from "../sol-napi/sol-pi/index.ts";
 import { registerObservationPack } from "../sol-napi/sol-pi/observation-pack.ts";
 import { frameWith } from "../sol-napi/sol-pi/request-frame.ts";
 import { SavingsTracker } from "../sol-napi/sol-pi/savings.ts";
@@ -101,8 +102,7 @@ const defaults = (() => {
 /** ObservationPack's `context` step over a session engine of its own, with the default placement as the extension makes it. */
 function handlerFor(sessionDir) {
 	const pi = { on() {}, registerTool() {} };
-	const ratio = defaults.cacheAware || defaults.keepRecentOutputs ? defaults.cacheWriteReadRatio : undefined;
-	const engine = new addon.Engine({ observationPack: { cacheAwareRatio: ratio, keepRecentOutputs: defaults.keepRecentOutputs } });
+	const engine = new addon.Engine({ observationPack: observationPackPlacement(defaults) });
 	const step = registerObservationPack(pi, addon, engine, new SavingsTracker(addon, engine));
 	const ctx = {
 		mode: "print",

@@ -6,7 +6,7 @@ import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import type { BashToolOptions, ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
 import { registerActionFusion } from "./action-fusion.ts";
-import { loadNative, type NativeLoad } from "./native.ts";
+import { loadNative, type NativeAddon, type NativeLoad } from "./native.ts";
 import { type ContextStep, registerObservationPack } from "./observation-pack.ts";
 import { registerPlanTool } from "./online-context-compact.ts";
 import { registerReducer } from "./reducer.ts";
@@ -25,6 +25,12 @@ export interface SolPiExtensionOptions {
 	/** Online Context Compact's retained tail in tokens; overrides Pi's compaction settings. */
 	keepRecentTokens?: number;
 }
+
+/** ObservationPack's placement as `config` sets it (the engine's `observationPack` option when ObservationPack is on). */
+export const observationPackPlacement = (config: NativeAddon.EffectiveConfig): NativeAddon.ObsPlacement => ({
+	cacheAwareRatio: config.cacheAware || config.keepRecentOutputs ? config.cacheWriteReadRatio : undefined,
+	keepRecentOutputs: config.keepRecentOutputs,
+});
 
 /** Builds a SoL-Pi extension factory; `export default` below is the stock one. */
 export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
@@ -58,8 +64,7 @@ export function createSolPiExtension(options: SolPiExtensionOptions = {}) {
 			const occ = on("onlineContextCompact")
 				? { cacheWriteReadRatio: config.cacheWriteReadRatio, keepRecentTokens: options.keepRecentTokens, piRefusesTreeNavigationDuringCompaction: piMajor >= 1 }
 				: undefined;
-			const placement = { cacheAwareRatio: config.cacheAware || config.keepRecentOutputs ? config.cacheWriteReadRatio : undefined, keepRecentOutputs: config.keepRecentOutputs };
-			const observationPack = on("observationPack") ? placement : undefined;
+			const observationPack = on("observationPack") ? observationPackPlacement(config) : undefined;
 			// The session engine: the book, with Online Context Compact and ObservationPack when on
 			// (Online Context Compact's invalid options leave it off, with their message).
 			const withOcc = attempt(() => new addon.Engine({ prices: config.prices, occ, observationPack }));
